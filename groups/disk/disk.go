@@ -1,0 +1,110 @@
+// Package disk is the disk API group: finding the node's disks, partitioning
+// them and bringing them online.
+//
+// Disks are named by a host disk number (on Windows the PhysicalDrive
+// number). See package groups for how the model, Interface, Host and Service
+// fit together.
+package disk
+
+import "context"
+
+// Interface is the disk group as drivers call it: in-process (library mode)
+// or through the daemon (client). Every method validates its request and
+// returns errors that wrap an errdefs sentinel.
+type Interface interface {
+	// ListDiskLocations returns the bus location of every disk that has one,
+	// keyed by disk number.
+	ListDiskLocations(context.Context, *ListDiskLocationsRequest) (*ListDiskLocationsResponse, error)
+	// PartitionDisk gives the disk a GPT with one data partition spanning it;
+	// a disk that already has a data partition is left alone.
+	PartitionDisk(context.Context, *PartitionDiskRequest) (*PartitionDiskResponse, error)
+	// Rescan asks the host to look for new disks and changed sizes.
+	Rescan(context.Context, *RescanRequest) (*RescanResponse, error)
+	// ListDiskIDs returns the page 0x83 ID and serial number of every disk,
+	// keyed by disk number.
+	ListDiskIDs(context.Context, *ListDiskIDsRequest) (*ListDiskIDsResponse, error)
+	// GetDiskStats returns the size of a disk.
+	GetDiskStats(context.Context, *GetDiskStatsRequest) (*GetDiskStatsResponse, error)
+	// SetDiskState brings a disk online or takes it offline; asking for the
+	// current state succeeds.
+	SetDiskState(context.Context, *SetDiskStateRequest) (*SetDiskStateResponse, error)
+	// GetDiskState tells whether a disk is online.
+	GetDiskState(context.Context, *GetDiskStateRequest) (*GetDiskStateResponse, error)
+}
+
+// ListDiskLocationsRequest asks for every disk's location.
+type ListDiskLocationsRequest struct{}
+
+// ListDiskLocationsResponse maps disk numbers to locations.
+type ListDiskLocationsResponse struct {
+	DiskLocations map[uint32]*DiskLocation
+}
+
+// DiskLocation is where a disk sits on its storage bus. The values are the
+// host's decimal numbers as strings, as upstream reports them.
+type DiskLocation struct {
+	Adapter string
+	Bus     string
+	Target  string
+	LUNID   string
+}
+
+// PartitionDiskRequest names the disk to partition.
+type PartitionDiskRequest struct {
+	DiskNumber uint32
+}
+
+// PartitionDiskResponse is empty.
+type PartitionDiskResponse struct{}
+
+// RescanRequest is empty.
+type RescanRequest struct{}
+
+// RescanResponse is empty.
+type RescanResponse struct{}
+
+// ListDiskIDsRequest asks for every disk's identifiers.
+type ListDiskIDsRequest struct{}
+
+// ListDiskIDsResponse maps disk numbers to identifiers.
+type ListDiskIDsResponse struct {
+	DiskIDs map[uint32]*DiskIDs
+}
+
+// DiskIDs are a disk's identifiers; either may be empty.
+type DiskIDs struct {
+	// Page83 is the SCSI VPD page 0x83 device identifier.
+	Page83 string
+	// SerialNumber is the disk's serial number.
+	SerialNumber string
+}
+
+// GetDiskStatsRequest names a disk.
+type GetDiskStatsRequest struct {
+	DiskNumber uint32
+}
+
+// GetDiskStatsResponse carries the disk's size.
+type GetDiskStatsResponse struct {
+	// TotalBytes is the disk's size in bytes.
+	TotalBytes int64
+}
+
+// SetDiskStateRequest names a disk and the wanted state.
+type SetDiskStateRequest struct {
+	DiskNumber uint32
+	IsOnline   bool
+}
+
+// SetDiskStateResponse is empty.
+type SetDiskStateResponse struct{}
+
+// GetDiskStateRequest names a disk.
+type GetDiskStateRequest struct {
+	DiskNumber uint32
+}
+
+// GetDiskStateResponse tells whether the disk is online.
+type GetDiskStateResponse struct {
+	IsOnline bool
+}

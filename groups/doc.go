@@ -1,0 +1,11 @@
+// Package groups is the home of csi-node-proxy's API groups: disk, volume,
+// filesystem, smb, iscsi and system, one package each.
+//
+// Each group package holds the group's internal model (plain Go request and
+// response types with v1 semantics), the Interface every way of reaching the
+// group implements (the daemon's gRPC adapters call it, library mode is it,
+// the client offers it), the Host interface a host backend implements, and
+// the Service that joins them. The Service is where every rule that must hold
+// however a call arrives lives: validation, path policy, idempotency and
+// per-object locking.
+package groups

@@ -1,0 +1,149 @@
+package filesystem
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+)
+
+// Service is the filesystem group on top of a Host: the one implementation
+// of Interface that every transport uses.
+type Service struct {
+	host  Host
+	paths *hostpath.Policy
+	locks keylock.Locks
+}
+
+var _ Interface = (*Service)(nil)
+
+// NewService returns the filesystem group served by host, confined to
+// paths' working directories.
+func NewService(host Host, paths *hostpath.Policy) *Service {
+	return &Service{host: host, paths: paths}
+}
+
+func (s *Service) lockPath(ctx context.Context, p string) (func(), error) {
+	return s.locks.Lock(ctx, "path/"+strings.ToLower(p))
+}
+
+// checkNotRoot refuses a working directory itself as the object of a
+// removal: removing C:\var\lib\kubelet is never what a driver means.
+func (s *Service) checkNotRoot(field, p string) error {
+	for _, r := range s.paths.Roots() {
+		if s.paths.Style().Equal(p, r) {
+			return errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %q is a working directory itself and cannot be removed", field, p)
+		}
+	}
+	return nil
+}
+
+// PathExists implements Interface.
+func (s *Service) PathExists(ctx context.Context, req *PathExistsRequest) (*PathExistsResponse, error) {
+	p, err := s.paths.Check("path", req.Path)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.host.PathExists(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("check %q: %w", p, err)
+	}
+	return &PathExistsResponse{Exists: ok}, nil
+}
+
+// Mkdir implements Interface.
+func (s *Service) Mkdir(ctx context.Context, req *MkdirRequest) (*MkdirResponse, error) {
+	p, err := s.paths.Check("path", req.Path)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockPath(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.Mkdir(ctx, p); err != nil {
+		return nil, fmt.Errorf("mkdir %q: %w", p, err)
+	}
+	return &MkdirResponse{}, nil
+}
+
+// Rmdir implements Interface.
+func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse, error) {
+	p, err := s.paths.Check("path", req.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkNotRoot("path", p); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockPath(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.Rmdir(ctx, p, req.Force); err != nil {
+		return nil, fmt.Errorf("rmdir %q: %w", p, err)
+	}
+	return &RmdirResponse{}, nil
+}
+
+// RmdirContents implements Interface.
+func (s *Service) RmdirContents(ctx context.Context, req *RmdirContentsRequest) (*RmdirContentsResponse, error) {
+	p, err := s.paths.Check("path", req.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkNotRoot("path", p); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockPath(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.RmdirContents(ctx, p); err != nil {
+		return nil, fmt.Errorf("empty %q: %w", p, err)
+	}
+	return &RmdirContentsResponse{}, nil
+}
+
+// CreateSymlink implements Interface.
+func (s *Service) CreateSymlink(ctx context.Context, req *CreateSymlinkRequest) (*CreateSymlinkResponse, error) {
+	src, err := s.paths.Check("source_path", req.SourcePath)
+	if err != nil {
+		return nil, err
+	}
+	link, err := s.paths.Check("target_path", req.TargetPath)
+	if err != nil {
+		return nil, err
+	}
+	if s.paths.Style().Within(src, link) {
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_path %q would contain its own source %q", link, src)
+	}
+	unlock, err := s.lockPath(ctx, link)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.CreateSymlink(ctx, src, link); err != nil {
+		return nil, fmt.Errorf("link %q to %q: %w", link, src, err)
+	}
+	return &CreateSymlinkResponse{}, nil
+}
+
+// IsSymlink implements Interface.
+func (s *Service) IsSymlink(ctx context.Context, req *IsSymlinkRequest) (*IsSymlinkResponse, error) {
+	p, err := s.paths.Check("path", req.Path)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.host.IsSymlink(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("check link %q: %w", p, err)
+	}
+	return &IsSymlinkResponse{IsSymlink: ok}, nil
+}

@@ -1,0 +1,139 @@
+// Package iscsi is the iSCSI API group: target portals, discovery, sessions
+// with or without CHAP, and the disks a target provides.
+//
+// CHAP secrets are secrets: nothing in this package logs them or formats
+// them into errors. See package groups for how the pieces fit together.
+package iscsi
+
+import (
+	"context"
+	"strconv"
+)
+
+// Interface is the iSCSI group as drivers call it, in-process or through
+// the daemon. Errors wrap errdefs sentinels.
+type Interface interface {
+	// AddTargetPortal registers a portal; registering it again succeeds.
+	AddTargetPortal(context.Context, *AddTargetPortalRequest) (*AddTargetPortalResponse, error)
+	// DiscoverTargetPortal returns the IQNs a portal offers.
+	DiscoverTargetPortal(context.Context, *DiscoverTargetPortalRequest) (*DiscoverTargetPortalResponse, error)
+	// RemoveTargetPortal unregisters a portal.
+	RemoveTargetPortal(context.Context, *RemoveTargetPortalRequest) (*RemoveTargetPortalResponse, error)
+	// ListTargetPortals returns the registered portals.
+	ListTargetPortals(context.Context, *ListTargetPortalsRequest) (*ListTargetPortalsResponse, error)
+	// ConnectTarget logs in to a target; an existing session is success.
+	ConnectTarget(context.Context, *ConnectTargetRequest) (*ConnectTargetResponse, error)
+	// DisconnectTarget logs out of a target; no session is success.
+	DisconnectTarget(context.Context, *DisconnectTargetRequest) (*DisconnectTargetResponse, error)
+	// GetTargetDisks returns the disk numbers (as decimal strings) of a
+	// connected target's LUNs.
+	GetTargetDisks(context.Context, *GetTargetDisksRequest) (*GetTargetDisksResponse, error)
+	// SetMutualChapSecret sets the initiator's mutual CHAP secret.
+	SetMutualChapSecret(context.Context, *SetMutualChapSecretRequest) (*SetMutualChapSecretResponse, error)
+}
+
+// TargetPortal is a portal's address and port; port 0 means 3260.
+type TargetPortal struct {
+	TargetAddress string
+	TargetPort    uint32
+}
+
+// AuthenticationType selects how ConnectTarget authenticates. The values
+// are those of the wire enum.
+type AuthenticationType int32
+
+// The authentication types.
+const (
+	AuthNone       AuthenticationType = 0
+	AuthOneWayCHAP AuthenticationType = 1
+	AuthMutualCHAP AuthenticationType = 2
+)
+
+// String names the authentication type as the wire enum does.
+func (a AuthenticationType) String() string {
+	switch a {
+	case AuthNone:
+		return "NONE"
+	case AuthOneWayCHAP:
+		return "ONE_WAY_CHAP"
+	case AuthMutualCHAP:
+		return "MUTUAL_CHAP"
+	}
+	return "AuthenticationType(" + strconv.Itoa(int(a)) + ")"
+}
+
+// AddTargetPortalRequest names a portal.
+type AddTargetPortalRequest struct {
+	TargetPortal *TargetPortal
+}
+
+// AddTargetPortalResponse is empty.
+type AddTargetPortalResponse struct{}
+
+// DiscoverTargetPortalRequest names a portal.
+type DiscoverTargetPortalRequest struct {
+	TargetPortal *TargetPortal
+}
+
+// DiscoverTargetPortalResponse lists target IQNs.
+type DiscoverTargetPortalResponse struct {
+	IQNs []string
+}
+
+// RemoveTargetPortalRequest names a portal.
+type RemoveTargetPortalRequest struct {
+	TargetPortal *TargetPortal
+}
+
+// RemoveTargetPortalResponse is empty.
+type RemoveTargetPortalResponse struct{}
+
+// ListTargetPortalsRequest is empty.
+type ListTargetPortalsRequest struct{}
+
+// ListTargetPortalsResponse lists the registered portals.
+type ListTargetPortalsResponse struct {
+	TargetPortals []*TargetPortal
+}
+
+// ConnectTargetRequest names a target and how to log in.
+type ConnectTargetRequest struct {
+	TargetPortal *TargetPortal
+	IQN          string
+	AuthType     AuthenticationType
+	ChapUsername string
+	// ChapSecret is a secret.
+	ChapSecret string
+}
+
+// ConnectTargetResponse is empty.
+type ConnectTargetResponse struct{}
+
+// DisconnectTargetRequest names a target.
+type DisconnectTargetRequest struct {
+	TargetPortal *TargetPortal
+	IQN          string
+}
+
+// DisconnectTargetResponse is empty.
+type DisconnectTargetResponse struct{}
+
+// GetTargetDisksRequest names a target.
+type GetTargetDisksRequest struct {
+	TargetPortal *TargetPortal
+	IQN          string
+}
+
+// GetTargetDisksResponse lists disk numbers as decimal strings.
+type GetTargetDisksResponse struct {
+	DiskIDs []string
+}
+
+// SetMutualChapSecretRequest carries the secret.
+type SetMutualChapSecretRequest struct {
+	// MutualChapSecret is a secret.
+	MutualChapSecret string
+}
+
+// SetMutualChapSecretResponse is empty.
+type SetMutualChapSecretResponse struct{}

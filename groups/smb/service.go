@@ -1,0 +1,126 @@
+package smb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+)
+
+// Service is the SMB group on top of a Host: the one implementation of
+// Interface that every transport uses.
+type Service struct {
+	host  Host
+	paths *hostpath.Policy
+	locks keylock.Locks
+}
+
+var _ Interface = (*Service)(nil)
+
+// NewService returns the SMB group served by host; local links must lie
+// inside paths' working directories.
+func NewService(host Host, paths *hostpath.Policy) *Service {
+	return &Service{host: host, paths: paths}
+}
+
+// ParseRemotePath normalises an SMB path (\\server\share[\dir...], with /
+// accepted for \) and returns the lower-cased share root and the full path.
+// Upstream keys global mappings by the lower-cased share root, so two PVs on
+// one share use one mapping.
+func ParseRemotePath(p string) (share, full string, err error) {
+	if p == "" {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path is empty")
+	}
+	if len(p) > 32767 {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path is %d bytes long, the limit is 32767", len(p))
+	}
+	q := strings.ReplaceAll(p, "/", `\`)
+	if !strings.HasPrefix(q, `\\`) {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %q is not of the form \\server\share`, p)
+	}
+	parts := strings.Split(strings.TrimRight(q[2:], `\`), `\`)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %q is not of the form \\server\share`, p)
+	}
+	for _, e := range parts {
+		switch {
+		case e == "" || e == "." || e == "..":
+			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q has an empty, \".\" or \"..\" element", p)
+		case strings.ContainsAny(e, "<>:\"|?*"):
+			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q contains a character Windows does not allow", p)
+		}
+		for _, r := range e {
+			if r < 0x20 || r == 0x7f {
+				return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q contains a control character", p)
+			}
+		}
+	}
+	if parts[0] == "?" || parts[0] == "." {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q is a device path, not a share", p)
+	}
+	share = strings.ToLower(`\\` + parts[0] + `\` + parts[1])
+	return share, `\\` + strings.Join(parts, `\`), nil
+}
+
+// checkUsername refuses user names that could not be a Windows account
+// name (DOMAIN\user or user@domain).
+func checkUsername(u string) error {
+	if len(u) > 256 {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, "username is %d bytes long, the limit is 256", len(u))
+	}
+	for _, r := range u {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(`"/[]:|<>+=;,?*`, r) {
+			return errdefs.Errorf(errdefs.ErrInvalidArgument, "username %q contains %q, which an account name cannot", u, r)
+		}
+	}
+	return nil
+}
+
+// NewSmbGlobalMapping implements Interface.
+func (s *Service) NewSmbGlobalMapping(ctx context.Context, req *NewSmbGlobalMappingRequest) (*NewSmbGlobalMappingResponse, error) {
+	share, full, err := ParseRemotePath(req.RemotePath)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUsername(req.Username); err != nil {
+		return nil, err
+	}
+	if len(req.Password) > 1024 {
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "password is longer than 1024 bytes")
+	}
+	m := Mapping{Share: share, RemotePath: full, Username: req.Username, Password: req.Password}
+	if req.LocalPath != "" {
+		if m.LocalPath, err = s.paths.Check("local_path", req.LocalPath); err != nil {
+			return nil, err
+		}
+	}
+	unlock, err := s.locks.Lock(ctx, share)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.NewSmbGlobalMapping(ctx, m); err != nil {
+		return nil, fmt.Errorf("map %s: %w", full, err)
+	}
+	return &NewSmbGlobalMappingResponse{}, nil
+}
+
+// RemoveSmbGlobalMapping implements Interface.
+func (s *Service) RemoveSmbGlobalMapping(ctx context.Context, req *RemoveSmbGlobalMappingRequest) (*RemoveSmbGlobalMappingResponse, error) {
+	share, _, err := ParseRemotePath(req.RemotePath)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.locks.Lock(ctx, share)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.RemoveSmbGlobalMapping(ctx, share); err != nil {
+		return nil, fmt.Errorf("unmap %s: %w", share, err)
+	}
+	return &RemoveSmbGlobalMappingResponse{}, nil
+}

@@ -1,0 +1,285 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+)
+
+// MinResizeGain is the smallest growth ResizeVolume acts on. Smaller
+// requests are skipped as success: Windows refuses partition changes under
+// about 1 MiB ("Size Not Supported"), and drivers call ResizeVolume(0)
+// right after formatting, when there is nothing to gain (upstream
+// csi-proxy#195).
+const MinResizeGain = 100 << 20
+
+// Service is the volume group on top of a Host: the one implementation of
+// Interface that every transport uses.
+type Service struct {
+	host   Host
+	paths  *hostpath.Policy
+	locks  keylock.Locks
+	idRule func(string) error
+}
+
+var _ Interface = (*Service)(nil)
+
+// NewService returns the volume group served by host. Mount paths must lie
+// inside paths' working directories; volume IDs must have the form the
+// paths' style implies (\\?\Volume{GUID}\ on Windows).
+func NewService(host Host, paths *hostpath.Policy) *Service {
+	s := &Service{host: host, paths: paths, idRule: checkPOSIXVolumeID}
+	if paths.Style() == hostpath.Windows {
+		s.idRule = checkWindowsVolumeID
+	}
+	return s
+}
+
+var windowsVolumeID = regexp.MustCompile(`^\\\\\?\\Volume\{[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}\\$`)
+
+func checkWindowsVolumeID(id string) error {
+	if !windowsVolumeID.MatchString(id) {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, `volume_id %q is not a Windows volume ID of the form \\?\Volume{GUID}\`, id)
+	}
+	return nil
+}
+
+// checkPOSIXVolumeID accepts the IDs a Linux host hands out: printable,
+// without path separators, at most 256 bytes.
+func checkPOSIXVolumeID(id string) error {
+	if id == "" {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id is empty")
+	}
+	if len(id) > 256 {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id is %d bytes long, the limit is 256", len(id))
+	}
+	for _, r := range id {
+		if r <= ' ' || r == 0x7f || r == '/' || r == '\\' {
+			return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id %q contains %q", id, r)
+		}
+	}
+	return nil
+}
+
+// volumeKey names a volume's lock; Windows volume IDs compare without case.
+func volumeKey(id string) string { return "volume/" + strings.ToLower(id) }
+
+func (s *Service) lock(ctx context.Context, keys ...string) (func(), error) {
+	var unlocks []func()
+	release := func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+	for _, k := range keys {
+		u, err := s.locks.Lock(ctx, k)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		unlocks = append(unlocks, u)
+	}
+	return release, nil
+}
+
+// ListVolumesOnDisk implements Interface.
+func (s *Service) ListVolumesOnDisk(ctx context.Context, req *ListVolumesOnDiskRequest) (*ListVolumesOnDiskResponse, error) {
+	ids, err := s.host.ListVolumesOnDisk(ctx, req.DiskNumber, req.PartitionNumber)
+	if err != nil {
+		return nil, fmt.Errorf("list volumes on disk %d: %w", req.DiskNumber, err)
+	}
+	return &ListVolumesOnDiskResponse{VolumeIDs: ids}, nil
+}
+
+// MountVolume implements Interface.
+func (s *Service) MountVolume(ctx context.Context, req *MountVolumeRequest) (*MountVolumeResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	target, err := s.paths.Check("target_path", req.TargetPath)
+	if err != nil {
+		return nil, err
+	}
+	// Lock the volume and the path (in that order, always) so a retry or a
+	// second volume aimed at the same path waits for the first call.
+	unlock, err := s.lock(ctx, volumeKey(req.VolumeID), "path/"+strings.ToLower(target))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	switch cur, err := s.host.VolumeAt(ctx, target); {
+	case err == nil && strings.EqualFold(cur, req.VolumeID):
+		return &MountVolumeResponse{}, nil // already done: kubelet retries
+	case err == nil:
+		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target_path %q is already the mount point of volume %s", target, cur)
+	case !errors.Is(err, errdefs.ErrNotFound):
+		return nil, fmt.Errorf("check mount at %q: %w", target, err)
+	}
+	if err := s.host.MountVolume(ctx, req.VolumeID, target); err != nil {
+		return nil, fmt.Errorf("mount volume %s at %q: %w", req.VolumeID, target, err)
+	}
+	return &MountVolumeResponse{}, nil
+}
+
+// UnmountVolume implements Interface.
+func (s *Service) UnmountVolume(ctx context.Context, req *UnmountVolumeRequest) (*UnmountVolumeResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	target, err := s.paths.Check("target_path", req.TargetPath)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, volumeKey(req.VolumeID), "path/"+strings.ToLower(target))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	switch cur, err := s.host.VolumeAt(ctx, target); {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return &UnmountVolumeResponse{}, nil // nothing mounted: already done
+	case err != nil:
+		return nil, fmt.Errorf("check mount at %q: %w", target, err)
+	case !strings.EqualFold(cur, req.VolumeID):
+		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target_path %q is the mount point of volume %s, not %s", target, cur, req.VolumeID)
+	}
+	if err := s.host.UnmountVolume(ctx, req.VolumeID, target); err != nil {
+		return nil, fmt.Errorf("unmount volume %s from %q: %w", req.VolumeID, target, err)
+	}
+	return &UnmountVolumeResponse{}, nil
+}
+
+// IsVolumeFormatted implements Interface.
+func (s *Service) IsVolumeFormatted(ctx context.Context, req *IsVolumeFormattedRequest) (*IsVolumeFormattedResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	ok, err := s.host.IsVolumeFormatted(ctx, req.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("check format of volume %s: %w", req.VolumeID, err)
+	}
+	return &IsVolumeFormattedResponse{Formatted: ok}, nil
+}
+
+// FormatVolume implements Interface.
+func (s *Service) FormatVolume(ctx context.Context, req *FormatVolumeRequest) (*FormatVolumeResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, volumeKey(req.VolumeID))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	formatted, err := s.host.IsVolumeFormatted(ctx, req.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("check format of volume %s: %w", req.VolumeID, err)
+	}
+	if formatted {
+		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is already formatted; refusing to erase it", req.VolumeID)
+	}
+	if err := s.host.FormatVolume(ctx, req.VolumeID); err != nil {
+		return nil, fmt.Errorf("format volume %s: %w", req.VolumeID, err)
+	}
+	return &FormatVolumeResponse{}, nil
+}
+
+// ResizeVolume implements Interface.
+func (s *Service) ResizeVolume(ctx context.Context, req *ResizeVolumeRequest) (*ResizeVolumeResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	if req.SizeBytes < 0 {
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "size_bytes %d is negative", req.SizeBytes)
+	}
+	unlock, err := s.lock(ctx, volumeKey(req.VolumeID))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, maximum, err := s.host.VolumeSizes(ctx, req.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("sizes of volume %s: %w", req.VolumeID, err)
+	}
+	want := req.SizeBytes
+	if want == 0 {
+		want = maximum
+	}
+	if want > maximum {
+		return nil, errdefs.Errorf(errdefs.ErrOutOfRange, "size_bytes %d is larger than volume %s can grow to (%d bytes)", want, req.VolumeID, maximum)
+	}
+	if want-cur < MinResizeGain {
+		return &ResizeVolumeResponse{}, nil // nothing worth doing, or a shrink
+	}
+	if err := s.host.ResizeVolume(ctx, req.VolumeID, want); err != nil {
+		return nil, fmt.Errorf("resize volume %s to %d bytes: %w", req.VolumeID, want, err)
+	}
+	return &ResizeVolumeResponse{}, nil
+}
+
+// GetVolumeStats implements Interface.
+func (s *Service) GetVolumeStats(ctx context.Context, req *GetVolumeStatsRequest) (*GetVolumeStatsResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	total, used, err := s.host.VolumeStats(ctx, req.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("stats of volume %s: %w", req.VolumeID, err)
+	}
+	return &GetVolumeStatsResponse{TotalBytes: total, UsedBytes: used}, nil
+}
+
+// GetDiskNumberFromVolumeID implements Interface.
+func (s *Service) GetDiskNumberFromVolumeID(ctx context.Context, req *GetDiskNumberFromVolumeIDRequest) (*GetDiskNumberFromVolumeIDResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	n, err := s.host.DiskNumber(ctx, req.VolumeID)
+	if err != nil {
+		return nil, fmt.Errorf("disk of volume %s: %w", req.VolumeID, err)
+	}
+	return &GetDiskNumberFromVolumeIDResponse{DiskNumber: n}, nil
+}
+
+// GetVolumeIDFromTargetPath implements Interface.
+func (s *Service) GetVolumeIDFromTargetPath(ctx context.Context, req *GetVolumeIDFromTargetPathRequest) (*GetVolumeIDFromTargetPathResponse, error) {
+	target, err := s.paths.Check("target_path", req.TargetPath)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.host.VolumeAt(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("volume mounted at %q: %w", target, err)
+	}
+	return &GetVolumeIDFromTargetPathResponse{VolumeID: id}, nil
+}
+
+// GetClosestVolumeIDFromTargetPath implements Interface.
+func (s *Service) GetClosestVolumeIDFromTargetPath(ctx context.Context, req *GetClosestVolumeIDFromTargetPathRequest) (*GetClosestVolumeIDFromTargetPathResponse, error) {
+	target, err := s.paths.Check("target_path", req.TargetPath)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.host.ClosestVolume(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("volume holding %q: %w", target, err)
+	}
+	return &GetClosestVolumeIDFromTargetPathResponse{VolumeID: id}, nil
+}
+
+// WriteVolumeCache implements Interface.
+func (s *Service) WriteVolumeCache(ctx context.Context, req *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error) {
+	if err := s.idRule(req.VolumeID); err != nil {
+		return nil, err
+	}
+	if err := s.host.FlushVolume(ctx, req.VolumeID); err != nil {
+		return nil, fmt.Errorf("flush volume %s: %w", req.VolumeID, err)
+	}
+	return &WriteVolumeCacheResponse{}, nil
+}

@@ -1,0 +1,244 @@
+// Package hostpath checks and compares host paths the way the host's
+// operating system reads them, whatever OS the proxy itself runs on.
+//
+// A Windows host (the Windows backend and the simulated host) uses drive
+// letter paths such as C:\var\lib\kubelet, compared case-insensitively; a
+// Linux host uses /var/lib/kubelet, compared exactly. Every path a caller
+// sends passes through a Style's Clean, and every path that must stay inside
+// the proxy's working directories through a Policy, so the rules live here
+// once instead of in each group and backend.
+package hostpath
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+)
+
+// Style is a family of path rules.
+type Style int
+
+const (
+	// Windows paths: X:\dir\file, separator \ (/ is accepted and turned into
+	// \), case-insensitive.
+	Windows Style = iota + 1
+	// POSIX paths: /dir/file, separator /, case-sensitive.
+	POSIX
+)
+
+// String names the style.
+func (s Style) String() string {
+	switch s {
+	case Windows:
+		return "windows"
+	case POSIX:
+		return "posix"
+	}
+	return fmt.Sprintf("Style(%d)", int(s))
+}
+
+// Longest accepted path, in bytes of UTF-8: Windows' extended path limit and
+// Linux's PATH_MAX.
+const (
+	maxWindowsPath = 32767
+	maxPOSIXPath   = 4096
+)
+
+// Separator returns the style's path separator.
+func (s Style) Separator() byte {
+	if s == Windows {
+		return '\\'
+	}
+	return '/'
+}
+
+// Clean checks that p is an absolute local path of the style and returns it
+// in canonical form: separators unified, repeated separators collapsed, "."
+// elements and a trailing separator removed, and on Windows the drive letter
+// upper-cased. It rejects, with an error wrapping errdefs.ErrInvalidArgument,
+// the empty path, relative paths, ".." elements, NUL and control characters,
+// overlong paths, and on Windows UNC (\\server\share), device (\\.\, \\?\)
+// and drive-relative (C:dir) paths and the characters <>"|?* .
+func (s Style) Clean(p string) (string, error) {
+	if p == "" {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is empty")
+	}
+	if !utf8.ValidString(p) {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not valid UTF-8", p)
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains a control character", p)
+		}
+	}
+	switch s {
+	case Windows:
+		return cleanWindows(p)
+	case POSIX:
+		return cleanPOSIX(p)
+	}
+	return "", fmt.Errorf("hostpath: unknown style %d", int(s))
+}
+
+func cleanWindows(p string) (string, error) {
+	if len(p) > maxWindowsPath {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is %d bytes long, the limit is %d", len(p), maxWindowsPath)
+	}
+	q := strings.ReplaceAll(p, "/", `\`)
+	if strings.HasPrefix(q, `\\`) {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is a UNC or device path; a drive letter path such as C:\\dir is expected", p)
+	}
+	if len(q) < 3 || !isLetter(q[0]) || q[1] != ':' || q[2] != '\\' {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not an absolute Windows path (want a drive letter path such as C:\\dir)", p)
+	}
+	rest := q[3:]
+	if i := strings.IndexAny(rest, `<>:"|?*`); i >= 0 {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains the character %q, which Windows does not allow in names", p, rest[i])
+	}
+	elems, err := elements(p, rest, '\\')
+	if err != nil {
+		return "", err
+	}
+	for _, e := range elems {
+		// Windows drops trailing dots and spaces from names, so "dir." and
+		// "dir " would silently name "dir": refuse them.
+		if strings.HasSuffix(e, ".") || strings.HasSuffix(e, " ") {
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q has an element %q ending in a dot or space", p, e)
+		}
+	}
+	return strings.ToUpper(q[:1]) + `:\` + strings.Join(elems, `\`), nil
+}
+
+func cleanPOSIX(p string) (string, error) {
+	if len(p) > maxPOSIXPath {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is %d bytes long, the limit is %d", len(p), maxPOSIXPath)
+	}
+	if p[0] != '/' {
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not absolute", p)
+	}
+	elems, err := elements(p, p[1:], '/')
+	if err != nil {
+		return "", err
+	}
+	return "/" + strings.Join(elems, "/"), nil
+}
+
+// elements splits rest on sep, dropping empty and "." elements and refusing
+// "..".
+func elements(orig, rest string, sep byte) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(rest, string(sep)) {
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains a \"..\" element", orig)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// Equal tells whether two cleaned paths name the same file under the
+// style's rules.
+func (s Style) Equal(a, b string) bool {
+	if s == Windows {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// Within tells whether the cleaned path p is root or lies below it. The
+// comparison stops at a separator boundary, so C:\var\lib\kubelet-x is not
+// within C:\var\lib\kubelet.
+func (s Style) Within(p, root string) bool {
+	if len(p) < len(root) || !s.Equal(p[:len(root)], root) {
+		return false
+	}
+	if len(p) == len(root) {
+		return true
+	}
+	if root[len(root)-1] == s.Separator() { // a root such as C:\ or /
+		return true
+	}
+	return p[len(root)] == s.Separator()
+}
+
+// Dir returns the parent of a cleaned path, or the path itself for a root.
+func (s Style) Dir(p string) string {
+	i := strings.LastIndexByte(p, s.Separator())
+	switch {
+	case i < 0:
+		return p
+	case s == Windows && i == 2, s == POSIX && i == 0:
+		return p[:i+1]
+	}
+	return p[:i]
+}
+
+// Base returns the last element of a cleaned path, or "" for a root.
+func (s Style) Base(p string) string {
+	if s.Dir(p) == p {
+		return ""
+	}
+	return p[strings.LastIndexByte(p, s.Separator())+1:]
+}
+
+// Join appends a name to a cleaned directory path.
+func (s Style) Join(dir, name string) string {
+	if dir[len(dir)-1] == s.Separator() {
+		return dir + name
+	}
+	return dir + string(s.Separator()) + name
+}
+
+// IsRoot tells whether a cleaned path is a filesystem root (C:\ or /).
+func (s Style) IsRoot(p string) bool { return s.Dir(p) == p }
+
+// Policy is the set of directories callers may touch: the kubelet directory
+// and every -working-dir.
+type Policy struct {
+	style Style
+	roots []string
+}
+
+// NewPolicy cleans the roots under style and returns the policy. A root that
+// is not an absolute path of the style is an error.
+func NewPolicy(style Style, roots []string) (*Policy, error) {
+	p := &Policy{style: style}
+	for _, r := range roots {
+		c, err := style.Clean(r)
+		if err != nil {
+			return nil, fmt.Errorf("working dir %q: %w", r, err)
+		}
+		p.roots = append(p.roots, c)
+	}
+	return p, nil
+}
+
+// Style returns the policy's path style.
+func (p *Policy) Style() Style { return p.style }
+
+// Roots returns the cleaned working directories.
+func (p *Policy) Roots() []string { return append([]string(nil), p.roots...) }
+
+// Check cleans path and confirms it lies inside a working directory. The
+// error wraps errdefs.ErrInvalidArgument for a malformed path and
+// errdefs.ErrPermissionDenied for one outside every working directory.
+// field names the request field in messages ("path", "target_path").
+func (p *Policy) Check(field, path string) (string, error) {
+	c, err := p.style.Clean(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", field, err)
+	}
+	for _, r := range p.roots {
+		if p.style.Within(c, r) {
+			return c, nil
+		}
+	}
+	return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %q is outside the working directories %v", field, path, p.roots)
+}
