@@ -10,7 +10,9 @@ tool (
 require (
 	github.com/Microsoft/go-winio v0.6.4 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect

@@ -1,0 +1,30 @@
+// Command convgen regenerates the gRPC adapters under internal/adapter from
+// the api/ packages and the group models under groups/. Run it from the
+// module root (make generate does). See package internal/convgen for the
+// rules and how to write overrides.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/convgen"
+)
+
+func main() {
+	dir := flag.String("dir", ".", "module root to generate in")
+	flag.Parse()
+	files, err := convgen.Generate(convgen.Config{
+		Dir:         *dir,
+		ErrdefsPath: "github.com/csi-node-proxy/csi-node-proxy/errdefs",
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := convgen.Write(*dir, files); err != nil {
+		fmt.Fprintln(os.Stderr, "convgen:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,141 @@
+package convgen
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const errdefsPath = "github.com/csi-node-proxy/csi-node-proxy/errdefs"
+
+// TestGoldenWidget runs the generator over a small tree that exercises every
+// conversion it knows (initialisms, enums, nested messages, lists and maps
+// of messages, model-only fields) and both kinds of override (a renamed
+// field, a renamed RPC), and compares the output with golden files.
+func TestGoldenWidget(t *testing.T) {
+	dir := filepath.Join("testdata", "widget")
+	files, err := Generate(Config{Dir: dir, ErrdefsPath: errdefsPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"internal/adapter/widgetv1/" + GeneratedFileName: "widgetv1.go.golden",
+		"internal/adapter/widgetv2/" + GeneratedFileName: "widgetv2.go.golden",
+		"internal/adapter/" + RegistryFileName:           "registry.go.golden",
+	}
+	if len(files) != len(want) {
+		t.Errorf("generated %d files, want %d: %v", len(files), len(want), keys(files))
+	}
+	for name, golden := range want {
+		got, ok := files[name]
+		if !ok {
+			t.Errorf("no %s generated", name)
+			continue
+		}
+		path := filepath.Join(dir, "golden", golden)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		exp, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(exp) != string(got) {
+			t.Errorf("%s differs from %s (run go test ./internal/convgen -update to accept):\n%s", name, path, got)
+		}
+	}
+}
+
+// TestGoldenOverridesAreUsed checks the behaviour the golden files encode,
+// so a careless -update cannot bless a regression.
+func TestGoldenOverridesAreUsed(t *testing.T) {
+	files, err := Generate(Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := string(files["internal/adapter/widgetv1/"+GeneratedFileName])
+	v2 := string(files["internal/adapter/widgetv2/"+GeneratedFileName])
+	for _, s := range []string{
+		"out.ID = in.Id",                          // initialism matched ignoring case
+		"out.Kind = widget.Kind(in.Kind)",         // enum converted by value
+		"out.Widget = fromModelWidget(in.Widget)", // nested message
+		"out.Parts = append(out.Parts, fromModelPart(v))",
+		"out.ByNumber[k] = fromModelPart(v)",
+		"out.PartIds = in.PartIDs",
+		"out.Lunid = in.LUNID",
+		"func (s *Server) Get(",
+	} {
+		if !strings.Contains(v1, s) {
+			t.Errorf("widgetv1 lacks %q", s)
+		}
+	}
+	if strings.Contains(v1, "Extra") {
+		t.Error("widgetv1 converts the model-only field Extra")
+	}
+	if !strings.Contains(v2, "func autoToModelGetRequest(") || strings.Contains(v2, "func toModelGetRequest(") {
+		t.Error("widgetv2 should generate autoToModelGetRequest and leave toModelGetRequest to the override")
+	}
+	if !strings.Contains(v2, "WidgetId has no counterpart") {
+		t.Error("widgetv2's auto conversion should say which field the override handles")
+	}
+	if strings.Contains(v2, "func (s *Server) Old(") {
+		t.Error("widgetv2 generated a handler for Old although conversion.go has one")
+	}
+	if strings.Contains(v2, "OldRequest") {
+		t.Error("widgetv2 converts OldRequest although no generated code needs it")
+	}
+}
+
+// TestMismatchNamesTheFunctionToWrite: a wire field with no model
+// counterpart, or with an unconvertible type, fails generation with a
+// message that tells the developer which override to write.
+func TestMismatchNamesTheFunctionToWrite(t *testing.T) {
+	_, err := Generate(Config{Dir: filepath.Join("testdata", "broken"), ErrdefsPath: errdefsPath})
+	if err == nil {
+		t.Fatal("generation succeeded on mismatched types")
+	}
+	msg := err.Error()
+	for _, s := range []string{
+		"gadget/v1: Widget: SizeMib (int64) and SizeMiB (int32) differ in type",
+		"write func fromModelWidget(in *gadget.Widget) *pb.Widget",
+		"gadget/v1: Part: Lunid has no counterpart",
+		"write func fromModelPart(in *gadget.Part) *pb.Part",
+	} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error lacks %q:\n%s", s, msg)
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	ordered := []string{"v1alpha1", "v1alpha2", "v1beta1", "v1beta3", "v1", "v2alpha1", "v2beta1", "v2", "v10alpha1"}
+	for i := range ordered {
+		for j := range ordered {
+			got := CompareVersions(ordered[i], ordered[j])
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got != want {
+				t.Errorf("CompareVersions(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

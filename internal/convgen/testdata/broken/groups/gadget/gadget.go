@@ -1,0 +1,40 @@
+// Package gadget is the model of the golden test's group.
+package gadget
+
+import "context"
+
+// Interface is the group.
+type Interface interface {
+	Get(context.Context, *GetRequest) (*GetResponse, error)
+}
+
+// Kind is the model's enum.
+type Kind int32
+
+// GetRequest uses Go initialisms where the wire does not.
+type GetRequest struct {
+	ID     string
+	Kind   Kind
+	Labels map[string]string
+}
+
+// GetResponse carries nested messages.
+type GetResponse struct {
+	Widget   *Widget
+	Parts    []*Part
+	ByNumber map[uint32]*Part
+	PartIDs  []string
+	// Extra has no wire field in any version: model-only fields are fine.
+	Extra string
+}
+
+// Widget is nested.
+type Widget struct {
+	Name    string
+	SizeMiB int32
+}
+
+// Part is nested.
+type Part struct {
+	Lun string
+}
