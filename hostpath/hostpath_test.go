@@ -10,10 +10,10 @@ import (
 
 func TestCleanWindows(t *testing.T) {
 	good := map[string]string{
-		`C:\var\lib\kubelet`:        `C:\var\lib\kubelet`,
-		`c:\var\lib\kubelet\`:       `C:\var\lib\kubelet`,
-		`c:/var/lib//kubelet/./pod`: `C:\var\lib\kubelet\pod`,
-		`D:\`:                       `D:\`,
+		`C:\var\lib\kubelet`:                    `C:\var\lib\kubelet`,
+		`c:\var\lib\kubelet\`:                   `C:\var\lib\kubelet`,
+		`c:/var/lib//kubelet/./pod`:             `C:\var\lib\kubelet\pod`,
+		`D:\`:                                   `D:\`,
 		`C:\` + strings.Repeat(`a\`, 200) + `b`: `C:\` + strings.Repeat(`a\`, 200) + `b`,
 	}
 	for in, want := range good {

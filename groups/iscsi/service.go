@@ -82,7 +82,9 @@ func checkChap(field, v string, min, max int) error {
 	return nil
 }
 
-func portalKey(p Portal) string { return "portal/" + net.JoinHostPort(strings.ToLower(p.Address), strconv.Itoa(int(p.Port))) }
+func portalKey(p Portal) string {
+	return "portal/" + net.JoinHostPort(strings.ToLower(p.Address), strconv.Itoa(int(p.Port)))
+}
 
 // AddTargetPortal implements Interface.
 func (s *Service) AddTargetPortal(ctx context.Context, req *AddTargetPortalRequest) (*AddTargetPortalResponse, error) {

@@ -2,6 +2,7 @@ package keylock
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestLockGivesUpWhenContextEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := l.Lock(ctx, "k"); err != context.DeadlineExceeded {
+	if _, err := l.Lock(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
 	unlock()

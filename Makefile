@@ -1,0 +1,71 @@
+# csi-node-proxy: `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT ?= $(shell $(GO) env GOPATH)/bin/golangci-lint
+BIN := bin
+
+.PHONY: help
+help: ## Show this help.
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: demo
+demo: ## Start the daemon on the simulated host and make real calls over its sockets.
+	hack/demo.sh
+
+.PHONY: run
+run: build ## Run the daemon on the simulated host in the foreground (sockets in /tmp/csi-node-proxy).
+	$(BIN)/csi-node-proxy --host=simulated --socket-dir=/tmp/csi-node-proxy -v=2
+
+.PHONY: build
+build: ## Build the daemon and tools for this machine into bin/.
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+.PHONY: cross
+cross: ## Build everything for linux/amd64 and windows/amd64.
+	GOOS=linux GOARCH=amd64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+
+.PHONY: generate
+generate: ## Regenerate protobuf stubs and the versioned adapters.
+	hack/generate-protos.sh
+	$(GO) run ./cmd/convgen
+
+.PHONY: check-generated
+check-generated: generate ## Fail if regenerating changes any file.
+	@if [ -n "$$(git status --porcelain -- api internal/adapter)" ]; then \
+		echo "generated files are stale; run 'make generate' and commit:"; \
+		git status --porcelain -- api internal/adapter; git diff --stat -- api internal/adapter; exit 1; \
+	fi
+
+.PHONY: vet
+vet: ## go vet for linux and windows.
+	GOOS=linux GOARCH=amd64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+
+$(GOLANGCI_LINT):
+	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
+	GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+
+.PHONY: fmt-check
+fmt-check: ## Fail if any Go file is not gofmt'ed.
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "not gofmt'ed:"; echo "$$out"; exit 1; fi
+
+.PHONY: unit
+unit: ## Run the main module's tests with the race detector.
+	$(GO) test -race -count=1 ./...
+
+.PHONY: wirecompat
+wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
+	cd test/wirecompat && $(GO) test -count=1 ./...
+
+.PHONY: test
+test: fmt-check check-generated cross vet lint unit wirecompat ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
+
+.PHONY: bench
+bench: ## Run the benchmarks and record them in docs/benchmarks.md.
+	hack/bench.sh
