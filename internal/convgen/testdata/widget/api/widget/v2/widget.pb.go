@@ -13,10 +13,10 @@ const (
 
 // GetRequest is a request.
 type GetRequest struct {
-	state  struct{}
-	WidgetId string          `protobuf:"bytes,1,opt,name=widget_id,proto3"`
-	Kind   Kind              `protobuf:"varint,2,opt,name=kind,proto3,enum=v1.Kind"`
-	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3"`
+	state    struct{}
+	WidgetId string            `protobuf:"bytes,1,opt,name=widget_id,proto3"`
+	Kind     Kind              `protobuf:"varint,2,opt,name=kind,proto3,enum=v1.Kind"`
+	Labels   map[string]string `protobuf:"bytes,3,rep,name=labels,proto3"`
 }
 
 // GetResponse is a response.
