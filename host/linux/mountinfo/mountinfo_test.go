@@ -1,0 +1,54 @@
+package mountinfo
+
+import (
+	"strings"
+	"testing"
+)
+
+// captured from the development VM (Debian 12, kernel 6.18) with a loop
+// partition mounted at a path containing a space.
+const table = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:2 - proc proc rw
+24 22 0:5 / /dev rw,nosuid shared:3 - devtmpfs devtmpfs rw,size=12288k,nr_inodes=3069k,mode=755
+61 22 259:1 / /tmp/csi\040test/stage rw,relatime shared:30 - ext4 /dev/loop0p1 rw
+62 61 259:1 /sub /var/lib/kubelet/pods/x rw,relatime shared:30 - ext4 /dev/loop0p1 rw
+`
+
+func TestParse(t *testing.T) {
+	ms, err := Parse(strings.NewReader(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 5 {
+		t.Fatalf("got %d mounts, want 5", len(ms))
+	}
+	m := ms[3]
+	if m.MountPoint != "/tmp/csi test/stage" || m.Source != "/dev/loop0p1" || m.FSType != "ext4" ||
+		m.Major != 259 || m.Minor != 1 || m.ID != 61 || m.ParentID != 22 || m.Root != "/" || m.Options != "rw,relatime" {
+		t.Errorf("mount 3 = %+v", m)
+	}
+	if ms[4].Root != "/sub" {
+		t.Errorf("bind mount root = %q", ms[4].Root)
+	}
+	if got := At(ms, "/tmp/csi test/stage"); len(got) != 1 || got[0].ID != 61 {
+		t.Errorf("At = %+v", got)
+	}
+}
+
+func TestParseRejectsMalformed(t *testing.T) {
+	for _, bad := range []string{"1 2 3", "x 1 8:1 / / rw - ext4 /dev/x rw", "1 2 81 / / rw - ext4 /dev/x rw", "1 2 8:1 / / rw shared:1 ext4 /dev/x rw"} {
+		if _, err := Parse(strings.NewReader(bad + "\n")); err == nil {
+			t.Errorf("Parse(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestReadLive(t *testing.T) {
+	ms, err := Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(At(ms, "/")) == 0 {
+		t.Error("the live table has no mount at /")
+	}
+}
