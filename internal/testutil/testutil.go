@@ -1,0 +1,35 @@
+// Package testutil holds helpers shared by the project's tests: the one
+// place that decides whether a privileged test may run.
+package testutil
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireRoot skips t unless the test runs as root. It is the only gate for
+// privileged tests (loop devices, mounts, daemons on privileged ports): CI
+// runs as root, so these tests run there; a developer without root sees
+// them skipped with the reason, never silently passed.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts): run as root, as CI does")
+	}
+}
+
+// RequireTool skips t unless every named program is on PATH, naming the
+// Debian package that provides it. CI's .ci/run installs them all, so a skip
+// there means .ci/run is missing a package.
+func RequireTool(t testing.TB, pkg string, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed (Debian package %s): .ci/run must install it", tool, pkg)
+			}
+			t.Skipf("%s is not installed (Debian package %s)", tool, pkg)
+		}
+	}
+}
