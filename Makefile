@@ -63,8 +63,12 @@ unit: ## Run the main module's tests with the race detector.
 wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
 	cd test/wirecompat && $(GO) test -count=1 ./...
 
+.PHONY: admission
+admission: ## Evaluate the admission policy's CEL against realistic pods (separate module).
+	cd test/admission && $(GO) test -count=1 ./...
+
 .PHONY: test
-test: fmt-check check-generated cross vet lint unit wirecompat ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
+test: fmt-check check-generated cross vet lint unit wirecompat admission ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
