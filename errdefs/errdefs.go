@@ -97,8 +97,13 @@ func ToGRPC(err error) error {
 	if err == nil {
 		return nil
 	}
-	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
-		return err
+	if s, ok := status.FromError(err); ok {
+		if s.Code() != codes.Unknown {
+			return err
+		}
+		// A status that says nothing useful: keep its message, not the
+		// "rpc error: code = Unknown desc = ..." rendering of it.
+		return status.Error(codes.Internal, s.Message())
 	}
 	return status.Error(Code(err), err.Error())
 }

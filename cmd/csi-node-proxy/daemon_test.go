@@ -1,0 +1,200 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
+	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// buildDaemon compiles this command into a temporary directory.
+func buildDaemon(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the daemon; skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build the daemon: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
+	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestDaemon runs the real binary on the simulated host, talks to it over
+// its sockets, and stops it the way the kubelet and systemd do.
+func TestDaemon(t *testing.T) {
+	apis := adapter.All()
+	if len(apis) == 0 {
+		t.Skip("the adapter registry is empty: nothing to serve")
+	}
+	bin := buildDaemon(t)
+	// A short directory: socket paths must stay under 108 bytes.
+	dir, err := os.MkdirTemp("", "cnp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sockDir := filepath.Join(dir, "run")
+
+	var stderr lockedBuffer
+	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-v=2", "-metrics-bind-address=localhost:8888")
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("daemon stderr:\n%s", stderr.String())
+		}
+	})
+
+	socket := func(api adapter.API) string {
+		return transport.Endpoint{Name: api.Name(), Options: transport.Options{SocketDir: sockDir}}.Address()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, api := range apis {
+		for {
+			if fi, err := os.Lstat(socket(api)); err == nil && fi.Mode().Type() == os.ModeSocket {
+				if fi.Mode().Perm() != 0o660 {
+					t.Errorf("%s has mode %#o, want 0660", socket(api), fi.Mode().Perm())
+				}
+				break
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("daemon exited before serving: %v", err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not appear", socket(api))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	connect := func(name string) *grpc.ClientConn {
+		for _, api := range apis {
+			if api.Name() == name {
+				cc, err := grpc.NewClient(transport.Target(socket(api)), transport.DialOptions()...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cc.Close() })
+				return cc
+			}
+		}
+		t.Fatalf("%s is not in the registry", name)
+		return nil
+	}
+	disk := connect("csi-proxy-disk-v1")
+	r, err := healthpb.NewHealthClient(disk).Check(ctx, &healthpb.HealthCheckRequest{Service: "v1.Disk"})
+	if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v; want SERVING", r, err)
+	}
+	// Real calls through adapter, service and simulated host.
+	if _, err := diskv1.NewDiskClient(disk).ListDiskLocations(ctx, &diskv1.ListDiskLocationsRequest{}); err != nil {
+		t.Errorf("ListDiskLocations: %v", err)
+	}
+	bios, err := systemv1alpha1.NewSystemClient(connect("csi-proxy-system-v1alpha1")).GetBIOSSerialNumber(ctx, &systemv1alpha1.GetBIOSSerialNumberRequest{})
+	if err != nil || bios.SerialNumber == "" {
+		t.Errorf("GetBIOSSerialNumber = %v, %v", bios, err)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("daemon exit after SIGTERM: %v, want status 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not exit after SIGTERM")
+	}
+	for _, api := range apis {
+		if _, err := os.Lstat(socket(api)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind: %v", socket(api), err)
+		}
+	}
+	logs := stderr.String()
+	for _, want := range []string{`"Serving" api="csi-proxy-disk-v1"`, "Metrics are not implemented yet", `"Shutting down"`, `"Stopped"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}
+
+// TestDaemonRefusesMissingBackend: the default host of this OS has no
+// backend yet, and the daemon says so instead of pretending.
+func TestDaemonRefusesMissingBackend(t *testing.T) {
+	bin := buildDaemon(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--host=linux"}, exitFailure, `host backend "linux" is not implemented yet; run with --host=simulated`},
+		{[]string{"-windows-service", "--host=simulated"}, exitFailure, "-windows-service is only available on Windows"},
+		{[]string{"--apis=nope", "--host=simulated"}, exitUsage, `unknown API "nope"`},
+	} {
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
+			t.Errorf("%q: %v, want exit status %d", tc.args, err, tc.code)
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr.String(), tc.want)
+		}
+	}
+}

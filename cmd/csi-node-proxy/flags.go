@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// Host backend names for --host.
+const (
+	hostWindows   = "windows"
+	hostLinux     = "linux"
+	hostSimulated = "simulated"
+)
+
+// defaultKubeletPath is upstream's -kubelet-path default, kept on every OS:
+// the simulated host is a Windows node wherever it runs.
+const defaultKubeletPath = `C:\var\lib\kubelet`
+
+// defaultShutdownTimeout bounds how long in-flight calls may run after
+// SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
+const defaultShutdownTimeout = 25 * time.Second
+
+// Config is everything the daemon takes from its command line.
+type Config struct {
+	// KubeletPath is -kubelet-path, the kubelet's root directory.
+	KubeletPath string
+	// WorkingDirs are the directories callers may touch: every
+	// -working-dir followed by KubeletPath, as upstream orders them.
+	WorkingDirs []string
+	// WindowsService is -windows-service: run under the Service Control
+	// Manager.
+	WindowsService bool
+	// RequirePrivacy is -require-privacy: SMB global mappings demand
+	// encryption. Kept for the Windows SMB backend.
+	RequirePrivacy bool
+	// MetricsBindAddress is -metrics-bind-address; "" means off.
+	MetricsBindAddress string
+
+	// Host is --host: windows, linux or simulated.
+	Host string
+	// Transport is where endpoints are created and who may open them
+	// (--socket-dir, --socket-mode, --socket-owner, --socket-group,
+	// --pipe-sddl).
+	Transport transport.Options
+	// APIs are the group-versions to serve (--apis).
+	APIs []adapter.API
+	// AllowedServices are the only services StartService and StopService
+	// may touch (--allowed-service).
+	AllowedServices []string
+	// SimConfig is --sim-config, a JSON file describing the simulated host.
+	SimConfig string
+	// SimDisks are the --sim-disk specs, parsed by the simulated host.
+	SimDisks []string
+	// ShutdownTimeout bounds the graceful shutdown (--shutdown-timeout).
+	ShutdownTimeout time.Duration
+
+	// logsToStderr records klog's -logtostderr, so a fatal error is not
+	// printed twice on stderr.
+	logsToStderr bool
+}
+
+// defaultHost is the real backend of the OS the daemon runs on, or "" for
+// an OS without one.
+func defaultHost() string {
+	switch runtime.GOOS {
+	case "windows":
+		return hostWindows
+	case "linux":
+		return hostLinux
+	}
+	return ""
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// newFlagSet defines every flag on a new set, writing into cfg and apis.
+// Upstream's flags keep their names, meanings and defaults; Go's flag
+// package accepts them with one dash or two.
+func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
+	set := flag.NewFlagSet("csi-node-proxy", flag.ContinueOnError)
+	set.SetOutput(io.Discard) // errors are returned, usage printed on demand
+	*cfg = Config{
+		Transport:       transport.DefaultOptions(),
+		ShutdownTimeout: defaultShutdownTimeout,
+	}
+
+	// Upstream csi-proxy's flags.
+	set.StringVar(&cfg.KubeletPath, "kubelet-path", defaultKubeletPath, "Prefix path of the kubelet directory in the host file system; appended to the working directories")
+	set.Var((*stringList)(&cfg.WorkingDirs), "working-dir", "Directory callers may create, remove and link paths in (repeatable)")
+	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run as the Windows service csiproxy (Windows only; not implemented yet)")
+	set.BoolVar(&cfg.RequirePrivacy, "require-privacy", true, "Require SMB encryption (RequirePrivacy) for new SMB global mappings")
+	set.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", "", "Address of the /metrics HTTP endpoint; empty is off (not implemented yet: a warning is logged)")
+	klog.InitFlags(set)
+
+	// csi-node-proxy's own flags.
+	set.StringVar(&cfg.Host, "host", defaultHost(), "Host backend: windows, linux or simulated; the default is the real backend of this OS")
+	set.StringVar(&cfg.Transport.SocketDir, "socket-dir", transport.DefaultSocketDir, "Directory of the Unix sockets, one per API (not on Windows)")
+	set.Func("socket-mode", "Permission bits of the Unix sockets, in octal (default 0660)", func(s string) error {
+		m, err := strconv.ParseUint(s, 8, 32)
+		if err != nil || m > 0o777 {
+			return fmt.Errorf("want octal permission bits such as 0660")
+		}
+		if m == 0 {
+			// Zero means "default" to the transport; refuse it rather
+			// than silently serving 0660.
+			return fmt.Errorf("0 grants nobody access; use 0600 for the owner only")
+		}
+		cfg.Transport.SocketMode = fs.FileMode(m)
+		return nil
+	})
+	set.Func("socket-owner", "Numeric user ID to own the Unix sockets (default: the daemon's)", func(s string) error {
+		return parseID(s, &cfg.Transport.SocketUID)
+	})
+	set.Func("socket-group", "Numeric group ID to own the Unix sockets (default: the daemon's)", func(s string) error {
+		return parseID(s, &cfg.Transport.SocketGID)
+	})
+	set.StringVar(&cfg.Transport.PipeSDDL, "pipe-sddl", transport.DefaultPipeSDDL, "Security descriptor (SDDL) of the named pipes (Windows only)")
+	set.StringVar(apis, "apis", "", "Comma-separated APIs to serve: group-versions such as disk-v1 or whole groups such as volume (default: all)")
+	set.Var((*stringList)(&cfg.AllowedServices), "allowed-service", "Service that StartService and StopService may touch (repeatable; default none)")
+	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
+	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
+	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM before they are cut off")
+	return set
+}
+
+// parseID parses a numeric user or group ID.
+func parseID(s string, dst *int) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a numeric ID (0 or more)")
+	}
+	*dst = n
+	return nil
+}
+
+// parseFlags turns the daemon's arguments (without the program name) into
+// a Config, selecting APIs from the registry. It checks syntax and values
+// only; whether this OS can do what the Config asks is decided at start.
+// -help returns flag.ErrHelp.
+func parseFlags(args []string) (Config, error) {
+	return parseFlagsWith(args, adapter.All())
+}
+
+// parseFlagsWith is parseFlags with the APIs to choose from given.
+func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
+	var cfg Config
+	var apis string
+	set := newFlagSet(&cfg, &apis)
+	if err := set.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if set.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments %q: csi-node-proxy takes flags only", set.Args())
+	}
+	switch cfg.Host {
+	case hostWindows, hostLinux, hostSimulated:
+	case "":
+		return Config{}, fmt.Errorf("no real host backend exists for %s; run with --host=simulated", runtime.GOOS)
+	default:
+		return Config{}, fmt.Errorf("-host %q: want windows, linux or simulated", cfg.Host)
+	}
+	if cfg.KubeletPath != "" {
+		cfg.WorkingDirs = append(cfg.WorkingDirs, cfg.KubeletPath)
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		return Config{}, errors.New("-shutdown-timeout must be positive")
+	}
+	selected, err := server.SelectAPIs(available, apis)
+	if err != nil {
+		return Config{}, fmt.Errorf("-apis: %w", err)
+	}
+	cfg.APIs = selected
+	cfg.logsToStderr = set.Lookup("logtostderr").Value.String() == "true"
+	return cfg, nil
+}
+
+// usage writes the flag summary to w.
+func usage(w io.Writer) {
+	var cfg Config
+	var apis string
+	set := newFlagSet(&cfg, &apis)
+	set.SetOutput(w)
+	fmt.Fprintf(w, "Usage: csi-node-proxy [flags]\n\nServes the csi-proxy API groups to CSI node plugins, one endpoint per group-version.\n\nFlags:\n")
+	set.PrintDefaults()
+}

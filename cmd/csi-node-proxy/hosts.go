@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+)
+
+// hostSet is one host backend seen through the six group Host interfaces,
+// with the path style its paths follow.
+type hostSet struct {
+	style      hostpath.Style
+	disk       disk.Host
+	volume     volume.Host
+	filesystem filesystem.Host
+	smb        smb.Host
+	iscsi      iscsi.Host
+	system     system.Host
+}
+
+// newHost builds the backend --host names. This is the only place that
+// knows the backends; adding the real Windows and Linux backends means
+// adding their cases here.
+func newHost(cfg Config) (hostSet, error) {
+	switch cfg.Host {
+	case hostSimulated:
+		sc := simulated.DefaultConfig(cfg.WorkingDirs)
+		if cfg.SimConfig != "" {
+			var err error
+			if sc, err = simulated.LoadConfig(cfg.SimConfig); err != nil {
+				return hostSet{}, err
+			}
+			// The daemon's working dirs must exist on the simulated
+			// host whatever the file says, or every path call fails.
+			sc.WorkingDirs = appendMissing(sc.WorkingDirs, cfg.WorkingDirs)
+		}
+		for _, spec := range cfg.SimDisks {
+			d, err := simulated.ParseDiskFlag(spec)
+			if err != nil {
+				return hostSet{}, fmt.Errorf("-sim-disk: %w", err)
+			}
+			sc.Disks = append(sc.Disks, d)
+		}
+		h, err := simulated.New(sc)
+		if err != nil {
+			return hostSet{}, fmt.Errorf("simulated host: %w", err)
+		}
+		return hostSet{
+			style:      hostpath.Windows,
+			disk:       h.Disk(),
+			volume:     h.Volume(),
+			filesystem: h.Filesystem(),
+			smb:        h.Smb(),
+			iscsi:      h.Iscsi(),
+			system:     h.System(),
+		}, nil
+	case hostWindows, hostLinux:
+		return hostSet{}, fmt.Errorf("host backend %q is not implemented yet; run with --host=simulated", cfg.Host)
+	}
+	return hostSet{}, fmt.Errorf("unknown host backend %q", cfg.Host)
+}
+
+// appendMissing appends the dirs of add that list lacks, comparing as
+// Windows does, without case.
+func appendMissing(list, add []string) []string {
+next:
+	for _, a := range add {
+		for _, l := range list {
+			if strings.EqualFold(a, l) {
+				continue next
+			}
+		}
+		list = append(list, a)
+	}
+	return list
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+)
+
+// checkStartup refuses what this build cannot do yet, before anything is
+// created: better a clear error at start than a daemon that ignores a flag
+// the operator relies on.
+func checkStartup(cfg Config) error {
+	if cfg.WindowsService {
+		if runtime.GOOS != "windows" {
+			return errors.New("-windows-service is only available on Windows")
+		}
+		return errors.New("-windows-service is not implemented yet: run csi-node-proxy in the foreground (for example in a HostProcess container)")
+	}
+	return nil
+}
+
+// newGroups builds the six group services on the host, confined to the
+// working directories.
+func newGroups(cfg Config, h hostSet) (adapter.Groups, error) {
+	paths, err := hostpath.NewPolicy(h.style, cfg.WorkingDirs)
+	if err != nil {
+		return adapter.Groups{}, err
+	}
+	return adapter.Groups{
+		Disk:       disk.NewService(h.disk),
+		Volume:     volume.NewService(h.volume, paths),
+		Filesystem: filesystem.NewService(h.filesystem, paths),
+		Smb:        smb.NewService(h.smb, paths),
+		Iscsi:      iscsi.NewService(h.iscsi),
+		System:     system.NewService(h.system, cfg.AllowedServices),
+	}, nil
+}
+
+// run serves cfg until SIGTERM or SIGINT, then shuts down gracefully: the
+// endpoints disappear at once, calls in flight get cfg.ShutdownTimeout to
+// finish. It returns nil after a clean shutdown.
+func run(cfg Config) error {
+	if err := checkStartup(cfg); err != nil {
+		return err
+	}
+	if cfg.MetricsBindAddress != "" {
+		klog.Warningf("Metrics are not implemented yet: -metrics-bind-address=%s is ignored and nothing is served there", cfg.MetricsBindAddress)
+	}
+	if runtime.GOOS != "windows" && cfg.Transport.SocketMode&0o007 != 0 {
+		klog.Warningf("--socket-mode=%#o lets every local user reach a privileged storage proxy", cfg.Transport.SocketMode)
+	}
+	h, err := newHost(cfg)
+	if err != nil {
+		return err
+	}
+	groups, err := newGroups(cfg, h)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Transport: cfg.Transport}, groups, cfg.APIs)
+	if err != nil {
+		return err
+	}
+
+	// Listen for signals before the endpoints exist, so a client that
+	// sees them can rely on a signal being handled.
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	for _, ep := range srv.Endpoints() {
+		klog.InfoS("Serving", "api", ep.API.Name(), "service", ep.API.Service, "address", ep.Address)
+	}
+	klog.InfoS("csi-node-proxy started", "host", cfg.Host, "workingDirs", cfg.WorkingDirs,
+		"allowedServices", cfg.AllowedServices, "endpoints", len(cfg.APIs))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Wait() }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving stopped: %w", err)
+	case <-ctx.Done():
+	}
+	// From now on a second signal ends the process at once, for an
+	// operator who does not want to wait.
+	stopSignals()
+	klog.InfoS("Shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Stop(sctx); err != nil {
+		return err
+	}
+	klog.InfoS("Stopped")
+	return nil
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// trackingListener remembers the connections it accepted, so shutdown can
+// close the ones gRPC cannot.
+//
+// Upstream's client opens a probe connection in every NewClient and never
+// closes it or sends anything on it. gRPC holds such a connection in its
+// HTTP/2 handshake for up to two minutes (the connection timeout), and both
+// GracefulStop and Stop wait for every handshake to end. Closing the
+// connections that never sent a byte when the listener closes lets
+// shutdown finish at once; they carried no call, so nothing is lost.
+type trackingListener struct {
+	net.Listener
+
+	mu     sync.Mutex
+	conns  map[*trackedConn]struct{}
+	closed bool
+}
+
+func newTrackingListener(l net.Listener) *trackingListener {
+	return &trackingListener{Listener: l, conns: map[*trackedConn]struct{}{}}
+}
+
+// Accept returns the next connection, tracked.
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, l: l}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		// Accepted just as the listener closed: treat it as never
+		// accepted, as Close would have closed it anyway.
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	l.conns[tc] = struct{}{}
+	return tc, nil
+}
+
+// Close stops listening (removing the endpoint) and closes the accepted
+// connections on which the client has not sent anything yet.
+func (l *trackingListener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	l.closed = true
+	var idle []*trackedConn
+	for c := range l.conns {
+		if !c.active.Load() {
+			idle = append(idle, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range idle {
+		c.Close()
+	}
+	return err
+}
+
+// closeAll closes every accepted connection still open.
+func (l *trackingListener) closeAll() {
+	l.mu.Lock()
+	all := make([]*trackedConn, 0, len(l.conns))
+	for c := range l.conns {
+		all = append(all, c)
+	}
+	l.mu.Unlock()
+	for _, c := range all {
+		c.Close()
+	}
+}
+
+// trackedConn is an accepted connection that notes whether its client has
+// sent anything and leaves its listener's set when closed.
+type trackedConn struct {
+	net.Conn
+	l      *trackingListener
+	active atomic.Bool
+	once   sync.Once
+}
+
+// Read marks the connection active once data arrived.
+func (c *trackedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.active.Load() {
+		c.active.Store(true)
+	}
+	return n, err
+}
+
+// Close closes the connection and forgets it.
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+)
+
+// recoverPanics turns a panicking handler into a codes.Internal answer.
+// Without it one bad request would take every endpoint of the daemon down
+// with it. The stack is logged here, once; the client learns only that the
+// error is internal, since the panic value may quote the request.
+func recoverPanics(endpoint string) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				klog.ErrorS(nil, "panic in call", "endpoint", endpoint, "method", info.FullMethod,
+					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				resp, err = nil, status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// logCalls logs every call once, when it completes: at callLevel when it
+// succeeds, at level 0 when it fails. At payloadLevel the request is also
+// logged when the call begins (so a call that hangs shows up) and the
+// response when it ends, both redacted. Handlers below never log their
+// errors: this is the one place.
+func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		level := callLevel
+		if strings.HasPrefix(info.FullMethod, "/grpc.health.v1.Health/") {
+			level = max(level, healthLogLevel)
+		}
+		payloads := klog.V(payloadLevel).Enabled()
+		if payloads {
+			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "request", renderPayload(req))
+		}
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		d := time.Since(start)
+		code := status.Code(err)
+		switch {
+		case err == nil:
+			if payloads {
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d,
+					"response", renderPayload(resp))
+			} else {
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d)
+			}
+		case callerFault(code):
+			// The caller's mistake or the node's state, not a daemon
+			// fault: visible at the default level, not as an error.
+			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d,
+				"err", status.Convert(err).Message())
+		default:
+			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d)
+		}
+		return resp, err
+	}
+}
+
+// callerFault tells the codes that report a bad or impossible request
+// rather than a failure of the daemon or the host.
+func callerFault(c codes.Code) bool {
+	switch c {
+	case codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied,
+		codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented, codes.Canceled,
+		codes.Unauthenticated, codes.Aborted:
+		return true
+	}
+	return false
+}
+
+// payloadJSON renders messages with their proto field names, the names
+// the wire contract documents.
+var payloadJSON = protojson.MarshalOptions{UseProtoNames: true}
+
+// renderPayload returns the redacted JSON of a request or response.
+func renderPayload(v any) string {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return fmt.Sprintf("<%T>", v)
+	}
+	b, err := payloadJSON.Marshal(Redact(m))
+	if err != nil {
+		return fmt.Sprintf("<%T: %v>", v, err)
+	}
+	return string(b)
+}
+
+// mapErrors is the safety net under the adapters: they map their errors
+// with errdefs.ToGRPC already, but an error that slips through unmapped
+// must not reach the client as codes.Unknown, which drivers can only
+// handle by matching text. A status error passes unchanged unless its code
+// is Unknown; that becomes Internal with the same message and details.
+func mapErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if err == nil {
+		return resp, nil
+	}
+	if st, ok := status.FromError(err); ok {
+		if st.Code() != codes.Unknown {
+			return nil, err
+		}
+		p := st.Proto()
+		p.Code = int32(codes.Internal)
+		return nil, status.ErrorProto(p)
+	}
+	return nil, errdefs.ToGRPC(err)
+}

@@ -1,0 +1,284 @@
+// Package server serves a set of API group-versions, each on its own
+// endpoint, the way upstream csi-proxy does: one gRPC server per
+// group-version, because the wire contract does not name the group (four
+// groups share the proto package v1), so a call's group is known only by
+// the endpoint it arrives on.
+//
+// Every endpoint also serves the standard gRPC health service, and every
+// unary call passes through the same interceptors, outermost first:
+//
+//  1. panic recovery: a panicking handler answers codes.Internal and the
+//     endpoint keeps serving;
+//  2. logging: each call is logged once when it completes, with payloads
+//     (secrets redacted, see Redact) at high verbosity;
+//  3. error mapping: any error that is not already a gRPC status goes
+//     through errdefs.ToGRPC, so no call ever ends in codes.Unknown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// Default log levels; see Config.
+const (
+	DefaultCallLogLevel    klog.Level = 2
+	DefaultPayloadLogLevel klog.Level = 5
+	// healthLogLevel is used for health checks instead of the call level:
+	// probes arrive every few seconds and would drown the calls that change
+	// the node.
+	healthLogLevel klog.Level = 4
+)
+
+// Config says how the daemon serves its endpoints.
+type Config struct {
+	// Transport says where endpoints are created and who may open them.
+	// Zero fields take transport's defaults, except the socket owner; see
+	// transport.Options.
+	Transport transport.Options
+	// CallLogLevel is the klog verbosity at which successful calls are
+	// logged. Failed calls are always logged. Zero means
+	// DefaultCallLogLevel.
+	CallLogLevel klog.Level
+	// PayloadLogLevel is the klog verbosity at which requests and responses
+	// are logged, with secrets redacted. Zero means DefaultPayloadLogLevel.
+	PayloadLogLevel klog.Level
+}
+
+func (c Config) withDefaults() Config {
+	if c.CallLogLevel == 0 {
+		c.CallLogLevel = DefaultCallLogLevel
+	}
+	if c.PayloadLogLevel == 0 {
+		c.PayloadLogLevel = DefaultPayloadLogLevel
+	}
+	return c
+}
+
+// Endpoint is one group-version the server serves and where.
+type Endpoint struct {
+	// API is the served group-version.
+	API adapter.API
+	// Address is where clients reach it: a socket path or a pipe path; see
+	// transport.Dial.
+	Address string
+}
+
+// Server serves one gRPC server per group-version. Create it with New,
+// run it with Serve (or Start and Wait), end it with Stop.
+type Server struct {
+	eps []*endpoint
+
+	mu      sync.Mutex
+	started bool           // Start succeeded
+	stopped bool           // Stop was called
+	wg      sync.WaitGroup // one per running grpc.Server.Serve
+	errOnce sync.Once
+	err     error         // the first serving failure
+	done    chan struct{} // closed when every Serve has returned
+}
+
+// endpoint is one group-version's server and, once started, its listener.
+type endpoint struct {
+	api    adapter.API
+	tep    transport.Endpoint
+	grpc   *grpc.Server
+	health *health.Server
+	lis    *trackingListener
+}
+
+// New builds a server for apis, each backed by groups. It only prepares:
+// nothing listens until Start or Serve. An empty apis, two APIs with the
+// same endpoint name, or an API without a Register function is an error.
+func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if len(apis) == 0 {
+		return nil, errors.New("no APIs to serve")
+	}
+	s := &Server{done: make(chan struct{})}
+	seen := map[string]bool{}
+	for _, api := range apis {
+		name := api.Name()
+		switch {
+		case api.Group == "" || api.Version == "" || api.Service == "":
+			return nil, fmt.Errorf("API %q: group, version and service must be set", name)
+		case api.Register == nil:
+			return nil, fmt.Errorf("API %s: no Register function", name)
+		case seen[name]:
+			return nil, fmt.Errorf("API %s listed twice", name)
+		}
+		seen[name] = true
+
+		gs := grpc.NewServer(grpc.ChainUnaryInterceptor(
+			recoverPanics(name),
+			logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel),
+			mapErrors,
+		))
+		hs := health.NewServer()
+		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+		hs.SetServingStatus(api.Service, healthpb.HealthCheckResponse_SERVING)
+		healthpb.RegisterHealthServer(gs, hs)
+		api.Register(gs, groups)
+
+		s.eps = append(s.eps, &endpoint{
+			api:    api,
+			tep:    transport.Endpoint{Name: name, Options: cfg.Transport},
+			grpc:   gs,
+			health: hs,
+		})
+	}
+	return s, nil
+}
+
+// Endpoints lists the served group-versions and their addresses, in the
+// order given to New.
+func (s *Server) Endpoints() []Endpoint {
+	out := make([]Endpoint, len(s.eps))
+	for i, ep := range s.eps {
+		out[i] = Endpoint{API: ep.api, Address: ep.tep.Address()}
+	}
+	return out
+}
+
+// Start creates every endpoint and begins serving them in the background.
+// It is all or nothing: if one endpoint cannot be created (for example
+// because another daemon serves it; the error then wraps
+// transport.ErrInUse), the endpoints already created are removed again and
+// the error names the failing endpoint.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return errors.New("server stopped")
+	case s.started:
+		return errors.New("server already started")
+	}
+	for i, ep := range s.eps {
+		l, err := transport.Listen(ep.tep)
+		if err != nil {
+			for _, prev := range s.eps[:i] {
+				prev.lis.Close()
+				prev.lis = nil
+			}
+			return fmt.Errorf("%s: %w", ep.api.Name(), err)
+		}
+		ep.lis = newTrackingListener(l)
+	}
+	s.started = true
+	for _, ep := range s.eps {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			// Serve returns nil after Stop or GracefulStop; anything
+			// else means the endpoint broke. Upstream then stops every
+			// endpoint, and so do we: a daemon serving half its APIs
+			// looks healthy while drivers fail.
+			if err := ep.grpc.Serve(ep.lis); err != nil {
+				s.errOnce.Do(func() { s.err = fmt.Errorf("serve %s: %w", ep.tep.Address(), err) })
+				s.forceStop()
+			}
+		}()
+	}
+	go func() {
+		s.wg.Wait()
+		close(s.done)
+	}()
+	return nil
+}
+
+// Wait blocks until every endpoint has stopped serving, after Stop or
+// after one endpoint failed, and returns the failure, or nil after Stop.
+// Called before Start, it waits for Start and then for the end, or returns
+// at once after a Stop that prevented the start.
+func (s *Server) Wait() error {
+	<-s.done
+	return s.err
+}
+
+// Serve is Start followed by Wait.
+func (s *Server) Serve() error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Stop ends serving. Health checks turn NOT_SERVING and every endpoint is
+// removed at once, so new connections are refused, while calls in flight
+// run to completion. If ctx ends first, the remaining connections are cut
+// and Stop returns an error saying so; handlers still running then finish
+// in the background with nobody to answer.
+//
+// Stop may be called before Start (the server then never starts), more
+// than once, and concurrently with Wait.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	started := s.started
+	if !s.stopped && !started {
+		close(s.done) // nothing will ever serve; release Wait
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+
+	for _, ep := range s.eps {
+		ep.health.Shutdown()
+	}
+	graceful := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, ep := range s.eps {
+			wg.Go(ep.grpc.GracefulStop)
+		}
+		wg.Wait()
+		close(graceful)
+	}()
+	select {
+	case <-graceful:
+		<-s.done
+		return nil
+	case <-ctx.Done():
+		s.forceStop()
+		<-s.done
+		return fmt.Errorf("calls still running when the shutdown deadline passed were cut off: %w", ctx.Err())
+	}
+}
+
+// forceStop closes every connection now. grpc.Server.Stop does not wait
+// for handlers, but it does wait for connections still in their HTTP/2
+// handshake, so those are closed first.
+func (s *Server) forceStop() {
+	for _, ep := range s.eps {
+		ep.health.Shutdown()
+		if ep.lis != nil {
+			ep.lis.closeAll()
+		}
+		ep.grpc.Stop()
+	}
+}
+
+// String lists the endpoints, for logs.
+func (s *Server) String() string {
+	var b strings.Builder
+	for i, ep := range s.Endpoints() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(ep.Address)
+	}
+	return b.String()
+}

@@ -1,0 +1,579 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+
+	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// fakeSystem is a System service whose GetService behaves as the requested
+// name says, so tests can provoke each path of the interceptors.
+type fakeSystem struct {
+	systemv1alpha1.UnimplementedSystemServer
+	started chan struct{} // receives when a "block" call has begun
+	release chan struct{} // closed to let "block" calls return
+}
+
+func newFakeSystem() *fakeSystem {
+	return &fakeSystem{started: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+func (f *fakeSystem) GetService(ctx context.Context, req *systemv1alpha1.GetServiceRequest) (*systemv1alpha1.GetServiceResponse, error) {
+	switch req.Name {
+	case "block":
+		f.started <- struct{}{}
+		<-f.release
+	case "panic":
+		panic("handler bug")
+	case "plain":
+		return nil, errors.New("plain failure")
+	case "unknown":
+		return nil, status.Error(codes.Unknown, "unknown failure")
+	case "missing":
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "service %q", req.Name)
+	}
+	return &systemv1alpha1.GetServiceResponse{DisplayName: "shown " + req.Name}, nil
+}
+
+// fakeSmb accepts every mapping.
+type fakeSmb struct{ smbv1.UnimplementedSmbServer }
+
+func (fakeSmb) NewSmbGlobalMapping(context.Context, *smbv1.NewSmbGlobalMappingRequest) (*smbv1.NewSmbGlobalMappingResponse, error) {
+	return &smbv1.NewSmbGlobalMappingResponse{}, nil
+}
+
+var groupSeq atomic.Int64
+
+// uniqueGroup returns a group name no other test uses, so pipe names (which
+// are global on Windows) never collide.
+func uniqueGroup() string { return fmt.Sprintf("t%d%d", os.Getpid(), groupSeq.Add(1)) }
+
+func systemAPI(f *fakeSystem) adapter.API {
+	return adapter.API{
+		Group: uniqueGroup(), Version: "v1alpha1", Service: "v1alpha1.System",
+		Register: func(s grpc.ServiceRegistrar, _ adapter.Groups) { systemv1alpha1.RegisterSystemServer(s, f) },
+	}
+}
+
+func smbAPI() adapter.API {
+	return adapter.API{
+		Group: uniqueGroup(), Version: "v1", Service: "v1.Smb",
+		Register: func(s grpc.ServiceRegistrar, _ adapter.Groups) { smbv1.RegisterSmbServer(s, fakeSmb{}) },
+	}
+}
+
+// testConfig puts sockets in a fresh short directory: t.TempDir embeds the
+// test name and can push socket paths past the 108-byte limit.
+func testConfig(t *testing.T) Config {
+	t.Helper()
+	d, err := os.MkdirTemp("", "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	o := transport.DefaultOptions()
+	o.SocketDir = d
+	return Config{Transport: o}
+}
+
+// start serves apis and stops the server when the test ends.
+func start(t *testing.T, cfg Config, apis ...adapter.API) *Server {
+	t.Helper()
+	s, err := New(cfg, adapter.Groups{}, apis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	return s
+}
+
+// dial returns a gRPC connection to address, closed when the test ends.
+func dial(t *testing.T, address string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(transport.Target(address), transport.DialOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+func callCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// gone tells whether nothing can connect to address any more, and on Unix
+// that the socket file is removed.
+func gone(address string) bool {
+	if runtime.GOOS != "windows" {
+		if _, err := os.Lstat(address); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := transport.Dial(ctx, address)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	return true
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for klog's writes and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	klog.Flush()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// captureLogs sends klog's output, at verbosity v, to the returned buffer
+// until the test ends. klog is global: tests that use it must not run in
+// parallel.
+func captureLogs(t *testing.T, v int) *syncBuffer {
+	t.Helper()
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	set := func(name, value string) {
+		if err := fs.Set(name, value); err != nil {
+			t.Fatalf("klog flag %s: %v", name, err)
+		}
+	}
+	buf := &syncBuffer{}
+	set("logtostderr", "false")
+	set("alsologtostderr", "false")
+	set("one_output", "true") // each line once, not once per severity
+	set("stderrthreshold", "FATAL")
+	set("v", fmt.Sprint(v))
+	klog.SetOutput(buf)
+	t.Cleanup(func() {
+		klog.Flush()
+		set("v", "0")
+		set("logtostderr", "true")
+		set("one_output", "false")
+		set("stderrthreshold", "ERROR")
+	})
+	return buf
+}
+
+func TestHealthServing(t *testing.T) {
+	captureLogs(t, 0)
+	api := systemAPI(newFakeSystem())
+	s := start(t, testConfig(t), api)
+	eps := s.Endpoints()
+	if len(eps) != 1 || eps[0].API.Name() != api.Name() {
+		t.Fatalf("Endpoints() = %+v", eps)
+	}
+	if runtime.GOOS != "windows" && !strings.HasSuffix(eps[0].Address, "/"+api.Name()+".sock") {
+		t.Errorf("address %s", eps[0].Address)
+	}
+	hc := healthpb.NewHealthClient(dial(t, eps[0].Address))
+	for _, svc := range []string{"", "v1alpha1.System"} {
+		r, err := hc.Check(callCtx(t), &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("Check(%q) = %v, %v; want SERVING", svc, r, err)
+		}
+	}
+	if _, err := hc.Check(callCtx(t), &healthpb.HealthCheckRequest{Service: "v1.Disk"}); status.Code(err) != codes.NotFound {
+		t.Errorf("Check(v1.Disk) = %v, want NotFound", err)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	captureLogs(t, 0) // keep expected failures out of the test output
+	s := start(t, testConfig(t), systemAPI(newFakeSystem()))
+	c := systemv1alpha1.NewSystemClient(dial(t, s.Endpoints()[0].Address))
+	for _, tc := range []struct {
+		name string
+		code codes.Code
+		msg  string
+	}{
+		{"ok", codes.OK, ""},
+		{"plain", codes.Internal, "plain failure"},
+		{"unknown", codes.Internal, "unknown failure"},
+		{"missing", codes.NotFound, `service "missing": not found`},
+		{"panic", codes.Internal, "internal error"},
+		{"ok", codes.OK, ""}, // still serving after the panic
+	} {
+		r, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: tc.name})
+		st := status.Convert(err)
+		if st.Code() != tc.code || st.Message() != tc.msg {
+			t.Errorf("GetService(%s) = %v %q, want %v %q", tc.name, st.Code(), st.Message(), tc.code, tc.msg)
+		}
+		if err == nil && r.DisplayName != "shown "+tc.name {
+			t.Errorf("GetService(%s) = %v", tc.name, r)
+		}
+	}
+	// A method the version does not define is grpc's own Unimplemented.
+	if _, err := c.StartService(callCtx(t), &systemv1alpha1.StartServiceRequest{Name: "x"}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("StartService = %v, want Unimplemented", err)
+	}
+}
+
+func TestLogging(t *testing.T) {
+	logs := captureLogs(t, 5)
+	sys := systemAPI(newFakeSystem())
+	smb := smbAPI()
+	s := start(t, testConfig(t), sys, smb)
+	eps := s.Endpoints()
+	c := systemv1alpha1.NewSystemClient(dial(t, eps[0].Address))
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "panic"}); status.Code(err) != codes.Internal {
+		t.Fatal(err)
+	}
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "plain"}); status.Code(err) != codes.Internal {
+		t.Fatal(err)
+	}
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "missing"}); status.Code(err) != codes.NotFound {
+		t.Fatal(err)
+	}
+
+	const password = "Tr0ub4dor-secret-pw"
+	sc := smbv1.NewSmbClient(dial(t, eps[1].Address))
+	if _, err := sc.NewSmbGlobalMapping(callCtx(t), &smbv1.NewSmbGlobalMappingRequest{
+		RemotePath: `\\srv\share`, Username: `DOM\user`, Password: password,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	out := logs.String()
+	if strings.Contains(out, password) {
+		t.Fatalf("the password reached the log:\n%s", out)
+	}
+	lines := strings.Split(out, "\n")
+	count := func(subs ...string) int {
+		n := 0
+	line:
+		for _, l := range lines {
+			for _, s := range subs {
+				if !strings.Contains(l, s) {
+					continue line
+				}
+			}
+			n++
+		}
+		return n
+	}
+	method := "/v1alpha1.System/GetService"
+	checks := []struct {
+		what string
+		subs []string
+		want int
+	}{
+		{"successful call", []string{`"call"`, `endpoint="` + sys.Name() + `"`, `method="` + method + `"`, `code="OK"`, "duration="}, 1},
+		{"request payloads", []string{`"request"`, `method="` + method + `"`, `\"name\":`}, 4},
+		{"response payload", []string{`"call"`, `response="{\"display_name\":\"shown ok\"}"`}, 1},
+		{"panic with stack", []string{`"panic in call"`, `panic="handler bug"`, "stack=", "GetService"}, 1},
+		{"panics logged once", []string{"handler bug"}, 1},
+		{"internal failure as error", []string{"E", `"call failed"`, `code="Internal"`, "plain failure"}, 1},
+		{"caller fault as info", []string{"I", `"call failed"`, `code="NotFound"`}, 1},
+		{"smb request redacted", []string{`"request"`, `method="/v1.Smb/NewSmbGlobalMapping"`, `\"password\":\"REDACTED\"`, `\"username\":\"DOM\\\\user\"`}, 1},
+	}
+	for _, c := range checks {
+		if got := count(c.subs...); got != c.want {
+			t.Errorf("%s: %d lines with %q, want %d", c.what, got, c.subs, c.want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("log:\n%s", out)
+	}
+}
+
+func TestLoggingQuietByDefault(t *testing.T) {
+	logs := captureLogs(t, 1)
+	s := start(t, testConfig(t), systemAPI(newFakeSystem()))
+	c := systemv1alpha1.NewSystemClient(dial(t, s.Endpoints()[0].Address))
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); strings.Contains(out, "GetService") {
+		t.Errorf("a successful call was logged at -v=1:\n%s", out)
+	}
+}
+
+// Upstream's client opens a probe connection and never uses or closes it.
+// It must not hold up other callers nor shutdown.
+func TestIdleConnection(t *testing.T) {
+	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Endpoints()[0].Address
+	idle, err := transport.Dial(callCtx(t), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+
+	c := systemv1alpha1.NewSystemClient(dial(t, addr))
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "ok"}); err != nil {
+		t.Fatalf("call next to an idle connection: %v", err)
+	}
+
+	begin := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("Stop took %v with an idle connection open", d)
+	}
+	if err := s.Wait(); err != nil {
+		t.Errorf("Wait after Stop: %v", err)
+	}
+}
+
+func TestGracefulStop(t *testing.T) {
+	f := newFakeSystem()
+	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(f), smbAPI()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	var addrs []string
+	for _, ep := range s.Endpoints() {
+		addrs = append(addrs, ep.Address)
+	}
+	waitFor(t, "the endpoints exist", func() bool {
+		for _, a := range addrs {
+			if gone(a) {
+				return false
+			}
+		}
+		return true
+	})
+
+	c := systemv1alpha1.NewSystemClient(dial(t, addrs[0]))
+	inflight := make(chan error, 1)
+	go func() {
+		r, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "block"})
+		if err == nil && r.DisplayName != "shown block" {
+			err = fmt.Errorf("response %v", r)
+		}
+		inflight <- err
+	}()
+	<-f.started
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stopped <- s.Stop(ctx)
+	}()
+
+	// Every endpoint disappears at once, while the call is still running.
+	waitFor(t, "the endpoints are removed", func() bool {
+		for _, a := range addrs {
+			if !gone(a) {
+				return false
+			}
+		}
+		return true
+	})
+	r, err := s.eps[0].health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || r.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("health during shutdown = %v, %v; want NOT_SERVING", r, err)
+	}
+	// A new client cannot get in.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	nc := systemv1alpha1.NewSystemClient(dial(t, addrs[0]))
+	if _, err := nc.GetService(ctx, &systemv1alpha1.GetServiceRequest{Name: "ok"}); err == nil {
+		t.Error("a new connection was served during shutdown")
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned before the in-flight call finished: %v", err)
+	default:
+	}
+
+	close(f.release)
+	if err := <-inflight; err != nil {
+		t.Errorf("in-flight call: %v", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+func TestForcedStop(t *testing.T) {
+	captureLogs(t, 0)
+	f := newFakeSystem()
+	defer close(f.release)
+	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Endpoints()[0].Address
+	c := systemv1alpha1.NewSystemClient(dial(t, addr))
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "block"})
+		inflight <- err
+	}()
+	<-f.started
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err = s.Stop(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop with a stuck call = %v, want a deadline error", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("forced Stop took %v", d)
+	}
+	if err := <-inflight; status.Code(err) != codes.Unavailable {
+		t.Errorf("cut-off call = %v, want Unavailable", err)
+	}
+	if !gone(addr) {
+		t.Error("endpoint still there after a forced stop")
+	}
+}
+
+func TestEndpointInUse(t *testing.T) {
+	cfg := testConfig(t)
+	api := systemAPI(newFakeSystem())
+	first := start(t, cfg, api)
+
+	second, err := New(cfg, adapter.Groups{}, []adapter.API{api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = second.Start()
+	if !errors.Is(err, transport.ErrInUse) || !strings.Contains(err.Error(), "already in use by another process") {
+		t.Fatalf("second server Start = %v, want an in-use error", err)
+	}
+	if !strings.Contains(err.Error(), api.Name()) {
+		t.Errorf("error %q does not name the endpoint", err)
+	}
+	// The first server is unharmed.
+	hc := healthpb.NewHealthClient(dial(t, first.Endpoints()[0].Address))
+	if _, err := hc.Check(callCtx(t), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Errorf("first server after the clash: %v", err)
+	}
+}
+
+// Start is all or nothing: when a later endpoint is taken, the ones it
+// created before are removed again.
+func TestStartAllOrNothing(t *testing.T) {
+	cfg := testConfig(t)
+	taken := systemAPI(newFakeSystem())
+	start(t, cfg, taken)
+
+	free := smbAPI()
+	s, err := New(cfg, adapter.Groups{}, []adapter.API{free, taken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); !errors.Is(err, transport.ErrInUse) {
+		t.Fatalf("Start = %v, want ErrInUse", err)
+	}
+	if addr := s.Endpoints()[0].Address; !gone(addr) {
+		t.Errorf("%s left behind after a failed Start", addr)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Errorf("Stop after a failed Start: %v", err)
+	}
+	if err := s.Wait(); err != nil {
+		t.Errorf("Wait after Stop: %v", err)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	api := systemAPI(newFakeSystem())
+	noReg := api
+	noReg.Register = nil
+	for name, apis := range map[string][]adapter.API{
+		"none":        nil,
+		"duplicate":   {api, api},
+		"no register": {noReg},
+		"no service":  {{Group: "g", Version: "v1", Register: api.Register}},
+	} {
+		if _, err := New(Config{}, adapter.Groups{}, apis); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
+
+func TestStopBeforeStart(t *testing.T) {
+	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err == nil {
+		t.Error("Start after Stop succeeded")
+	}
+	if err := s.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}

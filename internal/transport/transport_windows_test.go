@@ -1,0 +1,97 @@
+//go:build windows
+
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var pipeSeq atomic.Int64
+
+// uniqueEndpoint returns an endpoint whose pipe no other test or process
+// uses: pipe names are global.
+func uniqueEndpoint() Endpoint {
+	return Endpoint{Name: fmt.Sprintf("csi-proxy-test%d-%d", os.Getpid(), pipeSeq.Add(1)), Options: DefaultOptions()}
+}
+
+func echoOnce(t *testing.T, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, addr)
+	if err != nil {
+		t.Fatalf("Dial(%s): %v", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte{'x'}); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := c.Read(b); err != nil || b[0] != 'x' {
+		t.Fatalf("echo: %q, %v", b, err)
+	}
+}
+
+func TestPipeListenDial(t *testing.T) {
+	ep := uniqueEndpoint()
+	if got, want := ep.Address(), `\\.\pipe\`+ep.Name; got != want {
+		t.Fatalf("Address() = %s, want %s", got, want)
+	}
+	l, err := Listen(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b := make([]byte, 1)
+				if _, err := c.Read(b); err == nil {
+					c.Write(b)
+				}
+			}()
+		}
+	}()
+	// Several clients in a row: the reserved first instance must not
+	// swallow any of them (go-winio#313).
+	for range 3 {
+		echoOnce(t, ep.Address())
+	}
+
+	if _, err := Listen(ep); !errors.Is(err, ErrInUse) {
+		t.Errorf("second Listen: %v, want ErrInUse", err)
+	}
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if c, err := Dial(ctx, ep.Address()); err == nil {
+		c.Close()
+		t.Error("pipe still reachable after Close")
+	}
+	// The name is free again.
+	l2, err := Listen(ep)
+	if err != nil {
+		t.Fatalf("Listen after Close: %v", err)
+	}
+	l2.Close()
+}
+
+func TestPipeBadSDDL(t *testing.T) {
+	ep := uniqueEndpoint()
+	ep.PipeSDDL = "not sddl"
+	if _, err := Listen(ep); err == nil || !strings.Contains(err.Error(), "security descriptor") {
+		t.Errorf("Listen with a bad SDDL: %v", err)
+	}
+}
