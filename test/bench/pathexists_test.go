@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+const kubelet = `C:\var\lib\kubelet`
+
+// bareFilesystem is the baseline: a grpc-go server whose PathExists does
+// nothing but answer.
+type bareFilesystem struct {
+	filesystemv1.UnimplementedFilesystemServer
+}
+
+func (bareFilesystem) PathExists(context.Context, *filesystemv1.PathExistsRequest) (*filesystemv1.PathExistsResponse, error) {
+	return &filesystemv1.PathExistsResponse{Exists: true}, nil
+}
+
+// shortDir returns a directory short enough for unix socket paths.
+func shortDir(tb testing.TB) string {
+	dir, err := os.MkdirTemp("", "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func dial(tb testing.TB, sock string) filesystemv1.FilesystemClient {
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return filesystemv1.NewFilesystemClient(conn)
+}
+
+// startBare serves the baseline on a unix socket: the same transport the
+// daemon uses on Linux.
+func startBare(tb testing.TB) filesystemv1.FilesystemClient {
+	sock := filepath.Join(shortDir(tb), "bare.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := grpc.NewServer()
+	filesystemv1.RegisterFilesystemServer(s, bareFilesystem{})
+	go s.Serve(lis) //nolint:errcheck // Serve returns when the benchmark stops the server.
+	tb.Cleanup(s.Stop)
+	return dial(tb, sock)
+}
+
+// startDaemon serves filesystem v1 through the whole daemon stack:
+// transport, interceptors, generated adapter, group Service (path
+// validation and working-dir policy) and the simulated host.
+func startDaemon(tb testing.TB) filesystemv1.FilesystemClient {
+	h, err := simulated.New(simulated.DefaultConfig([]string{kubelet}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	paths, err := hostpath.NewPolicy(hostpath.Windows, []string{kubelet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	apis, err := server.SelectAPIs(adapter.All(), "filesystem-v1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := transport.DefaultOptions()
+	opts.SocketDir = shortDir(tb)
+	srv, err := server.New(server.Config{Transport: opts},
+		adapter.Groups{Filesystem: filesystem.NewService(h.Filesystem(), paths)}, apis)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Stop(ctx) //nolint:errcheck // shutdown errors do not change the measurement
+	})
+	return dial(tb, srv.Endpoints()[0].Address)
+}
+
+var request = &filesystemv1.PathExistsRequest{Path: kubelet + `\plugins\example.csi.io\staging`}
+
+func call(tb testing.TB, c filesystemv1.FilesystemClient) {
+	if _, err := c.PathExists(context.Background(), request); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkPathExists measures each side on its own.
+func BenchmarkPathExists(b *testing.B) {
+	for _, side := range []struct {
+		name  string
+		start func(testing.TB) filesystemv1.FilesystemClient
+	}{{"bare-grpc", startBare}, {"daemon", startDaemon}} {
+		b.Run(side.name, func(b *testing.B) {
+			c := side.start(b)
+			call(b, c) // connect before timing
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				call(b, c)
+			}
+		})
+	}
+}
+
+// BenchmarkPathExistsRatio alternates calls to the bare server and to the
+// daemon so both see the same machine state, and reports the daemon's time
+// per call over the bare server's: the overhead of everything the proxy
+// adds. Target: at most 1.15.
+func BenchmarkPathExistsRatio(b *testing.B) {
+	bare, daemon := startBare(b), startDaemon(b)
+	call(b, bare)
+	call(b, daemon)
+	var tBare, tDaemon time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		call(b, bare)
+		t1 := time.Now()
+		call(b, daemon)
+		t2 := time.Now()
+		tBare += t1.Sub(t0)
+		tDaemon += t2.Sub(t1)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(tBare.Nanoseconds())/float64(b.N), "bare-ns/call")
+	b.ReportMetric(float64(tDaemon.Nanoseconds())/float64(b.N), "daemon-ns/call")
+	b.ReportMetric(float64(tDaemon)/float64(tBare), "ratio")
+}
+
+// TestDaemonAnswersLikeBaseline keeps the benchmark honest: both sides must
+// really answer PathExists, or the ratio compares nothing.
+func TestDaemonAnswersLikeBaseline(t *testing.T) {
+	for name, c := range map[string]filesystemv1.FilesystemClient{"bare": startBare(t), "daemon": startDaemon(t)} {
+		r, err := c.PathExists(context.Background(), &filesystemv1.PathExistsRequest{Path: kubelet})
+		if err != nil || !r.Exists {
+			t.Errorf("%s: PathExists(%s) = %v, %v", name, kubelet, r, err)
+		}
+	}
+}
