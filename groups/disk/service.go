@@ -31,7 +31,8 @@ func (s *Service) ListDiskLocations(ctx context.Context, _ *ListDiskLocationsReq
 	}
 	out := &ListDiskLocationsResponse{DiskLocations: make(map[uint32]*DiskLocation, len(locs))}
 	for n, l := range locs {
-		out.DiskLocations[n] = &l
+		loc := l // a copy per entry: the map must not share one struct
+		out.DiskLocations[n] = &loc
 	}
 	return out, nil
 }
@@ -65,7 +66,8 @@ func (s *Service) ListDiskIDs(ctx context.Context, _ *ListDiskIDsRequest) (*List
 	}
 	out := &ListDiskIDsResponse{DiskIDs: make(map[uint32]*DiskIDs, len(ids))}
 	for n, id := range ids {
-		out.DiskIDs[n] = &id
+		copied := id // a copy per entry: the map must not share one struct
+		out.DiskIDs[n] = &copied
 	}
 	return out, nil
 }

@@ -16,7 +16,9 @@ type Host interface {
 	// non-empty directory without force is errdefs.ErrFailedPrecondition.
 	Rmdir(ctx context.Context, path string, force bool) error
 	// RmdirContents removes every entry inside the directory path, with the
-	// same care for links and mount points as Rmdir with force.
+	// same care for links and mount points as Rmdir with force. A link or
+	// mount point at path itself is followed (its target's entries are
+	// removed), as upstream does by opening the directory.
 	RmdirContents(ctx context.Context, path string) error
 	// CreateSymlink creates a directory link at link pointing to source. An
 	// existing link to the same source is success.

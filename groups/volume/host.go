@@ -12,7 +12,9 @@ type Host interface {
 	// on every partition when partition is 0.
 	ListVolumesOnDisk(ctx context.Context, disk, partition uint32) ([]string, error)
 	// MountVolume mounts the volume at target. The Service has already
-	// checked that nothing else is mounted there.
+	// checked that nothing else is mounted there, holding the volume's and
+	// then the path's lock (always in that order), so two volumes aimed at
+	// one path cannot both pass the check.
 	MountVolume(ctx context.Context, volumeID, target string) error
 	// UnmountVolume flushes the volume and removes its mount at target.
 	UnmountVolume(ctx context.Context, volumeID, target string) error

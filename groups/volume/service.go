@@ -41,7 +41,9 @@ func NewService(host Host, paths *hostpath.Policy) *Service {
 	return s
 }
 
-var windowsVolumeID = regexp.MustCompile(`^\\\\\?\\Volume\{[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}\\$`)
+// Windows compares volume names without case, so \\?\VOLUME{...}\ is the
+// same volume as \\?\Volume{...}\.
+var windowsVolumeID = regexp.MustCompile(`(?i)^\\\\\?\\Volume\{[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\}\\$`)
 
 func checkWindowsVolumeID(id string) error {
 	if !windowsVolumeID.MatchString(id) {

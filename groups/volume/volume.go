@@ -28,8 +28,10 @@ type Interface interface {
 	// errdefs.ErrFailedPrecondition rather than erased.
 	FormatVolume(context.Context, *FormatVolumeRequest) (*FormatVolumeResponse, error)
 	// ResizeVolume grows the volume and its filesystem to SizeBytes (0: as
-	// large as the disk allows). A gain under 100 MiB, or a shrink, is
-	// skipped and reported as success.
+	// large as the disk allows). A gain under 100 MiB, or a smaller size
+	// than the volume has (volumes never shrink), is skipped and reported as
+	// success, as upstream does; a size beyond what the disk allows is
+	// errdefs.ErrOutOfRange.
 	ResizeVolume(context.Context, *ResizeVolumeRequest) (*ResizeVolumeResponse, error)
 	// GetVolumeStats returns the volume's size and used bytes.
 	GetVolumeStats(context.Context, *GetVolumeStatsRequest) (*GetVolumeStatsResponse, error)

@@ -1,0 +1,295 @@
+package simulated
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+)
+
+// diskView is the disk group backend.
+type diskView struct{ h *Host }
+
+// ListDiskLocations implements disk.Host: every disk with a location.
+func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
+	out := map[uint32]disk.DiskLocation{}
+	err := v.h.do(ctx, func(w *world) error {
+		for n, d := range w.disks {
+			if l := d.location; l != nil {
+				out[n] = disk.DiskLocation{Adapter: l[0], Bus: l[1], Target: l[2], LUNID: l[3]}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListDiskIDs implements disk.Host: every disk, with empty IDs where the
+// disk has none.
+func (v diskView) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
+	out := map[uint32]disk.DiskIDs{}
+	err := v.h.do(ctx, func(w *world) error {
+		for n, d := range w.disks {
+			out[n] = disk.DiskIDs{Page83: d.page83, SerialNumber: d.serial}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PartitionDisk implements disk.Host. A RAW disk gets GPT and one data
+// partition from 1 MiB to the last 1 MiB boundary before the backup GPT,
+// holding a new RAW volume; a disk that has a data partition is left
+// alone. An offline disk is errdefs.ErrFailedPrecondition.
+func (v diskView) PartitionDisk(ctx context.Context, n uint32) error {
+	return v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		if !d.online {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline", n)
+		}
+		return w.partition(d)
+	})
+}
+
+// Rescan implements disk.Host. The simulated host sees changes at once, so
+// it only counts the call (RescanCount).
+func (v diskView) Rescan(ctx context.Context) error {
+	return v.h.do(ctx, func(w *world) error {
+		w.rescans++
+		return nil
+	})
+}
+
+// DiskSize implements disk.Host; it works on offline disks too.
+func (v diskView) DiskSize(ctx context.Context, n uint32) (int64, error) {
+	var size int64
+	err := v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		size = d.size
+		return nil
+	})
+	return size, err
+}
+
+// SetDiskOnline implements disk.Host. Like Windows, it refuses to take the
+// system disk offline.
+func (v diskView) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
+	return v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		if !online && d.system {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is the system disk and cannot be taken offline", n)
+		}
+		d.online = online
+		return nil
+	})
+}
+
+// IsDiskOnline implements disk.Host.
+func (v diskView) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
+	var online bool
+	err := v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		online = d.online
+		return nil
+	})
+	return online, err
+}
+
+// AddDisk attaches a new disk, as a hypervisor hot-adding one would, and
+// returns its number (spec.Number, or the lowest free number). A number or
+// drive letter in use is errdefs.ErrAlreadyExists; a bad spec
+// errdefs.ErrInvalidArgument.
+func (h *Host) AddDisk(spec DiskSpec) (uint32, error) {
+	var n uint32
+	err := h.locked(func(w *world) (err error) {
+		n, err = w.attachNew(spec)
+		return err
+	})
+	return n, err
+}
+
+// RemoveDisk detaches disk n, as a hypervisor hot-removing it would. Its
+// volumes disappear with it; their mount points stay behind, dangling, and
+// its drive letters are released. The system disk and disks an iSCSI
+// session provides (use DisconnectTarget) cannot be removed
+// (errdefs.ErrFailedPrecondition).
+func (h *Host) RemoveDisk(n uint32) error {
+	return h.locked(func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.system:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is the system disk and cannot be removed", n)
+		case d.target != nil:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is a LUN of iSCSI target %s; disconnect the target instead", n, d.target.iqn)
+		}
+		for _, p := range d.parts {
+			if p.vol != nil {
+				if l := w.letterOf(p.vol); l != 0 {
+					delete(w.letters, l)
+				}
+			}
+		}
+		delete(w.disks, n)
+		return nil
+	})
+}
+
+// ResizeDisk grows disk n to size bytes, as expanding a cloud disk does;
+// the partitions keep their sizes until ResizeVolume. Disks cannot shrink
+// (errdefs.ErrOutOfRange).
+func (h *Host) ResizeDisk(n uint32, size int64) error {
+	return h.locked(func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		switch {
+		case size < d.size:
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "disk %d is %d bytes; disks cannot shrink to %d", n, d.size, size)
+		case size > int64(MaxDiskSize):
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "size %d is larger than the limit %d", size, int64(MaxDiskSize))
+		}
+		d.size = size
+		return nil
+	})
+}
+
+// RescanCount tells how many times Rescan was called.
+func (h *Host) RescanCount() int {
+	var n int
+	_ = h.locked(func(w *world) error { n = w.rescans; return nil })
+	return n
+}
+
+// DiskInfo is a snapshot of a disk, for tests and tools.
+type DiskInfo struct {
+	Number uint32
+	Size   int64
+	Online bool
+	// PartitionStyle is "RAW" or "GPT".
+	PartitionStyle string
+	// Location is "adapter:bus:target:lun", or "".
+	Location string
+	Page83   string
+	Serial   string
+	// System marks the system disk.
+	System bool
+	// IscsiTarget is the IQN of the target providing the disk, or "".
+	IscsiTarget string
+	Partitions  []PartitionInfo
+}
+
+// PartitionInfo is a snapshot of a partition.
+type PartitionInfo struct {
+	Number uint32
+	Offset int64
+	Size   int64
+	// Type is "Basic" (data), "System" (EFI) or "Reserved" (MSR), as
+	// MSFT_Partition.Type names them.
+	Type string
+	// VolumeID is the partition's volume, or "" (MSR).
+	VolumeID string
+}
+
+// ListDisks returns a snapshot of the attached disks, by number.
+func (h *Host) ListDisks() []DiskInfo {
+	var out []DiskInfo
+	_ = h.locked(func(w *world) error {
+		for _, d := range w.sortedDisks() {
+			di := DiskInfo{Number: d.number, Size: d.size, Online: d.online, PartitionStyle: "RAW",
+				Page83: d.page83, Serial: d.serial, System: d.system}
+			if d.gpt {
+				di.PartitionStyle = "GPT"
+			}
+			if d.location != nil {
+				di.Location = strings.Join(d.location[:], ":")
+			}
+			if d.target != nil {
+				di.IscsiTarget = d.target.iqn
+			}
+			for _, p := range d.parts {
+				pi := PartitionInfo{Number: p.number, Offset: p.offset, Size: p.size, Type: p.kind.String()}
+				if p.vol != nil {
+					pi.VolumeID = p.vol.id
+				}
+				di.Partitions = append(di.Partitions, pi)
+			}
+			out = append(out, di)
+		}
+		return nil
+	})
+	return out
+}
+
+// VolumeInfo is a snapshot of a volume, for tests and tools.
+type VolumeInfo struct {
+	ID        string
+	Disk      uint32
+	Partition uint32
+	Size      int64
+	// MaxSize is the largest size the volume can grow to on its disk.
+	MaxSize int64
+	// FileSystem is "", "NTFS" or "FAT32".
+	FileSystem string
+	// UsedBytes is what VolumeStats reports (0 for a RAW volume).
+	UsedBytes int64
+	// DriveLetter is "C" and so on, or "".
+	DriveLetter string
+	// MountPoints are the folders where the volume is mounted, reachable
+	// from a drive letter, sorted.
+	MountPoints []string
+	// Flushes counts FlushVolume and UnmountVolume calls.
+	Flushes int
+}
+
+// ListVolumes returns a snapshot of the volumes on attached disks, by disk
+// and partition number.
+func (h *Host) ListVolumes() []VolumeInfo {
+	var out []VolumeInfo
+	_ = h.locked(func(w *world) error {
+		mounts := w.mountPoints()
+		for _, d := range w.sortedDisks() {
+			for _, p := range d.parts {
+				v := p.vol
+				if v == nil {
+					continue
+				}
+				vi := VolumeInfo{ID: v.id, Disk: d.number, Partition: p.number, Size: p.size,
+					MaxSize: d.maxSize(p), FileSystem: v.fs, Flushes: v.flushes, MountPoints: mounts[v]}
+				if v.fs != "" {
+					vi.UsedBytes = v.used()
+				}
+				if l := w.letterOf(v); l != 0 {
+					vi.DriveLetter = string(l)
+				}
+				sort.Strings(vi.MountPoints)
+				out = append(out, vi)
+			}
+		}
+		return nil
+	})
+	return out
+}

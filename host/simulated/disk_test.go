@@ -1,0 +1,232 @@
+package simulated_test
+
+import (
+	"reflect"
+	"regexp"
+	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+)
+
+var volumeIDPattern = regexp.MustCompile(`^\\\\\?\\Volume\{[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\}\\$`)
+
+func TestDiskLocationsAndIDs(t *testing.T) {
+	h := defaultHost(t)
+	locs, err := h.Disk().ListDiskLocations(ctx)
+	must(t, err)
+	want := map[uint32]disk.DiskLocation{
+		0: {Adapter: "0", Bus: "0", Target: "0", LUNID: "0"},
+		1: {Adapter: "1", Bus: "0", Target: "0", LUNID: "0"},
+		2: {Adapter: "1", Bus: "0", Target: "0", LUNID: "1"},
+	}
+	if !reflect.DeepEqual(locs, want) {
+		t.Errorf("ListDiskLocations = %v; want %v", locs, want)
+	}
+	// A disk without a location is not listed; its IDs are, empty.
+	n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30})
+	must(t, err)
+	locs, _ = h.Disk().ListDiskLocations(ctx)
+	if _, ok := locs[n]; ok {
+		t.Errorf("disk %d has no location but is listed", n)
+	}
+	ids, err := h.Disk().ListDiskIDs(ctx)
+	must(t, err)
+	if got := ids[1]; got.Page83 != "60022480000000000000000000000001" || got.SerialNumber != "SIM-DATA-0001" {
+		t.Errorf("IDs of disk 1 = %+v", got)
+	}
+	if got, ok := ids[n]; !ok || got != (disk.DiskIDs{}) {
+		t.Errorf("IDs of disk %d = %+v, %v; want empty IDs", n, got, ok)
+	}
+}
+
+func TestPartitionDisk(t *testing.T) {
+	h := defaultHost(t)
+	ids, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("a RAW disk lists %v, %v; want no volumes", ids, err)
+	}
+	must(t, h.Disk().PartitionDisk(ctx, 1))
+	d := h.ListDisks()[1]
+	if d.PartitionStyle != "GPT" || len(d.Partitions) != 1 {
+		t.Fatalf("after PartitionDisk: %+v", d)
+	}
+	p := d.Partitions[0]
+	// 1 GiB: from 1 MiB to 1 GiB - 1 MiB.
+	if p.Number != 1 || p.Offset != 1<<20 || p.Size != 1022<<20 || p.Type != "Basic" {
+		t.Errorf("partition = %+v; want number 1 at 1 MiB, 1022 MiB, Basic", p)
+	}
+	if !volumeIDPattern.MatchString(p.VolumeID) {
+		t.Errorf("volume ID %q is not a lower-case v4 \\\\?\\Volume{GUID}\\", p.VolumeID)
+	}
+	// Idempotent: same partition, same volume.
+	must(t, h.Disk().PartitionDisk(ctx, 1))
+	if again := h.ListDisks()[1]; !reflect.DeepEqual(again, d) {
+		t.Errorf("second PartitionDisk changed the disk:\n%+v\n%+v", d, again)
+	}
+	cur, maximum, err := h.Volume().VolumeSizes(ctx, p.VolumeID)
+	if err != nil || cur != 1022<<20 || maximum != 1022<<20 {
+		t.Errorf("VolumeSizes = %d, %d, %v", cur, maximum, err)
+	}
+	// Every volume gets its own ID.
+	if other := volumeOf(t, h, 2); other == p.VolumeID {
+		t.Error("two volumes share an ID")
+	}
+}
+
+func TestDiskErrors(t *testing.T) {
+	h := defaultHost(t)
+	wantErr(t, h.Disk().PartitionDisk(ctx, 9), errdefs.ErrNotFound, "disk 9 does not exist")
+	_, err := h.Disk().DiskSize(ctx, 9)
+	wantErr(t, err, errdefs.ErrNotFound, "disk 9")
+	wantErr(t, h.Disk().SetDiskOnline(ctx, 9, true), errdefs.ErrNotFound)
+	_, err = h.Disk().IsDiskOnline(ctx, 9)
+	wantErr(t, err, errdefs.ErrNotFound)
+	_, err = h.Volume().ListVolumesOnDisk(ctx, 9, 0)
+	wantErr(t, err, errdefs.ErrNotFound)
+
+	// The system disk cannot go offline.
+	wantErr(t, h.Disk().SetDiskOnline(ctx, 0, false), errdefs.ErrFailedPrecondition, "system disk")
+}
+
+func TestOfflineDisk(t *testing.T) {
+	h := defaultHost(t)
+	id := formatted(t, h, 1)
+	must(t, h.Filesystem().Mkdir(ctx, kubelet+`\stage`))
+	must(t, h.Volume().MountVolume(ctx, id, kubelet+`\stage`))
+
+	must(t, h.Disk().SetDiskOnline(ctx, 1, false))
+	must(t, h.Disk().SetDiskOnline(ctx, 1, false)) // no-op
+	if online, err := h.Disk().IsDiskOnline(ctx, 1); online || err != nil {
+		t.Fatalf("IsDiskOnline = %v, %v", online, err)
+	}
+	if size, err := h.Disk().DiskSize(ctx, 1); size != 1<<30 || err != nil {
+		t.Errorf("DiskSize of an offline disk = %d, %v", size, err)
+	}
+	wantErr(t, h.Disk().PartitionDisk(ctx, 1), errdefs.ErrFailedPrecondition, "disk 1 is offline")
+	_, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
+	wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline")
+
+	v := h.Volume()
+	checks := map[string]error{
+		"IsVolumeFormatted": func() error { _, err := v.IsVolumeFormatted(ctx, id); return err }(),
+		"FormatVolume":      v.FormatVolume(ctx, id),
+		"VolumeSizes":       func() error { _, _, err := v.VolumeSizes(ctx, id); return err }(),
+		"ResizeVolume":      v.ResizeVolume(ctx, id, 500<<20),
+		"VolumeStats":       func() error { _, _, err := v.VolumeStats(ctx, id); return err }(),
+		"DiskNumber":        func() error { _, err := v.DiskNumber(ctx, id); return err }(),
+		"FlushVolume":       v.FlushVolume(ctx, id),
+		"MountVolume":       v.MountVolume(ctx, id, kubelet+`\alt`),
+		"UnmountVolume":     v.UnmountVolume(ctx, id, kubelet+`\stage`),
+	}
+	for name, err := range checks {
+		t.Run(name, func(t *testing.T) { wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline") })
+	}
+	// Paths through its mount point fail too; the mount point itself is
+	// still there.
+	_, err = h.Filesystem().PathExists(ctx, kubelet+`\stage\x`)
+	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
+	if ok, err := h.Filesystem().PathExists(ctx, kubelet+`\stage`); !ok || err != nil {
+		t.Errorf("PathExists(mount point) = %v, %v", ok, err)
+	}
+	if ok, _ := h.Filesystem().IsSymlink(ctx, kubelet+`\stage`); ok {
+		t.Error("IsSymlink is true for a mount point of an offline volume")
+	}
+
+	// Back online, everything works again, files included.
+	must(t, h.Disk().SetDiskOnline(ctx, 1, true))
+	must(t, h.Filesystem().Mkdir(ctx, kubelet+`\stage\x`))
+}
+
+func TestAddRemoveResizeDisk(t *testing.T) {
+	h := defaultHost(t)
+	n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30})
+	if err != nil || n != 3 {
+		t.Fatalf("AddDisk = %d, %v; want 3", n, err)
+	}
+	seven := uint32(7)
+	if n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, Number: &seven}); err != nil || n != 7 {
+		t.Fatalf("AddDisk(number 7) = %d, %v", n, err)
+	}
+	_, err = h.AddDisk(simulated.DiskSpec{Size: 1 << 30, Number: &seven})
+	wantErr(t, err, errdefs.ErrAlreadyExists, "disk 7 already exists")
+	_, err = h.AddDisk(simulated.DiskSpec{Size: 1})
+	wantErr(t, err, errdefs.ErrInvalidArgument, "out of range")
+	_, err = h.AddDisk(simulated.DiskSpec{Size: 1 << 30, FileSystem: "NTFS", DriveLetter: "C"})
+	wantErr(t, err, errdefs.ErrAlreadyExists, "drive C:")
+
+	// A pre-formatted disk with a drive letter.
+	e, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, FileSystem: "NTFS", DriveLetter: "E"})
+	must(t, err)
+	must(t, h.Filesystem().Mkdir(ctx, `E:\data`))
+
+	id := volumeOf(t, h, 1)
+	must(t, h.RemoveDisk(1))
+	wantErr(t, h.RemoveDisk(1), errdefs.ErrNotFound)
+	_, err = h.Volume().DiskNumber(ctx, id)
+	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
+	// The lowest free number comes back, as on Windows.
+	if n, _ := h.AddDisk(simulated.DiskSpec{Size: 1 << 30}); n != 1 {
+		t.Errorf("new disk got number %d; want 1", n)
+	}
+	// Removing the E: disk frees the letter.
+	must(t, h.RemoveDisk(e))
+	if ok, _ := h.Filesystem().PathExists(ctx, `E:\data`); ok {
+		t.Error(`E:\data exists after its disk is gone`)
+	}
+	wantErr(t, h.RemoveDisk(0), errdefs.ErrFailedPrecondition, "system disk")
+
+	// Grow disk 2: its volume's maximum follows; shrinking is refused.
+	id = volumeOf(t, h, 2)
+	must(t, h.ResizeDisk(2, 3<<30))
+	if _, maximum, _ := h.Volume().VolumeSizes(ctx, id); maximum != 3<<30-2<<20 {
+		t.Errorf("maximum after growing = %d; want %d", maximum, 3<<30-2<<20)
+	}
+	if size, _ := h.Disk().DiskSize(ctx, 2); size != 3<<30 {
+		t.Errorf("DiskSize = %d", size)
+	}
+	wantErr(t, h.ResizeDisk(2, 1<<30), errdefs.ErrOutOfRange, "cannot shrink")
+	wantErr(t, h.ResizeDisk(42, 1<<30), errdefs.ErrNotFound)
+}
+
+func TestRescanCounts(t *testing.T) {
+	h := defaultHost(t)
+	for range 3 {
+		must(t, h.Disk().Rescan(ctx))
+	}
+	if n := h.RescanCount(); n != 3 {
+		t.Errorf("RescanCount = %d; want 3", n)
+	}
+}
+
+func TestSystemDiskLayout(t *testing.T) {
+	h := defaultHost(t)
+	d := h.ListDisks()[0]
+	var types []string
+	for _, p := range d.Partitions {
+		types = append(types, p.Type)
+	}
+	if !d.System || d.PartitionStyle != "GPT" || !reflect.DeepEqual(types, []string{"System", "Reserved", "Basic"}) {
+		t.Fatalf("system disk = %+v", d)
+	}
+	ids, err := h.Volume().ListVolumesOnDisk(ctx, 0, 0)
+	if err != nil || len(ids) != 2 || ids[1] != systemVolume(t, h) {
+		t.Errorf("volumes on disk 0 = %v, %v; want the EFI volume and C:", ids, err)
+	}
+	// The MSR partition exists but holds no volume.
+	if ids, err := h.Volume().ListVolumesOnDisk(ctx, 0, 2); err != nil || len(ids) != 0 {
+		t.Errorf("volumes on partition 2 = %v, %v; want none", ids, err)
+	}
+	if ids, err := h.Volume().ListVolumesOnDisk(ctx, 0, 3); err != nil || len(ids) != 1 || ids[0] != systemVolume(t, h) {
+		t.Errorf("volumes on partition 3 = %v, %v; want C:", ids, err)
+	}
+	_, err = h.Volume().ListVolumesOnDisk(ctx, 0, 4)
+	wantErr(t, err, errdefs.ErrNotFound, "no partition 4")
+	// PartitionDisk leaves it alone: it has a data partition.
+	must(t, h.Disk().PartitionDisk(ctx, 0))
+	if again := h.ListDisks()[0]; !reflect.DeepEqual(again, d) {
+		t.Error("PartitionDisk changed the system disk")
+	}
+	wantErr(t, h.Volume().FormatVolume(ctx, systemVolume(t, h)), errdefs.ErrFailedPrecondition, "system disk")
+}

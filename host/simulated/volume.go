@@ -1,0 +1,311 @@
+package simulated
+
+import (
+	"context"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+)
+
+// volumeView is the volume group backend.
+type volumeView struct{ h *Host }
+
+// ListVolumesOnDisk implements volume.Host: the volumes of every partition
+// (partition 0) or of one partition, in partition order. A partition
+// without a volume (MSR) gives none; a missing partition is
+// errdefs.ErrNotFound; an offline disk errdefs.ErrFailedPrecondition.
+func (v volumeView) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
+	ids := []string{}
+	err := v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		if !d.online {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline", n)
+		}
+		found := partition == 0
+		for _, p := range d.parts {
+			if partition != 0 && p.number != partition {
+				continue
+			}
+			found = true
+			if p.vol != nil {
+				ids = append(ids, p.vol.id)
+			}
+		}
+		if !found {
+			return errdefs.Errorf(errdefs.ErrNotFound, "disk %d has no partition %d", n, partition)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// MountVolume implements volume.Host like SetVolumeMountPoint: target must
+// be an empty directory, which becomes the mount point. Leniently, a
+// missing target whose parent exists is created first (drivers differ in
+// whether they create it). A file, link or non-empty directory at target is
+// errdefs.ErrFailedPrecondition, and so is a mount point of another
+// volume; the same volume there again is success. An unformatted volume can
+// be mounted, as on Windows; entering it then fails until it is formatted.
+func (v volumeView) MountVolume(ctx context.Context, volumeID, target string) error {
+	p, err := cleanView(target)
+	if err != nil {
+		return err
+	}
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		pl, err := (&walker{w: w}).resolve(p, false)
+		if err != nil {
+			return err
+		}
+		switch n := pl.n; {
+		case pl.dir == nil:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "the access path %q is a drive root", p)
+		case n == nil:
+			n = newDir(pl.name)
+			pl.dir.children[strings.ToLower(pl.name)] = n
+			pl.n = n
+		case n.kind == kindMount && strings.EqualFold(n.volID, vol.id):
+			return nil
+		case n.kind == kindMount:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "the requested access path %q is already in use by volume %s", p, n.volID)
+		case n.kind == kindFile:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "the access path %q is a file, not an empty directory", p)
+		case n.kind == kindLink:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "the access path %q is a symbolic link, not an empty directory", p)
+		case len(n.children) > 0:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "the access path %q is not an empty directory", p)
+		}
+		pl.n.kind, pl.n.children, pl.n.volID = kindMount, nil, vol.id
+		return nil
+	})
+}
+
+// UnmountVolume implements volume.Host like Flush + DeleteVolumeMountPoint:
+// the mount point turns back into an empty directory. target must be a
+// mount point of the volume (errdefs.ErrNotFound otherwise, or
+// errdefs.ErrFailedPrecondition when another volume is mounted there).
+func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) error {
+	p, err := cleanView(target)
+	if err != nil {
+		return err
+	}
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		vol.flushes++
+		pl, err := (&walker{w: w}).resolve(p, false)
+		switch n := pl.n; {
+		case err != nil:
+			return err
+		case pl.dir == nil:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is a drive root; removing drive letters is not supported", p)
+		case n == nil:
+			return notExist("%q does not exist", p)
+		case n.kind != kindMount:
+			return errdefs.Errorf(errdefs.ErrNotFound, "%q is not a mounted folder", p)
+		case !strings.EqualFold(n.volID, vol.id):
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is the mount point of volume %s, not %s", p, n.volID, vol.id)
+		}
+		pl.n.kind, pl.n.children, pl.n.volID = kindDir, map[string]*node{}, ""
+		return nil
+	})
+}
+
+// IsVolumeFormatted implements volume.Host.
+func (v volumeView) IsVolumeFormatted(ctx context.Context, volumeID string) (bool, error) {
+	var ok bool
+	err := v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		ok = vol.fs != ""
+		return nil
+	})
+	return ok, err
+}
+
+// FormatVolume implements volume.Host: a quick NTFS format, which erases
+// the volume's files (the Service refuses to format twice). The system
+// volume C: is refused, as Windows refuses it.
+func (v volumeView) FormatVolume(ctx context.Context, volumeID string) error {
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		if vol.disk.system {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is on the system disk and cannot be formatted", vol.id)
+		}
+		vol.format("NTFS")
+		return nil
+	})
+}
+
+// VolumeSizes implements volume.Host: the partition's size and the size it
+// can grow to before the next partition or the backup GPT.
+func (v volumeView) VolumeSizes(ctx context.Context, volumeID string) (current, maximum int64, err error) {
+	err = v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		current, maximum = vol.part.size, vol.disk.maxSize(vol.part)
+		return nil
+	})
+	return current, maximum, err
+}
+
+// ResizeVolume implements volume.Host: the partition (and its file system)
+// becomes size bytes. Beyond the maximum, or below the bytes in use, is
+// errdefs.ErrOutOfRange.
+func (v volumeView) ResizeVolume(ctx context.Context, volumeID string, size int64) error {
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		if maximum := vol.disk.maxSize(vol.part); size > maximum {
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "size %d is larger than volume %s can grow to (%d bytes)", size, vol.id, maximum)
+		}
+		if used := vol.used(); size < used || size < partAlign {
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "size %d is smaller than volume %s can shrink to (%d bytes are in use)", size, vol.id, used)
+		}
+		vol.part.size = size
+		return nil
+	})
+}
+
+// VolumeStats implements volume.Host: the volume's size and used bytes
+// (see NTFSOverhead). A RAW volume is errdefs.ErrFailedPrecondition.
+func (v volumeView) VolumeStats(ctx context.Context, volumeID string) (total, used int64, err error) {
+	err = v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		if vol.fs == "" {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted", vol.id)
+		}
+		total, used = vol.part.size, vol.used()
+		return nil
+	})
+	return total, used, err
+}
+
+// DiskNumber implements volume.Host.
+func (v volumeView) DiskNumber(ctx context.Context, volumeID string) (uint32, error) {
+	var n uint32
+	err := v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		n = vol.disk.number
+		return nil
+	})
+	return n, err
+}
+
+// VolumeAt implements volume.Host: the volume mounted at path (a mount
+// point, or a drive root). Anything else is errdefs.ErrNotFound; for a
+// missing path the message ends "because it does not exist", the text
+// aws-ebs-csi-driver matches to mean "not mounted".
+func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
+	p, err := cleanView(path)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = v.h.do(ctx, func(w *world) error {
+		pl, err := (&walker{w: w}).resolve(p, false)
+		if isNotExist(err) || err == nil && pl.n == nil {
+			return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q because it does not exist", p)
+		}
+		switch {
+		case err != nil:
+			return err
+		case pl.dir == nil:
+			id = pl.vol.id
+		case pl.n.kind != kindMount:
+			return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it is not a mounted folder", p)
+		default:
+			id = pl.n.volID
+			if vol := w.findVolume(id); vol != nil {
+				id = vol.id
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+// ClosestVolume implements volume.Host like upstream's
+// GetClosestVolumeIDFromTargetPath: from path, walk up the parents, jumping
+// to a link's target when one is met (at most 256 steps), to the nearest
+// mount point or, failing that, the drive root's volume. A missing path is
+// errdefs.ErrNotFound; a path that leads to an SMB share is
+// errdefs.ErrFailedPrecondition (it is on no local volume).
+func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, error) {
+	p, err := cleanView(path)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	err = v.h.do(ctx, func(w *world) error {
+		wk := &walker{w: w}
+		cur := p
+		for range 256 {
+			if strings.HasPrefix(cur, `\\`) {
+				return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q leads to the SMB path %q, which is on no local volume", p, cur)
+			}
+			pl, err := wk.resolve(cur, false)
+			switch {
+			case err != nil:
+				return err
+			case pl.n == nil:
+				return notExist("path %q does not exist", cur)
+			case pl.dir == nil:
+				id = pl.vol.id
+				return nil
+			case pl.n.kind == kindMount:
+				id = pl.n.volID
+				if vol := w.findVolume(id); vol != nil {
+					id = vol.id
+				}
+				return nil
+			case pl.n.kind == kindLink:
+				cur = pl.n.target
+			default:
+				cur = hostpath.Windows.Dir(cur)
+			}
+		}
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "no volume found for %q within 256 steps (a link loop?)", p)
+	})
+	return id, err
+}
+
+// FlushVolume implements volume.Host; it counts the flush (see
+// VolumeInfo.Flushes).
+func (v volumeView) FlushVolume(ctx context.Context, volumeID string) error {
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(volumeID)
+		if err != nil {
+			return err
+		}
+		vol.flushes++
+		return nil
+	})
+}
