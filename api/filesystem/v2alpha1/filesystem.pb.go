@@ -283,6 +283,86 @@ func (*RmdirResponse) Descriptor() ([]byte, []int) {
 	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{5}
 }
 
+type RmdirContentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RmdirContentsRequest) Reset() {
+	*x = RmdirContentsRequest{}
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RmdirContentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RmdirContentsRequest) ProtoMessage() {}
+
+func (x *RmdirContentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RmdirContentsRequest.ProtoReflect.Descriptor instead.
+func (*RmdirContentsRequest) Descriptor() ([]byte, []int) {
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RmdirContentsRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type RmdirContentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RmdirContentsResponse) Reset() {
+	*x = RmdirContentsResponse{}
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RmdirContentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RmdirContentsResponse) ProtoMessage() {}
+
+func (x *RmdirContentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RmdirContentsResponse.ProtoReflect.Descriptor instead.
+func (*RmdirContentsResponse) Descriptor() ([]byte, []int) {
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{7}
+}
+
 type CreateSymlinkRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The existing directory the link points to.
@@ -295,7 +375,7 @@ type CreateSymlinkRequest struct {
 
 func (x *CreateSymlinkRequest) Reset() {
 	*x = CreateSymlinkRequest{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[6]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +387,7 @@ func (x *CreateSymlinkRequest) String() string {
 func (*CreateSymlinkRequest) ProtoMessage() {}
 
 func (x *CreateSymlinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[6]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +400,7 @@ func (x *CreateSymlinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkRequest.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkRequest) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{6}
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateSymlinkRequest) GetSourcePath() string {
@@ -345,7 +425,7 @@ type CreateSymlinkResponse struct {
 
 func (x *CreateSymlinkResponse) Reset() {
 	*x = CreateSymlinkResponse{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[7]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +437,7 @@ func (x *CreateSymlinkResponse) String() string {
 func (*CreateSymlinkResponse) ProtoMessage() {}
 
 func (x *CreateSymlinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[7]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +450,7 @@ func (x *CreateSymlinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSymlinkResponse.ProtoReflect.Descriptor instead.
 func (*CreateSymlinkResponse) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{7}
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{9}
 }
 
 type IsSymlinkRequest struct {
@@ -382,7 +462,7 @@ type IsSymlinkRequest struct {
 
 func (x *IsSymlinkRequest) Reset() {
 	*x = IsSymlinkRequest{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[8]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +474,7 @@ func (x *IsSymlinkRequest) String() string {
 func (*IsSymlinkRequest) ProtoMessage() {}
 
 func (x *IsSymlinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[8]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +487,7 @@ func (x *IsSymlinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsSymlinkRequest.ProtoReflect.Descriptor instead.
 func (*IsSymlinkRequest) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{8}
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IsSymlinkRequest) GetPath() string {
@@ -426,7 +506,7 @@ type IsSymlinkResponse struct {
 
 func (x *IsSymlinkResponse) Reset() {
 	*x = IsSymlinkResponse{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[9]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +518,7 @@ func (x *IsSymlinkResponse) String() string {
 func (*IsSymlinkResponse) ProtoMessage() {}
 
 func (x *IsSymlinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[9]
+	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +531,7 @@ func (x *IsSymlinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsSymlinkResponse.ProtoReflect.Descriptor instead.
 func (*IsSymlinkResponse) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{9}
+	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IsSymlinkResponse) GetIsSymlink() bool {
@@ -459,86 +539,6 @@ func (x *IsSymlinkResponse) GetIsSymlink() bool {
 		return x.IsSymlink
 	}
 	return false
-}
-
-type RmdirContentsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RmdirContentsRequest) Reset() {
-	*x = RmdirContentsRequest{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RmdirContentsRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RmdirContentsRequest) ProtoMessage() {}
-
-func (x *RmdirContentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RmdirContentsRequest.ProtoReflect.Descriptor instead.
-func (*RmdirContentsRequest) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *RmdirContentsRequest) GetPath() string {
-	if x != nil {
-		return x.Path
-	}
-	return ""
-}
-
-type RmdirContentsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RmdirContentsResponse) Reset() {
-	*x = RmdirContentsResponse{}
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RmdirContentsResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RmdirContentsResponse) ProtoMessage() {}
-
-func (x *RmdirContentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_filesystem_v2alpha1_filesystem_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RmdirContentsResponse.ProtoReflect.Descriptor instead.
-func (*RmdirContentsResponse) Descriptor() ([]byte, []int) {
-	return file_filesystem_v2alpha1_filesystem_proto_rawDescGZIP(), []int{11}
 }
 
 var File_filesystem_v2alpha1_filesystem_proto protoreflect.FileDescriptor
@@ -556,7 +556,10 @@ const file_filesystem_v2alpha1_filesystem_proto_rawDesc = "" +
 	"\fRmdirRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
 	"\x05force\x18\x02 \x01(\bR\x05force\"\x0f\n" +
-	"\rRmdirResponse\"X\n" +
+	"\rRmdirResponse\"*\n" +
+	"\x14RmdirContentsRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\x17\n" +
+	"\x15RmdirContentsResponse\"X\n" +
 	"\x14CreateSymlinkRequest\x12\x1f\n" +
 	"\vsource_path\x18\x01 \x01(\tR\n" +
 	"sourcePath\x12\x1f\n" +
@@ -567,19 +570,16 @@ const file_filesystem_v2alpha1_filesystem_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\"2\n" +
 	"\x11IsSymlinkResponse\x12\x1d\n" +
 	"\n" +
-	"is_symlink\x18\x01 \x01(\bR\tisSymlink\"*\n" +
-	"\x14RmdirContentsRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\x17\n" +
-	"\x15RmdirContentsResponse2\xbf\x03\n" +
+	"is_symlink\x18\x01 \x01(\bR\tisSymlink2\xbf\x03\n" +
 	"\n" +
 	"Filesystem\x12I\n" +
 	"\n" +
 	"PathExists\x12\x1b.v2alpha1.PathExistsRequest\x1a\x1c.v2alpha1.PathExistsResponse\"\x00\x12:\n" +
 	"\x05Mkdir\x12\x16.v2alpha1.MkdirRequest\x1a\x17.v2alpha1.MkdirResponse\"\x00\x12:\n" +
 	"\x05Rmdir\x12\x16.v2alpha1.RmdirRequest\x1a\x17.v2alpha1.RmdirResponse\"\x00\x12R\n" +
+	"\rRmdirContents\x12\x1e.v2alpha1.RmdirContentsRequest\x1a\x1f.v2alpha1.RmdirContentsResponse\"\x00\x12R\n" +
 	"\rCreateSymlink\x12\x1e.v2alpha1.CreateSymlinkRequest\x1a\x1f.v2alpha1.CreateSymlinkResponse\"\x00\x12F\n" +
-	"\tIsSymlink\x12\x1a.v2alpha1.IsSymlinkRequest\x1a\x1b.v2alpha1.IsSymlinkResponse\"\x00\x12R\n" +
-	"\rRmdirContents\x12\x1e.v2alpha1.RmdirContentsRequest\x1a\x1f.v2alpha1.RmdirContentsResponse\"\x00BUZSgithub.com/csi-node-proxy/csi-node-proxy/api/filesystem/v2alpha1;filesystemv2alpha1b\x06proto3"
+	"\tIsSymlink\x12\x1a.v2alpha1.IsSymlinkRequest\x1a\x1b.v2alpha1.IsSymlinkResponse\"\x00BUZSgithub.com/csi-node-proxy/csi-node-proxy/api/filesystem/v2alpha1;filesystemv2alpha1b\x06proto3"
 
 var (
 	file_filesystem_v2alpha1_filesystem_proto_rawDescOnce sync.Once
@@ -601,26 +601,26 @@ var file_filesystem_v2alpha1_filesystem_proto_goTypes = []any{
 	(*MkdirResponse)(nil),         // 3: v2alpha1.MkdirResponse
 	(*RmdirRequest)(nil),          // 4: v2alpha1.RmdirRequest
 	(*RmdirResponse)(nil),         // 5: v2alpha1.RmdirResponse
-	(*CreateSymlinkRequest)(nil),  // 6: v2alpha1.CreateSymlinkRequest
-	(*CreateSymlinkResponse)(nil), // 7: v2alpha1.CreateSymlinkResponse
-	(*IsSymlinkRequest)(nil),      // 8: v2alpha1.IsSymlinkRequest
-	(*IsSymlinkResponse)(nil),     // 9: v2alpha1.IsSymlinkResponse
-	(*RmdirContentsRequest)(nil),  // 10: v2alpha1.RmdirContentsRequest
-	(*RmdirContentsResponse)(nil), // 11: v2alpha1.RmdirContentsResponse
+	(*RmdirContentsRequest)(nil),  // 6: v2alpha1.RmdirContentsRequest
+	(*RmdirContentsResponse)(nil), // 7: v2alpha1.RmdirContentsResponse
+	(*CreateSymlinkRequest)(nil),  // 8: v2alpha1.CreateSymlinkRequest
+	(*CreateSymlinkResponse)(nil), // 9: v2alpha1.CreateSymlinkResponse
+	(*IsSymlinkRequest)(nil),      // 10: v2alpha1.IsSymlinkRequest
+	(*IsSymlinkResponse)(nil),     // 11: v2alpha1.IsSymlinkResponse
 }
 var file_filesystem_v2alpha1_filesystem_proto_depIdxs = []int32{
 	0,  // 0: v2alpha1.Filesystem.PathExists:input_type -> v2alpha1.PathExistsRequest
 	2,  // 1: v2alpha1.Filesystem.Mkdir:input_type -> v2alpha1.MkdirRequest
 	4,  // 2: v2alpha1.Filesystem.Rmdir:input_type -> v2alpha1.RmdirRequest
-	6,  // 3: v2alpha1.Filesystem.CreateSymlink:input_type -> v2alpha1.CreateSymlinkRequest
-	8,  // 4: v2alpha1.Filesystem.IsSymlink:input_type -> v2alpha1.IsSymlinkRequest
-	10, // 5: v2alpha1.Filesystem.RmdirContents:input_type -> v2alpha1.RmdirContentsRequest
+	6,  // 3: v2alpha1.Filesystem.RmdirContents:input_type -> v2alpha1.RmdirContentsRequest
+	8,  // 4: v2alpha1.Filesystem.CreateSymlink:input_type -> v2alpha1.CreateSymlinkRequest
+	10, // 5: v2alpha1.Filesystem.IsSymlink:input_type -> v2alpha1.IsSymlinkRequest
 	1,  // 6: v2alpha1.Filesystem.PathExists:output_type -> v2alpha1.PathExistsResponse
 	3,  // 7: v2alpha1.Filesystem.Mkdir:output_type -> v2alpha1.MkdirResponse
 	5,  // 8: v2alpha1.Filesystem.Rmdir:output_type -> v2alpha1.RmdirResponse
-	7,  // 9: v2alpha1.Filesystem.CreateSymlink:output_type -> v2alpha1.CreateSymlinkResponse
-	9,  // 10: v2alpha1.Filesystem.IsSymlink:output_type -> v2alpha1.IsSymlinkResponse
-	11, // 11: v2alpha1.Filesystem.RmdirContents:output_type -> v2alpha1.RmdirContentsResponse
+	7,  // 9: v2alpha1.Filesystem.RmdirContents:output_type -> v2alpha1.RmdirContentsResponse
+	9,  // 10: v2alpha1.Filesystem.CreateSymlink:output_type -> v2alpha1.CreateSymlinkResponse
+	11, // 11: v2alpha1.Filesystem.IsSymlink:output_type -> v2alpha1.IsSymlinkResponse
 	6,  // [6:12] is the sub-list for method output_type
 	0,  // [0:6] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name

@@ -28,9 +28,9 @@ const (
 	Filesystem_PathExists_FullMethodName    = "/v2alpha1.Filesystem/PathExists"
 	Filesystem_Mkdir_FullMethodName         = "/v2alpha1.Filesystem/Mkdir"
 	Filesystem_Rmdir_FullMethodName         = "/v2alpha1.Filesystem/Rmdir"
+	Filesystem_RmdirContents_FullMethodName = "/v2alpha1.Filesystem/RmdirContents"
 	Filesystem_CreateSymlink_FullMethodName = "/v2alpha1.Filesystem/CreateSymlink"
 	Filesystem_IsSymlink_FullMethodName     = "/v2alpha1.Filesystem/IsSymlink"
-	Filesystem_RmdirContents_FullMethodName = "/v2alpha1.Filesystem/RmdirContents"
 )
 
 // FilesystemClient is the client API for Filesystem service.
@@ -47,14 +47,14 @@ type FilesystemClient interface {
 	// Rmdir removes a directory. With force it removes a whole tree, and it
 	// removes a symlink or mount point itself without touching its target.
 	Rmdir(ctx context.Context, in *RmdirRequest, opts ...grpc.CallOption) (*RmdirResponse, error)
+	// RmdirContents removes everything inside the directory but keeps the
+	// directory itself.
+	RmdirContents(ctx context.Context, in *RmdirContentsRequest, opts ...grpc.CallOption) (*RmdirContentsResponse, error)
 	// CreateSymlink creates a link at target_path pointing to source_path.
 	CreateSymlink(ctx context.Context, in *CreateSymlinkRequest, opts ...grpc.CallOption) (*CreateSymlinkResponse, error)
 	// IsSymlink tells whether the path is a symlink or a volume mount point
 	// whose target exists.
 	IsSymlink(ctx context.Context, in *IsSymlinkRequest, opts ...grpc.CallOption) (*IsSymlinkResponse, error)
-	// RmdirContents removes everything inside the directory but keeps the
-	// directory itself.
-	RmdirContents(ctx context.Context, in *RmdirContentsRequest, opts ...grpc.CallOption) (*RmdirContentsResponse, error)
 }
 
 type filesystemClient struct {
@@ -95,6 +95,16 @@ func (c *filesystemClient) Rmdir(ctx context.Context, in *RmdirRequest, opts ...
 	return out, nil
 }
 
+func (c *filesystemClient) RmdirContents(ctx context.Context, in *RmdirContentsRequest, opts ...grpc.CallOption) (*RmdirContentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RmdirContentsResponse)
+	err := c.cc.Invoke(ctx, Filesystem_RmdirContents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *filesystemClient) CreateSymlink(ctx context.Context, in *CreateSymlinkRequest, opts ...grpc.CallOption) (*CreateSymlinkResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateSymlinkResponse)
@@ -115,16 +125,6 @@ func (c *filesystemClient) IsSymlink(ctx context.Context, in *IsSymlinkRequest, 
 	return out, nil
 }
 
-func (c *filesystemClient) RmdirContents(ctx context.Context, in *RmdirContentsRequest, opts ...grpc.CallOption) (*RmdirContentsResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RmdirContentsResponse)
-	err := c.cc.Invoke(ctx, Filesystem_RmdirContents_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // FilesystemServer is the server API for Filesystem service.
 // All implementations must embed UnimplementedFilesystemServer
 // for forward compatibility.
@@ -139,14 +139,14 @@ type FilesystemServer interface {
 	// Rmdir removes a directory. With force it removes a whole tree, and it
 	// removes a symlink or mount point itself without touching its target.
 	Rmdir(context.Context, *RmdirRequest) (*RmdirResponse, error)
+	// RmdirContents removes everything inside the directory but keeps the
+	// directory itself.
+	RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error)
 	// CreateSymlink creates a link at target_path pointing to source_path.
 	CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error)
 	// IsSymlink tells whether the path is a symlink or a volume mount point
 	// whose target exists.
 	IsSymlink(context.Context, *IsSymlinkRequest) (*IsSymlinkResponse, error)
-	// RmdirContents removes everything inside the directory but keeps the
-	// directory itself.
-	RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error)
 	mustEmbedUnimplementedFilesystemServer()
 }
 
@@ -166,14 +166,14 @@ func (UnimplementedFilesystemServer) Mkdir(context.Context, *MkdirRequest) (*Mkd
 func (UnimplementedFilesystemServer) Rmdir(context.Context, *RmdirRequest) (*RmdirResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Rmdir not implemented")
 }
+func (UnimplementedFilesystemServer) RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RmdirContents not implemented")
+}
 func (UnimplementedFilesystemServer) CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateSymlink not implemented")
 }
 func (UnimplementedFilesystemServer) IsSymlink(context.Context, *IsSymlinkRequest) (*IsSymlinkResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method IsSymlink not implemented")
-}
-func (UnimplementedFilesystemServer) RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method RmdirContents not implemented")
 }
 func (UnimplementedFilesystemServer) mustEmbedUnimplementedFilesystemServer() {}
 func (UnimplementedFilesystemServer) testEmbeddedByValue()                    {}
@@ -250,6 +250,24 @@ func _Filesystem_Rmdir_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Filesystem_RmdirContents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RmdirContentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FilesystemServer).RmdirContents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Filesystem_RmdirContents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FilesystemServer).RmdirContents(ctx, req.(*RmdirContentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Filesystem_CreateSymlink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateSymlinkRequest)
 	if err := dec(in); err != nil {
@@ -286,24 +304,6 @@ func _Filesystem_IsSymlink_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Filesystem_RmdirContents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RmdirContentsRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(FilesystemServer).RmdirContents(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Filesystem_RmdirContents_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(FilesystemServer).RmdirContents(ctx, req.(*RmdirContentsRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // Filesystem_ServiceDesc is the grpc.ServiceDesc for Filesystem service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -324,16 +324,16 @@ var Filesystem_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Filesystem_Rmdir_Handler,
 		},
 		{
+			MethodName: "RmdirContents",
+			Handler:    _Filesystem_RmdirContents_Handler,
+		},
+		{
 			MethodName: "CreateSymlink",
 			Handler:    _Filesystem_CreateSymlink_Handler,
 		},
 		{
 			MethodName: "IsSymlink",
 			Handler:    _Filesystem_IsSymlink_Handler,
-		},
-		{
-			MethodName: "RmdirContents",
-			Handler:    _Filesystem_RmdirContents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -829,86 +829,6 @@ func (x *GetVolumeIDFromTargetPathResponse) GetVolumeId() string {
 	return ""
 }
 
-type WriteVolumeCacheRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	VolumeId      string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *WriteVolumeCacheRequest) Reset() {
-	*x = WriteVolumeCacheRequest{}
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[18]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *WriteVolumeCacheRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*WriteVolumeCacheRequest) ProtoMessage() {}
-
-func (x *WriteVolumeCacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[18]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use WriteVolumeCacheRequest.ProtoReflect.Descriptor instead.
-func (*WriteVolumeCacheRequest) Descriptor() ([]byte, []int) {
-	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{18}
-}
-
-func (x *WriteVolumeCacheRequest) GetVolumeId() string {
-	if x != nil {
-		return x.VolumeId
-	}
-	return ""
-}
-
-type WriteVolumeCacheResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *WriteVolumeCacheResponse) Reset() {
-	*x = WriteVolumeCacheResponse{}
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[19]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *WriteVolumeCacheResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*WriteVolumeCacheResponse) ProtoMessage() {}
-
-func (x *WriteVolumeCacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[19]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use WriteVolumeCacheResponse.ProtoReflect.Descriptor instead.
-func (*WriteVolumeCacheResponse) Descriptor() ([]byte, []int) {
-	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{19}
-}
-
 type GetClosestVolumeIDFromTargetPathRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TargetPath    string                 `protobuf:"bytes,1,opt,name=target_path,json=targetPath,proto3" json:"target_path,omitempty"`
@@ -918,7 +838,7 @@ type GetClosestVolumeIDFromTargetPathRequest struct {
 
 func (x *GetClosestVolumeIDFromTargetPathRequest) Reset() {
 	*x = GetClosestVolumeIDFromTargetPathRequest{}
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[20]
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +850,7 @@ func (x *GetClosestVolumeIDFromTargetPathRequest) String() string {
 func (*GetClosestVolumeIDFromTargetPathRequest) ProtoMessage() {}
 
 func (x *GetClosestVolumeIDFromTargetPathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[20]
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +863,7 @@ func (x *GetClosestVolumeIDFromTargetPathRequest) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetClosestVolumeIDFromTargetPathRequest.ProtoReflect.Descriptor instead.
 func (*GetClosestVolumeIDFromTargetPathRequest) Descriptor() ([]byte, []int) {
-	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{20}
+	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetClosestVolumeIDFromTargetPathRequest) GetTargetPath() string {
@@ -962,7 +882,7 @@ type GetClosestVolumeIDFromTargetPathResponse struct {
 
 func (x *GetClosestVolumeIDFromTargetPathResponse) Reset() {
 	*x = GetClosestVolumeIDFromTargetPathResponse{}
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[21]
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +894,7 @@ func (x *GetClosestVolumeIDFromTargetPathResponse) String() string {
 func (*GetClosestVolumeIDFromTargetPathResponse) ProtoMessage() {}
 
 func (x *GetClosestVolumeIDFromTargetPathResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_volume_v2alpha1_volume_proto_msgTypes[21]
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +907,7 @@ func (x *GetClosestVolumeIDFromTargetPathResponse) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetClosestVolumeIDFromTargetPathResponse.ProtoReflect.Descriptor instead.
 func (*GetClosestVolumeIDFromTargetPathResponse) Descriptor() ([]byte, []int) {
-	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{21}
+	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetClosestVolumeIDFromTargetPathResponse) GetVolumeId() string {
@@ -995,6 +915,86 @@ func (x *GetClosestVolumeIDFromTargetPathResponse) GetVolumeId() string {
 		return x.VolumeId
 	}
 	return ""
+}
+
+type WriteVolumeCacheRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	VolumeId      string                 `protobuf:"bytes,1,opt,name=volume_id,json=volumeId,proto3" json:"volume_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteVolumeCacheRequest) Reset() {
+	*x = WriteVolumeCacheRequest{}
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteVolumeCacheRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteVolumeCacheRequest) ProtoMessage() {}
+
+func (x *WriteVolumeCacheRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteVolumeCacheRequest.ProtoReflect.Descriptor instead.
+func (*WriteVolumeCacheRequest) Descriptor() ([]byte, []int) {
+	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *WriteVolumeCacheRequest) GetVolumeId() string {
+	if x != nil {
+		return x.VolumeId
+	}
+	return ""
+}
+
+type WriteVolumeCacheResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteVolumeCacheResponse) Reset() {
+	*x = WriteVolumeCacheResponse{}
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteVolumeCacheResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteVolumeCacheResponse) ProtoMessage() {}
+
+func (x *WriteVolumeCacheResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_volume_v2alpha1_volume_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteVolumeCacheResponse.ProtoReflect.Descriptor instead.
+func (*WriteVolumeCacheResponse) Descriptor() ([]byte, []int) {
+	return file_volume_v2alpha1_volume_proto_rawDescGZIP(), []int{21}
 }
 
 var File_volume_v2alpha1_volume_proto protoreflect.FileDescriptor
@@ -1047,15 +1047,15 @@ const file_volume_v2alpha1_volume_proto_rawDesc = "" +
 	"\vtarget_path\x18\x01 \x01(\tR\n" +
 	"targetPath\"@\n" +
 	"!GetVolumeIDFromTargetPathResponse\x12\x1b\n" +
-	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\"6\n" +
-	"\x17WriteVolumeCacheRequest\x12\x1b\n" +
-	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\"\x1a\n" +
-	"\x18WriteVolumeCacheResponse\"J\n" +
+	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\"J\n" +
 	"'GetClosestVolumeIDFromTargetPathRequest\x12\x1f\n" +
 	"\vtarget_path\x18\x01 \x01(\tR\n" +
 	"targetPath\"G\n" +
 	"(GetClosestVolumeIDFromTargetPathResponse\x12\x1b\n" +
-	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId2\xbe\b\n" +
+	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\"6\n" +
+	"\x17WriteVolumeCacheRequest\x12\x1b\n" +
+	"\tvolume_id\x18\x01 \x01(\tR\bvolumeId\"\x1a\n" +
+	"\x18WriteVolumeCacheResponse2\xbe\b\n" +
 	"\x06Volume\x12^\n" +
 	"\x11ListVolumesOnDisk\x12\".v2alpha1.ListVolumesOnDiskRequest\x1a#.v2alpha1.ListVolumesOnDiskResponse\"\x00\x12L\n" +
 	"\vMountVolume\x12\x1c.v2alpha1.MountVolumeRequest\x1a\x1d.v2alpha1.MountVolumeResponse\"\x00\x12R\n" +
@@ -1065,9 +1065,9 @@ const file_volume_v2alpha1_volume_proto_rawDesc = "" +
 	"\fResizeVolume\x12\x1d.v2alpha1.ResizeVolumeRequest\x1a\x1e.v2alpha1.ResizeVolumeResponse\"\x00\x12U\n" +
 	"\x0eGetVolumeStats\x12\x1f.v2alpha1.GetVolumeStatsRequest\x1a .v2alpha1.GetVolumeStatsResponse\"\x00\x12v\n" +
 	"\x19GetDiskNumberFromVolumeID\x12*.v2alpha1.GetDiskNumberFromVolumeIDRequest\x1a+.v2alpha1.GetDiskNumberFromVolumeIDResponse\"\x00\x12v\n" +
-	"\x19GetVolumeIDFromTargetPath\x12*.v2alpha1.GetVolumeIDFromTargetPathRequest\x1a+.v2alpha1.GetVolumeIDFromTargetPathResponse\"\x00\x12[\n" +
-	"\x10WriteVolumeCache\x12!.v2alpha1.WriteVolumeCacheRequest\x1a\".v2alpha1.WriteVolumeCacheResponse\"\x00\x12\x8b\x01\n" +
-	" GetClosestVolumeIDFromTargetPath\x121.v2alpha1.GetClosestVolumeIDFromTargetPathRequest\x1a2.v2alpha1.GetClosestVolumeIDFromTargetPathResponse\"\x00BMZKgithub.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1;volumev2alpha1b\x06proto3"
+	"\x19GetVolumeIDFromTargetPath\x12*.v2alpha1.GetVolumeIDFromTargetPathRequest\x1a+.v2alpha1.GetVolumeIDFromTargetPathResponse\"\x00\x12\x8b\x01\n" +
+	" GetClosestVolumeIDFromTargetPath\x121.v2alpha1.GetClosestVolumeIDFromTargetPathRequest\x1a2.v2alpha1.GetClosestVolumeIDFromTargetPathResponse\"\x00\x12[\n" +
+	"\x10WriteVolumeCache\x12!.v2alpha1.WriteVolumeCacheRequest\x1a\".v2alpha1.WriteVolumeCacheResponse\"\x00BMZKgithub.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1;volumev2alpha1b\x06proto3"
 
 var (
 	file_volume_v2alpha1_volume_proto_rawDescOnce sync.Once
@@ -1101,10 +1101,10 @@ var file_volume_v2alpha1_volume_proto_goTypes = []any{
 	(*GetDiskNumberFromVolumeIDResponse)(nil),        // 15: v2alpha1.GetDiskNumberFromVolumeIDResponse
 	(*GetVolumeIDFromTargetPathRequest)(nil),         // 16: v2alpha1.GetVolumeIDFromTargetPathRequest
 	(*GetVolumeIDFromTargetPathResponse)(nil),        // 17: v2alpha1.GetVolumeIDFromTargetPathResponse
-	(*WriteVolumeCacheRequest)(nil),                  // 18: v2alpha1.WriteVolumeCacheRequest
-	(*WriteVolumeCacheResponse)(nil),                 // 19: v2alpha1.WriteVolumeCacheResponse
-	(*GetClosestVolumeIDFromTargetPathRequest)(nil),  // 20: v2alpha1.GetClosestVolumeIDFromTargetPathRequest
-	(*GetClosestVolumeIDFromTargetPathResponse)(nil), // 21: v2alpha1.GetClosestVolumeIDFromTargetPathResponse
+	(*GetClosestVolumeIDFromTargetPathRequest)(nil),  // 18: v2alpha1.GetClosestVolumeIDFromTargetPathRequest
+	(*GetClosestVolumeIDFromTargetPathResponse)(nil), // 19: v2alpha1.GetClosestVolumeIDFromTargetPathResponse
+	(*WriteVolumeCacheRequest)(nil),                  // 20: v2alpha1.WriteVolumeCacheRequest
+	(*WriteVolumeCacheResponse)(nil),                 // 21: v2alpha1.WriteVolumeCacheResponse
 }
 var file_volume_v2alpha1_volume_proto_depIdxs = []int32{
 	0,  // 0: v2alpha1.Volume.ListVolumesOnDisk:input_type -> v2alpha1.ListVolumesOnDiskRequest
@@ -1116,8 +1116,8 @@ var file_volume_v2alpha1_volume_proto_depIdxs = []int32{
 	12, // 6: v2alpha1.Volume.GetVolumeStats:input_type -> v2alpha1.GetVolumeStatsRequest
 	14, // 7: v2alpha1.Volume.GetDiskNumberFromVolumeID:input_type -> v2alpha1.GetDiskNumberFromVolumeIDRequest
 	16, // 8: v2alpha1.Volume.GetVolumeIDFromTargetPath:input_type -> v2alpha1.GetVolumeIDFromTargetPathRequest
-	18, // 9: v2alpha1.Volume.WriteVolumeCache:input_type -> v2alpha1.WriteVolumeCacheRequest
-	20, // 10: v2alpha1.Volume.GetClosestVolumeIDFromTargetPath:input_type -> v2alpha1.GetClosestVolumeIDFromTargetPathRequest
+	18, // 9: v2alpha1.Volume.GetClosestVolumeIDFromTargetPath:input_type -> v2alpha1.GetClosestVolumeIDFromTargetPathRequest
+	20, // 10: v2alpha1.Volume.WriteVolumeCache:input_type -> v2alpha1.WriteVolumeCacheRequest
 	1,  // 11: v2alpha1.Volume.ListVolumesOnDisk:output_type -> v2alpha1.ListVolumesOnDiskResponse
 	3,  // 12: v2alpha1.Volume.MountVolume:output_type -> v2alpha1.MountVolumeResponse
 	5,  // 13: v2alpha1.Volume.UnmountVolume:output_type -> v2alpha1.UnmountVolumeResponse
@@ -1127,8 +1127,8 @@ var file_volume_v2alpha1_volume_proto_depIdxs = []int32{
 	13, // 17: v2alpha1.Volume.GetVolumeStats:output_type -> v2alpha1.GetVolumeStatsResponse
 	15, // 18: v2alpha1.Volume.GetDiskNumberFromVolumeID:output_type -> v2alpha1.GetDiskNumberFromVolumeIDResponse
 	17, // 19: v2alpha1.Volume.GetVolumeIDFromTargetPath:output_type -> v2alpha1.GetVolumeIDFromTargetPathResponse
-	19, // 20: v2alpha1.Volume.WriteVolumeCache:output_type -> v2alpha1.WriteVolumeCacheResponse
-	21, // 21: v2alpha1.Volume.GetClosestVolumeIDFromTargetPath:output_type -> v2alpha1.GetClosestVolumeIDFromTargetPathResponse
+	19, // 20: v2alpha1.Volume.GetClosestVolumeIDFromTargetPath:output_type -> v2alpha1.GetClosestVolumeIDFromTargetPathResponse
+	21, // 21: v2alpha1.Volume.WriteVolumeCache:output_type -> v2alpha1.WriteVolumeCacheResponse
 	11, // [11:22] is the sub-list for method output_type
 	0,  // [0:11] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name

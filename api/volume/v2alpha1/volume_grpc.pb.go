@@ -34,8 +34,8 @@ const (
 	Volume_GetVolumeStats_FullMethodName                   = "/v2alpha1.Volume/GetVolumeStats"
 	Volume_GetDiskNumberFromVolumeID_FullMethodName        = "/v2alpha1.Volume/GetDiskNumberFromVolumeID"
 	Volume_GetVolumeIDFromTargetPath_FullMethodName        = "/v2alpha1.Volume/GetVolumeIDFromTargetPath"
-	Volume_WriteVolumeCache_FullMethodName                 = "/v2alpha1.Volume/WriteVolumeCache"
 	Volume_GetClosestVolumeIDFromTargetPath_FullMethodName = "/v2alpha1.Volume/GetClosestVolumeIDFromTargetPath"
+	Volume_WriteVolumeCache_FullMethodName                 = "/v2alpha1.Volume/WriteVolumeCache"
 )
 
 // VolumeClient is the client API for Volume service.
@@ -67,12 +67,12 @@ type VolumeClient interface {
 	GetDiskNumberFromVolumeID(ctx context.Context, in *GetDiskNumberFromVolumeIDRequest, opts ...grpc.CallOption) (*GetDiskNumberFromVolumeIDResponse, error)
 	// GetVolumeIDFromTargetPath returns the volume mounted at target_path.
 	GetVolumeIDFromTargetPath(ctx context.Context, in *GetVolumeIDFromTargetPathRequest, opts ...grpc.CallOption) (*GetVolumeIDFromTargetPathResponse, error)
-	// WriteVolumeCache flushes the volume's cached writes to stable storage.
-	WriteVolumeCache(ctx context.Context, in *WriteVolumeCacheRequest, opts ...grpc.CallOption) (*WriteVolumeCacheResponse, error)
 	// GetClosestVolumeIDFromTargetPath returns the volume that holds
 	// target_path: the path's own mount, or the nearest ancestor's, following
 	// symlinks on the way up.
 	GetClosestVolumeIDFromTargetPath(ctx context.Context, in *GetClosestVolumeIDFromTargetPathRequest, opts ...grpc.CallOption) (*GetClosestVolumeIDFromTargetPathResponse, error)
+	// WriteVolumeCache flushes the volume's cached writes to stable storage.
+	WriteVolumeCache(ctx context.Context, in *WriteVolumeCacheRequest, opts ...grpc.CallOption) (*WriteVolumeCacheResponse, error)
 }
 
 type volumeClient struct {
@@ -173,20 +173,20 @@ func (c *volumeClient) GetVolumeIDFromTargetPath(ctx context.Context, in *GetVol
 	return out, nil
 }
 
-func (c *volumeClient) WriteVolumeCache(ctx context.Context, in *WriteVolumeCacheRequest, opts ...grpc.CallOption) (*WriteVolumeCacheResponse, error) {
+func (c *volumeClient) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *GetClosestVolumeIDFromTargetPathRequest, opts ...grpc.CallOption) (*GetClosestVolumeIDFromTargetPathResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(WriteVolumeCacheResponse)
-	err := c.cc.Invoke(ctx, Volume_WriteVolumeCache_FullMethodName, in, out, cOpts...)
+	out := new(GetClosestVolumeIDFromTargetPathResponse)
+	err := c.cc.Invoke(ctx, Volume_GetClosestVolumeIDFromTargetPath_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *volumeClient) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *GetClosestVolumeIDFromTargetPathRequest, opts ...grpc.CallOption) (*GetClosestVolumeIDFromTargetPathResponse, error) {
+func (c *volumeClient) WriteVolumeCache(ctx context.Context, in *WriteVolumeCacheRequest, opts ...grpc.CallOption) (*WriteVolumeCacheResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GetClosestVolumeIDFromTargetPathResponse)
-	err := c.cc.Invoke(ctx, Volume_GetClosestVolumeIDFromTargetPath_FullMethodName, in, out, cOpts...)
+	out := new(WriteVolumeCacheResponse)
+	err := c.cc.Invoke(ctx, Volume_WriteVolumeCache_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +222,12 @@ type VolumeServer interface {
 	GetDiskNumberFromVolumeID(context.Context, *GetDiskNumberFromVolumeIDRequest) (*GetDiskNumberFromVolumeIDResponse, error)
 	// GetVolumeIDFromTargetPath returns the volume mounted at target_path.
 	GetVolumeIDFromTargetPath(context.Context, *GetVolumeIDFromTargetPathRequest) (*GetVolumeIDFromTargetPathResponse, error)
-	// WriteVolumeCache flushes the volume's cached writes to stable storage.
-	WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error)
 	// GetClosestVolumeIDFromTargetPath returns the volume that holds
 	// target_path: the path's own mount, or the nearest ancestor's, following
 	// symlinks on the way up.
 	GetClosestVolumeIDFromTargetPath(context.Context, *GetClosestVolumeIDFromTargetPathRequest) (*GetClosestVolumeIDFromTargetPathResponse, error)
+	// WriteVolumeCache flushes the volume's cached writes to stable storage.
+	WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error)
 	mustEmbedUnimplementedVolumeServer()
 }
 
@@ -265,11 +265,11 @@ func (UnimplementedVolumeServer) GetDiskNumberFromVolumeID(context.Context, *Get
 func (UnimplementedVolumeServer) GetVolumeIDFromTargetPath(context.Context, *GetVolumeIDFromTargetPathRequest) (*GetVolumeIDFromTargetPathResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetVolumeIDFromTargetPath not implemented")
 }
-func (UnimplementedVolumeServer) WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method WriteVolumeCache not implemented")
-}
 func (UnimplementedVolumeServer) GetClosestVolumeIDFromTargetPath(context.Context, *GetClosestVolumeIDFromTargetPathRequest) (*GetClosestVolumeIDFromTargetPathResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetClosestVolumeIDFromTargetPath not implemented")
+}
+func (UnimplementedVolumeServer) WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WriteVolumeCache not implemented")
 }
 func (UnimplementedVolumeServer) mustEmbedUnimplementedVolumeServer() {}
 func (UnimplementedVolumeServer) testEmbeddedByValue()                {}
@@ -454,24 +454,6 @@ func _Volume_GetVolumeIDFromTargetPath_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Volume_WriteVolumeCache_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(WriteVolumeCacheRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(VolumeServer).WriteVolumeCache(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Volume_WriteVolumeCache_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(VolumeServer).WriteVolumeCache(ctx, req.(*WriteVolumeCacheRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _Volume_GetClosestVolumeIDFromTargetPath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetClosestVolumeIDFromTargetPathRequest)
 	if err := dec(in); err != nil {
@@ -486,6 +468,24 @@ func _Volume_GetClosestVolumeIDFromTargetPath_Handler(srv interface{}, ctx conte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(VolumeServer).GetClosestVolumeIDFromTargetPath(ctx, req.(*GetClosestVolumeIDFromTargetPathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Volume_WriteVolumeCache_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WriteVolumeCacheRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VolumeServer).WriteVolumeCache(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Volume_WriteVolumeCache_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VolumeServer).WriteVolumeCache(ctx, req.(*WriteVolumeCacheRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -534,12 +534,12 @@ var Volume_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Volume_GetVolumeIDFromTargetPath_Handler,
 		},
 		{
-			MethodName: "WriteVolumeCache",
-			Handler:    _Volume_WriteVolumeCache_Handler,
-		},
-		{
 			MethodName: "GetClosestVolumeIDFromTargetPath",
 			Handler:    _Volume_GetClosestVolumeIDFromTargetPath_Handler,
+		},
+		{
+			MethodName: "WriteVolumeCache",
+			Handler:    _Volume_WriteVolumeCache_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

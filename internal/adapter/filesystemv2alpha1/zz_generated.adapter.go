@@ -69,6 +69,18 @@ func (s *Server) Rmdir(ctx context.Context, in *pb.RmdirRequest) (*pb.RmdirRespo
 	return fromModelRmdirResponse(out), nil
 }
 
+// RmdirContents serves v2alpha1.Filesystem/RmdirContents.
+func (s *Server) RmdirContents(ctx context.Context, in *pb.RmdirContentsRequest) (*pb.RmdirContentsResponse, error) {
+	out, err := s.group.RmdirContents(ctx, toModelRmdirContentsRequest(in))
+	if err != nil {
+		return nil, errdefs.ToGRPC(err)
+	}
+	if out == nil {
+		return &pb.RmdirContentsResponse{}, nil
+	}
+	return fromModelRmdirContentsResponse(out), nil
+}
+
 // CreateSymlink serves v2alpha1.Filesystem/CreateSymlink.
 func (s *Server) CreateSymlink(ctx context.Context, in *pb.CreateSymlinkRequest) (*pb.CreateSymlinkResponse, error) {
 	out, err := s.group.CreateSymlink(ctx, toModelCreateSymlinkRequest(in))
@@ -91,18 +103,6 @@ func (s *Server) IsSymlink(ctx context.Context, in *pb.IsSymlinkRequest) (*pb.Is
 		return &pb.IsSymlinkResponse{}, nil
 	}
 	return fromModelIsSymlinkResponse(out), nil
-}
-
-// RmdirContents serves v2alpha1.Filesystem/RmdirContents.
-func (s *Server) RmdirContents(ctx context.Context, in *pb.RmdirContentsRequest) (*pb.RmdirContentsResponse, error) {
-	out, err := s.group.RmdirContents(ctx, toModelRmdirContentsRequest(in))
-	if err != nil {
-		return nil, errdefs.ToGRPC(err)
-	}
-	if out == nil {
-		return &pb.RmdirContentsResponse{}, nil
-	}
-	return fromModelRmdirContentsResponse(out), nil
 }
 
 // toModelPathExistsRequest converts a wire PathExistsRequest into the model's.
@@ -164,6 +164,25 @@ func fromModelRmdirResponse(in *filesystem.RmdirResponse) *pb.RmdirResponse {
 	return out
 }
 
+// toModelRmdirContentsRequest converts a wire RmdirContentsRequest into the model's.
+func toModelRmdirContentsRequest(in *pb.RmdirContentsRequest) *filesystem.RmdirContentsRequest {
+	if in == nil {
+		return nil
+	}
+	out := &filesystem.RmdirContentsRequest{}
+	out.Path = in.Path
+	return out
+}
+
+// fromModelRmdirContentsResponse converts a model RmdirContentsResponse into the wire's.
+func fromModelRmdirContentsResponse(in *filesystem.RmdirContentsResponse) *pb.RmdirContentsResponse {
+	if in == nil {
+		return nil
+	}
+	out := &pb.RmdirContentsResponse{}
+	return out
+}
+
 // toModelCreateSymlinkRequest converts a wire CreateSymlinkRequest into the model's.
 func toModelCreateSymlinkRequest(in *pb.CreateSymlinkRequest) *filesystem.CreateSymlinkRequest {
 	if in == nil {
@@ -201,24 +220,5 @@ func fromModelIsSymlinkResponse(in *filesystem.IsSymlinkResponse) *pb.IsSymlinkR
 	}
 	out := &pb.IsSymlinkResponse{}
 	out.IsSymlink = in.IsSymlink
-	return out
-}
-
-// toModelRmdirContentsRequest converts a wire RmdirContentsRequest into the model's.
-func toModelRmdirContentsRequest(in *pb.RmdirContentsRequest) *filesystem.RmdirContentsRequest {
-	if in == nil {
-		return nil
-	}
-	out := &filesystem.RmdirContentsRequest{}
-	out.Path = in.Path
-	return out
-}
-
-// fromModelRmdirContentsResponse converts a model RmdirContentsResponse into the wire's.
-func fromModelRmdirContentsResponse(in *filesystem.RmdirContentsResponse) *pb.RmdirContentsResponse {
-	if in == nil {
-		return nil
-	}
-	out := &pb.RmdirContentsResponse{}
 	return out
 }

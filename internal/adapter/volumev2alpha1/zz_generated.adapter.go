@@ -141,18 +141,6 @@ func (s *Server) GetVolumeIDFromTargetPath(ctx context.Context, in *pb.GetVolume
 	return fromModelGetVolumeIDFromTargetPathResponse(out), nil
 }
 
-// WriteVolumeCache serves v2alpha1.Volume/WriteVolumeCache.
-func (s *Server) WriteVolumeCache(ctx context.Context, in *pb.WriteVolumeCacheRequest) (*pb.WriteVolumeCacheResponse, error) {
-	out, err := s.group.WriteVolumeCache(ctx, toModelWriteVolumeCacheRequest(in))
-	if err != nil {
-		return nil, errdefs.ToGRPC(err)
-	}
-	if out == nil {
-		return &pb.WriteVolumeCacheResponse{}, nil
-	}
-	return fromModelWriteVolumeCacheResponse(out), nil
-}
-
 // GetClosestVolumeIDFromTargetPath serves v2alpha1.Volume/GetClosestVolumeIDFromTargetPath.
 func (s *Server) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *pb.GetClosestVolumeIDFromTargetPathRequest) (*pb.GetClosestVolumeIDFromTargetPathResponse, error) {
 	out, err := s.group.GetClosestVolumeIDFromTargetPath(ctx, toModelGetClosestVolumeIDFromTargetPathRequest(in))
@@ -163,6 +151,18 @@ func (s *Server) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *pb.Ge
 		return &pb.GetClosestVolumeIDFromTargetPathResponse{}, nil
 	}
 	return fromModelGetClosestVolumeIDFromTargetPathResponse(out), nil
+}
+
+// WriteVolumeCache serves v2alpha1.Volume/WriteVolumeCache.
+func (s *Server) WriteVolumeCache(ctx context.Context, in *pb.WriteVolumeCacheRequest) (*pb.WriteVolumeCacheResponse, error) {
+	out, err := s.group.WriteVolumeCache(ctx, toModelWriteVolumeCacheRequest(in))
+	if err != nil {
+		return nil, errdefs.ToGRPC(err)
+	}
+	if out == nil {
+		return &pb.WriteVolumeCacheResponse{}, nil
+	}
+	return fromModelWriteVolumeCacheResponse(out), nil
 }
 
 // toModelListVolumesOnDiskRequest converts a wire ListVolumesOnDiskRequest into the model's.
@@ -346,25 +346,6 @@ func fromModelGetVolumeIDFromTargetPathResponse(in *volume.GetVolumeIDFromTarget
 	return out
 }
 
-// toModelWriteVolumeCacheRequest converts a wire WriteVolumeCacheRequest into the model's.
-func toModelWriteVolumeCacheRequest(in *pb.WriteVolumeCacheRequest) *volume.WriteVolumeCacheRequest {
-	if in == nil {
-		return nil
-	}
-	out := &volume.WriteVolumeCacheRequest{}
-	out.VolumeID = in.VolumeId
-	return out
-}
-
-// fromModelWriteVolumeCacheResponse converts a model WriteVolumeCacheResponse into the wire's.
-func fromModelWriteVolumeCacheResponse(in *volume.WriteVolumeCacheResponse) *pb.WriteVolumeCacheResponse {
-	if in == nil {
-		return nil
-	}
-	out := &pb.WriteVolumeCacheResponse{}
-	return out
-}
-
 // toModelGetClosestVolumeIDFromTargetPathRequest converts a wire GetClosestVolumeIDFromTargetPathRequest into the model's.
 func toModelGetClosestVolumeIDFromTargetPathRequest(in *pb.GetClosestVolumeIDFromTargetPathRequest) *volume.GetClosestVolumeIDFromTargetPathRequest {
 	if in == nil {
@@ -382,5 +363,24 @@ func fromModelGetClosestVolumeIDFromTargetPathResponse(in *volume.GetClosestVolu
 	}
 	out := &pb.GetClosestVolumeIDFromTargetPathResponse{}
 	out.VolumeId = in.VolumeID
+	return out
+}
+
+// toModelWriteVolumeCacheRequest converts a wire WriteVolumeCacheRequest into the model's.
+func toModelWriteVolumeCacheRequest(in *pb.WriteVolumeCacheRequest) *volume.WriteVolumeCacheRequest {
+	if in == nil {
+		return nil
+	}
+	out := &volume.WriteVolumeCacheRequest{}
+	out.VolumeID = in.VolumeId
+	return out
+}
+
+// fromModelWriteVolumeCacheResponse converts a model WriteVolumeCacheResponse into the wire's.
+func fromModelWriteVolumeCacheResponse(in *volume.WriteVolumeCacheResponse) *pb.WriteVolumeCacheResponse {
+	if in == nil {
+		return nil
+	}
+	out := &pb.WriteVolumeCacheResponse{}
 	return out
 }

@@ -1,0 +1,17 @@
+module github.com/csi-node-proxy/csi-node-proxy/test/wirecompat
+
+go 1.26.8
+
+require (
+	github.com/kubernetes-csi/csi-proxy/client v1.3.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/golang/protobuf v1.5.4 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
+)
