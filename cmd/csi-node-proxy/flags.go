@@ -201,6 +201,6 @@ func usage(w io.Writer) {
 	var apis string
 	set := newFlagSet(&cfg, &apis)
 	set.SetOutput(w)
-	fmt.Fprintf(w, "Usage: csi-node-proxy [flags]\n\nServes the csi-proxy API groups to CSI node plugins, one endpoint per group-version.\n\nFlags:\n")
+	_, _ = fmt.Fprintf(w, "Usage: csi-node-proxy [flags]\n\nServes the csi-proxy API groups to CSI node plugins, one endpoint per group-version.\n\nFlags:\n")
 	set.PrintDefaults()
 }

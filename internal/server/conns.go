@@ -39,7 +39,7 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 	if l.closed {
 		// Accepted just as the listener closed: treat it as never
 		// accepted, as Close would have closed it anyway.
-		c.Close()
+		_ = c.Close() // the client is gone either way; nothing to report
 		return nil, net.ErrClosed
 	}
 	l.conns[tc] = struct{}{}
@@ -60,7 +60,7 @@ func (l *trackingListener) Close() error {
 	}
 	l.mu.Unlock()
 	for _, c := range idle {
-		c.Close()
+		_ = c.Close() // the client is gone either way; nothing to report
 	}
 	return err
 }
@@ -74,7 +74,7 @@ func (l *trackingListener) closeAll() {
 	}
 	l.mu.Unlock()
 	for _, c := range all {
-		c.Close()
+		_ = c.Close() // the client is gone either way; nothing to report
 	}
 }
 

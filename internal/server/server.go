@@ -169,7 +169,7 @@ func (s *Server) Start() error {
 		l, err := transport.Listen(ep.tep)
 		if err != nil {
 			for _, prev := range s.eps[:i] {
-				prev.lis.Close()
+				_ = prev.lis.Close() // undoing a failed start; the Listen error is the one to report
 				prev.lis = nil
 			}
 			return fmt.Errorf("%s: %w", ep.api.Name(), err)

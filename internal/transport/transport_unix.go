@@ -52,7 +52,7 @@ func listen(ep Endpoint) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create private bind directory: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp) //nolint:errcheck // best effort: an empty private dir left behind is harmless
 	tmpPath := filepath.Join(tmp, "s")
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmpPath, Net: "unix"})
 	if err != nil {
@@ -62,7 +62,7 @@ func listen(ep Endpoint) (net.Listener, error) {
 	// removes it at its final path instead.
 	l.SetUnlinkOnClose(false)
 	fail := func(err error) (net.Listener, error) {
-		l.Close()
+		_ = l.Close() // the error being returned matters, not this one
 		return nil, err
 	}
 	if err := os.Chmod(tmpPath, ep.SocketMode); err != nil {
@@ -108,7 +108,7 @@ func removeStale(path string) error {
 	c, err := net.DialTimeout("unix", path, probeTimeout)
 	switch {
 	case err == nil:
-		c.Close()
+		_ = c.Close() // only a probe
 		return fmt.Errorf("endpoint %s is %w", path, ErrInUse)
 	case errors.Is(err, syscall.EAGAIN):
 		// The backlog is full: somebody is serving it, slowly.

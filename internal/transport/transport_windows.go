@@ -37,7 +37,7 @@ func listen(ep Endpoint) (net.Listener, error) {
 	if err != nil {
 		if errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_PIPE_BUSY) ||
 			errors.Is(err, windows.ERROR_ALREADY_EXISTS) || errors.Is(err, windows.ERROR_FILE_EXISTS) {
-			return nil, fmt.Errorf("endpoint %s is %w (or access to it is denied): %v", path, ErrInUse, err)
+			return nil, fmt.Errorf("endpoint %s is %w (or access to it is denied): %w", path, ErrInUse, err)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
@@ -61,7 +61,7 @@ func openClient(path string) (windows.Handle, error) {
 func pipeExists(path string) bool {
 	h, err := openClient(path)
 	if err == nil {
-		windows.CloseHandle(h)
+		_ = windows.CloseHandle(h) // a probe handle; nothing to do if closing fails
 		return true
 	}
 	return errors.Is(err, windows.ERROR_PIPE_BUSY) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
@@ -72,7 +72,7 @@ func pipeExists(path string) bool {
 // ignored.
 func connectOnce(path string) {
 	if h, err := openClient(path); err == nil {
-		windows.CloseHandle(h)
+		_ = windows.CloseHandle(h) // a throwaway handle; nothing to do if closing fails
 	}
 }
 

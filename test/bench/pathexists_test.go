@@ -61,7 +61,7 @@ func startBare(tb testing.TB) filesystemv1.FilesystemClient {
 	}
 	s := grpc.NewServer()
 	filesystemv1.RegisterFilesystemServer(s, bareFilesystem{})
-	go s.Serve(lis) //nolint:errcheck // Serve returns when the benchmark stops the server.
+	go func() { _ = s.Serve(lis) }() // returns when Cleanup stops the server
 	tb.Cleanup(s.Stop)
 	return dial(tb, sock)
 }
@@ -95,7 +95,7 @@ func startDaemon(tb testing.TB) filesystemv1.FilesystemClient {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Stop(ctx) //nolint:errcheck // shutdown errors do not change the measurement
+		_ = srv.Stop(ctx) // shutdown errors do not change the measurement
 	})
 	return dial(tb, srv.Endpoints()[0].Address)
 }

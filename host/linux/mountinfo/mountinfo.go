@@ -43,7 +43,7 @@ func Read() ([]Mount, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: a close error changes nothing
 	return Parse(f)
 }
 
