@@ -107,6 +107,9 @@ func cleanWindows(p string) (string, error) {
 		if strings.HasSuffix(e, ".") || strings.HasSuffix(e, " ") {
 			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q has an element %q ending in a dot or space", p, e)
 		}
+		if isReservedDeviceName(e) {
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q has an element %q that Windows reads as a device (CON, NUL, COM1, ...), not a file", p, e)
+		}
 	}
 	return strings.ToUpper(q[:1]) + `:\` + strings.Join(elems, `\`), nil
 }
@@ -139,6 +142,26 @@ func elements(orig, rest string, sep byte) ([]string, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// isReservedDeviceName tells whether Windows maps a path element to a
+// device whatever directory it is in: CON, PRN, AUX, NUL, COM0-9 and
+// LPT0-9 (also with the superscript digits ¹²³), with or without an
+// extension ("NUL.txt" is NUL too).
+func isReservedDeviceName(e string) bool {
+	base, _, _ := strings.Cut(e, ".")
+	base = strings.ToUpper(strings.TrimRight(base, " "))
+	switch base {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if len(base) >= 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
+		switch base[3:] {
+		case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+			return true
+		}
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

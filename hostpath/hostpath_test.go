@@ -24,7 +24,7 @@ func TestCleanWindows(t *testing.T) {
 	}
 	bad := []string{"", `var\lib`, `C:var`, `\\server\share\x`, `\\?\C:\x`, `\\.\pipe\x`,
 		`\var\lib`, `C:\a\..\b`, `C:\a\b:c`, `C:\a*`, `C:\a?`, `C:\a|b`, `C:\a<b`, `C:\a"b`,
-		"C:\\a\x00b", "C:\\a\nb", `C:\dir.\x`, `C:\dir \x`, `1:\x`, "C:\\\xff",
+		"C:\\a\x00b", "C:\\a\nb", `C:\x\NUL`, `C:\x\nul.txt`, `C:\x\COM1`, `C:\x\lpt9.log`, `C:\CON\x`, `C:\x\AUX `, `C:\x\COM²`, `C:\dir.\x`, `C:\dir \x`, `1:\x`, "C:\\\xff",
 		`C:\` + strings.Repeat("a", maxWindowsPath)}
 	for _, in := range bad {
 		if got, err := Windows.Clean(in); !errors.Is(err, errdefs.ErrInvalidArgument) {

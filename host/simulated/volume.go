@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
@@ -102,6 +103,18 @@ func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) 
 	return v.h.do(ctx, func(w *world) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
+			// A mount point left behind by a volume that has gone (its
+			// iSCSI target disconnected, its disk removed) still names
+			// the volume; DeleteVolumeMountPoint removes such a dangling
+			// mount point, so do the same rather than fail forever.
+			if !errors.Is(err, errdefs.ErrNotFound) {
+				return err // e.g. the volume's disk is offline
+			}
+			if pl, perr := (&walker{w: w}).resolve(p, false); perr == nil && pl.n != nil &&
+				pl.n.kind == kindMount && strings.EqualFold(pl.n.volID, volumeID) {
+				pl.n.kind, pl.n.children, pl.n.volID = kindDir, map[string]*node{}, ""
+				return nil
+			}
 			return err
 		}
 		vol.flushes++

@@ -254,3 +254,24 @@ func TestFlushCounts(t *testing.T) {
 		t.Errorf("Flushes = %d; want 2", n)
 	}
 }
+
+// A volume that disappears under its mount point (a disk removed, an
+// iSCSI target disconnected) leaves a dangling mount point; UnmountVolume
+// must still remove it, as DeleteVolumeMountPoint does on Windows.
+func TestUnmountDanglingMountPoint(t *testing.T) {
+	h := defaultHost(t)
+	n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30})
+	must(t, err)
+	id := volumeOf(t, h, n)
+	target := simulated.DefaultKubeletDir + `\staging`
+	must(t, h.Volume().MountVolume(ctx, id, target))
+	must(t, h.RemoveDisk(n))
+	if err := h.Volume().UnmountVolume(ctx, id, target); err != nil {
+		t.Fatalf("unmount of a dangling mount point: %v", err)
+	}
+	_, err = h.Volume().VolumeAt(ctx, target)
+	wantErr(t, err, errdefs.ErrNotFound)
+	if ok, err := h.Filesystem().PathExists(ctx, target); err != nil || !ok {
+		t.Fatalf("the directory should stay: %v %v", ok, err)
+	}
+}
