@@ -1,0 +1,516 @@
+package blockdev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+)
+
+// Backend is the disk and volume host of a Linux node. It keeps no copy of
+// the host's state: every call reads sysfs, the partition tables and the
+// mount table afresh, so it sees disks attached, grown or partitioned by
+// anyone, and a restart of the proxy loses nothing but the "read-only by
+// the device" memory described in docs/linux-block.md.
+//
+// It implements both disk.Host and volume.Host (their method sets do not
+// collide); Disk and Volume return it typed as each. It is safe for
+// concurrent use.
+type Backend struct {
+	cfg  Config
+	k    kernel
+	exec Exec
+
+	// mu serialises scans with partition table writes and BLKPG changes,
+	// so a scan never reads a table half written or races another scan
+	// adding the same partition. Tools (mkfs, resize2fs) run outside it.
+	mu sync.Mutex
+	// extraNumbers numbers disks that have no usable diskseq; guarded by mu.
+	extraNumbers map[string]uint32
+	// deviceReadOnly holds the disks SetDiskOnline(true) found read-only by
+	// the device itself (not by our flag): they count as online. Guarded
+	// by mu; keyed by disk number, which is unique per boot.
+	deviceReadOnly map[uint32]bool
+}
+
+var (
+	_ disk.Host   = (*Backend)(nil)
+	_ volume.Host = (*Backend)(nil)
+)
+
+// New returns the backend for this host. It fails with an error wrapping
+// errdefs.ErrInvalidArgument for a bad Config and errdefs.ErrUnimplemented
+// on an OS other than Linux.
+func New(cfg Config) (*Backend, error) {
+	k, err := newKernel()
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(cfg, k)
+}
+
+func newBackend(cfg Config, k kernel) (*Backend, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{
+		cfg:            cfg,
+		k:              k,
+		exec:           cfg.Exec,
+		extraNumbers:   map[string]uint32{},
+		deviceReadOnly: map[uint32]bool{},
+	}, nil
+}
+
+// Disk returns the backend as the disk group's host.
+func (b *Backend) Disk() disk.Host { return b }
+
+// Volume returns the backend as the volume group's host.
+func (b *Backend) Volume() volume.Host { return b }
+
+// Config returns the configuration in effect, defaults filled in.
+func (b *Backend) Config() Config { return b.cfg }
+
+// diskState is one disk as a scan found it.
+type diskState struct {
+	sysDisk
+	number uint32
+	path   string // device node
+	// table is the disk's GPT; nil when it has none (or was not read).
+	table *gptTable
+	// tableErr is why the table could not be read (a damaged GPT, an I/O
+	// error); errNoGPT is not an error and leaves it nil.
+	tableErr error
+	// content is what the whole disk holds when it has no GPT.
+	content fsInfo
+	mbr     mbrKind
+	// mounts are the mounts of the disk or any of its partitions.
+	mounts []mountinfo.Mount
+	swap   []string // devices of this disk in use as swap
+	// host is why the disk belongs to the host ("" if it does not).
+	host    string
+	offline bool
+	// reconcileErr is why some GPT partition could not be given a kernel
+	// device.
+	reconcileErr error
+}
+
+// snapshot is the state of every disk at one moment.
+type snapshot struct {
+	disks  []*diskState
+	mounts []mountinfo.Mount
+}
+
+// scanMode says how much a scan reads.
+type scanMode int
+
+const (
+	// scanSysfs reads sysfs and the mount table only.
+	scanSysfs scanMode = iota
+	// scanTables also reads each disk's partition table (or whole-disk
+	// signature) and gives every GPT partition of a disk that is not the
+	// host's a kernel device (BLKPG): this kernel scans no partition tables
+	// itself, and a disk partitioned before the proxy started, or whose
+	// BLKPG partitions were dropped, must still work.
+	scanTables
+)
+
+// scan reads the state of every disk.
+func (b *Backend) scan(ctx context.Context, mode scanMode) (*snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.scanLocked(mode)
+}
+
+func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
+	sds, err := readSysDisks(b.cfg.SysfsRoot, b.cfg.DiskFilter)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := b.k.mounts()
+	if err != nil {
+		return nil, fmt.Errorf("read the mount table: %w", err)
+	}
+	swaps, err := b.k.swapDevices()
+	if err != nil {
+		return nil, fmt.Errorf("read the swap devices: %w", err)
+	}
+	s := &snapshot{mounts: mounts}
+	roots := b.mountRoots()
+	for _, sd := range sds {
+		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
+		d.number = b.numberLocked(sd)
+		b.classify(d, mounts, swaps, roots)
+		if mode == scanTables {
+			b.readTable(d)
+			if d.table != nil && d.host == "" {
+				b.reconcile(d)
+			}
+		}
+		s.disks = append(s.disks, d)
+	}
+	sort.Slice(s.disks, func(i, j int) bool { return s.disks[i].number < s.disks[j].number })
+	return s, nil
+}
+
+// numberLocked returns a disk's number: its diskseq, which the kernel
+// gives every disk (and every new medium of a loop device) once per boot
+// and never reuses, so the number stays valid exactly as long as the disk
+// does. A disk with no diskseq (kernel < 5.15), or one of 2^31 or more
+// (two billion attachments in one boot), is numbered from 2^31 up by this
+// process, keyed by name, device number and diskseq: such numbers are
+// stable only while the proxy runs.
+func (b *Backend) numberLocked(d sysDisk) uint32 {
+	if d.diskseq > 0 && d.diskseq < 1<<31 {
+		return uint32(d.diskseq)
+	}
+	key := fmt.Sprintf("%s %s %d", d.name, d.dev, d.diskseq)
+	if n, ok := b.extraNumbers[key]; ok {
+		return n
+	}
+	n := uint32(1<<31 + len(b.extraNumbers))
+	b.extraNumbers[key] = n
+	return n
+}
+
+// mountRoots returns the mount roots plus the resolved form of each that
+// is (or lies below) a symlink, such as /var/lib/kubelet linked to
+// /data/kubelet: the mount table records resolved paths.
+func (b *Backend) mountRoots() []string {
+	roots := append([]string(nil), b.cfg.MountRoots...)
+	for _, r := range b.cfg.MountRoots {
+		if res, err := filepath.EvalSymlinks(r); err == nil && filepath.ToSlash(res) != r {
+			roots = append(roots, filepath.ToSlash(res))
+		}
+	}
+	return roots
+}
+
+// classify works out who a disk belongs to and whether it is offline.
+func (b *Backend) classify(d *diskState, mounts []mountinfo.Mount, swaps []devNum, roots []string) {
+	devs := map[devNum]string{d.dev: d.name}
+	paths := map[string]bool{d.path: true}
+	for _, p := range d.parts {
+		devs[p.dev] = p.name
+		paths[filepath.Join(b.cfg.DevRoot, p.name)] = true
+	}
+	var reasons []string
+	for _, m := range mounts {
+		// btrfs reports an anonymous st_dev, so match the source too.
+		if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
+			continue
+		}
+		d.mounts = append(d.mounts, m)
+		if !strictlyBelow(m.MountPoint, roots) {
+			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s", m.Source, m.MountPoint))
+		}
+	}
+	for _, sw := range swaps {
+		if name, ok := devs[sw]; ok {
+			d.swap = append(d.swap, name)
+			reasons = append(reasons, name+" is in use as swap")
+		}
+	}
+	if len(d.holders) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s is held by %s", d.name, strings.Join(d.holders, ", ")))
+	}
+	for _, p := range d.parts {
+		if len(p.holders) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s is held by %s", p.name, strings.Join(p.holders, ", ")))
+		}
+	}
+	if len(reasons) > 0 {
+		d.host = strings.Join(reasons, "; ")
+	}
+	switch {
+	case d.scsi != nil:
+		d.offline = d.scsiState == "offline" || d.scsiState == "transport-offline"
+	default:
+		d.offline = d.readOnly && !b.deviceReadOnly[d.number]
+	}
+}
+
+// strictlyBelow tells whether a mount point lies strictly inside one of
+// the mount roots: the only places the volume Service mounts volumes.
+func strictlyBelow(mp string, roots []string) bool {
+	for _, r := range roots {
+		if r == "/" {
+			if mp != "/" {
+				return true
+			}
+			continue
+		}
+		if strings.HasPrefix(mp, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// readTable reads the disk's GPT, or what the whole disk holds if it has
+// none.
+func (b *Backend) readTable(d *diskState) {
+	if d.size == 0 {
+		return
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		d.tableErr = err
+		return
+	}
+	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
+	t, err := readGPT(f, d.logicalBlock, d.size)
+	switch {
+	case err == nil:
+		d.table = t
+		return
+	case !errors.Is(err, errNoGPT):
+		d.tableErr = err
+		return
+	}
+	if d.content, err = probe(f); err != nil {
+		d.tableErr = err
+		return
+	}
+	sector0 := make([]byte, 512)
+	if _, err := f.ReadAt(sector0, 0); err == nil {
+		d.mbr = classifyMBR(sector0)
+	}
+}
+
+// reconcile gives every GPT partition a kernel device, and grows a kernel
+// partition the table has grown. It adds and grows only: a kernel partition
+// the table does not list, or one the table shrank, is left to the admin.
+func (b *Backend) reconcile(d *diskState) {
+	lbs := d.logicalBlock
+	changed := false
+	var errs []error
+	for i := range d.table.entries {
+		e := &d.table.entries[i]
+		start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
+		kp := d.part(e.index)
+		var err error
+		switch {
+		case kp == nil:
+			err = b.k.addPartition(d.path, e.index, start, length)
+		case kp.start == start && kp.size < length:
+			err = b.k.resizePartition(d.path, e.index, start, length)
+		case kp.start != start && !d.partInUse(kp, b.cfg.DevRoot):
+			if err = b.k.deletePartition(d.path, e.index); err == nil {
+				err = b.k.addPartition(d.path, e.index, start, length)
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("partition %d: %w", e.index, err))
+			continue
+		}
+		changed = true
+	}
+	if changed {
+		parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("re-read partitions: %w", err))
+		} else {
+			d.parts = parts
+		}
+	}
+	d.reconcileErr = errors.Join(errs...)
+}
+
+// partInUse tells whether a kernel partition is mounted, swap or held.
+func (d *diskState) partInUse(p *sysPart, devRoot string) bool {
+	if len(p.holders) > 0 {
+		return true
+	}
+	for _, sw := range d.swap {
+		if sw == p.name {
+			return true
+		}
+	}
+	return len(d.mountsOf(p, devRoot)) > 0
+}
+
+// mountsOf returns the mounts of a kernel partition.
+func (d *diskState) mountsOf(p *sysPart, devRoot string) []mountinfo.Mount {
+	var out []mountinfo.Mount
+	src := filepath.Join(devRoot, p.name)
+	for _, m := range d.mounts {
+		if (devNum{m.Major, m.Minor}) == p.dev || m.Source == src {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// inUse explains why the disk's content must not be rewritten: it is the
+// host's, or something on it is mounted. "" means it may be.
+func (d *diskState) inUse() string {
+	if d.host != "" {
+		return d.host
+	}
+	if len(d.mounts) > 0 {
+		var where []string
+		for _, m := range d.mounts {
+			where = append(where, fmt.Sprintf("%s at %s", m.Source, m.MountPoint))
+		}
+		return "it has mounted filesystems (" + strings.Join(where, ", ") + ")"
+	}
+	return ""
+}
+
+// describe names a disk in messages: "disk 12 (loop3)".
+func (d *diskState) describe() string { return fmt.Sprintf("disk %d (%s)", d.number, d.name) }
+
+// hostErr refuses an operation on a host disk.
+func (d *diskState) hostErr(op string) error {
+	return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+		"refusing to %s %s: it belongs to the host (%s); the proxy only changes disks that hold nothing mounted outside its working directories", op, d.describe(), d.host)
+}
+
+// offlineErr refuses an operation on an offline disk.
+func (d *diskState) offlineErr(op string) error {
+	return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+		"cannot %s %s: the disk is offline; bring it online with SetDiskState first", op, d.describe())
+}
+
+// disk finds a disk by number.
+func (s *snapshot) disk(n uint32, filter []string) (*diskState, error) {
+	for _, d := range s.disks {
+		if d.number == n {
+			return d, nil
+		}
+	}
+	return nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d does not exist (disk numbers are kernel diskseq values of disks matching %v; ListDiskIDs lists them)", n, filter)
+}
+
+// volRef is a volume: a GPT partition and its kernel device.
+type volRef struct {
+	id    string
+	disk  *diskState
+	entry *gptEntry
+	part  *sysPart // nil when the kernel has no device for it
+}
+
+// volumeID is the ID of a partition: its unique GUID in lower case. It is
+// written in the partition table, so it survives reboots and moves
+// between nodes, and it passes the POSIX volume ID rule (printable, no
+// '/', at most 256 bytes).
+func volumeID(e *gptEntry) string { return e.id.String() }
+
+// volume finds a volume by ID, in either case.
+func (s *snapshot) volume(id string) (*volRef, error) {
+	g, err := parseGUID(id)
+	if err != nil {
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
+	}
+	var found []*volRef
+	for _, d := range s.disks {
+		if d.table == nil {
+			continue
+		}
+		for i := range d.table.entries {
+			if e := &d.table.entries[i]; e.id == g {
+				found = append(found, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
+	case 1:
+		return found[0], nil
+	}
+	var where []string
+	for _, v := range found {
+		where = append(where, fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe()))
+	}
+	return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition,
+		"volume %s is ambiguous: its partition GUID is on %s (a cloned disk?); detach all but one", id, strings.Join(where, " and "))
+}
+
+// device returns the volume's kernel device node, checking that the
+// kernel's partition is where the table says.
+func (v *volRef) device(devRoot string) (string, error) {
+	lbs := v.disk.logicalBlock
+	if v.part == nil {
+		msg := fmt.Sprintf("the kernel has no device for partition %d of %s", v.entry.index, v.disk.describe())
+		if v.disk.reconcileErr != nil {
+			msg += ": adding it failed: " + v.disk.reconcileErr.Error()
+		}
+		return "", errdefs.Errorf(errdefs.ErrUnavailable, "%s", msg)
+	}
+	if v.part.start != int64(v.entry.first)*lbs {
+		return "", errdefs.Errorf(errdefs.ErrFailedPrecondition,
+			"kernel partition %s starts at byte %d but the partition table says %d, and it is in use so it cannot be re-added",
+			v.part.name, v.part.start, int64(v.entry.first)*lbs)
+	}
+	return filepath.Join(devRoot, v.part.name), nil
+}
+
+// mounts returns the mounts of the volume, the topmost of each mount
+// point last (mount table order).
+func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
+	if v.part == nil {
+		return nil
+	}
+	return v.disk.mountsOf(v.part, devRoot)
+}
+
+// mountPoint returns one mount point of the volume to run filesystem
+// calls on, preferring a mount of the filesystem root over a bind mount of
+// a subdirectory; "" when the volume is not mounted.
+func (v *volRef) mountPoint(devRoot string) string {
+	ms := v.mounts(devRoot)
+	for _, m := range ms {
+		if m.Root == "/" {
+			return m.MountPoint
+		}
+	}
+	if len(ms) > 0 {
+		return ms[0].MountPoint
+	}
+	return ""
+}
+
+// byDevice finds the partition (as a volume) or whole disk with a device
+// number or source path.
+func (s *snapshot) byDevice(dev devNum, source, devRoot string) (*diskState, *volRef) {
+	for _, d := range s.disks {
+		if d.dev == dev || d.path == source {
+			return d, nil
+		}
+		for i := range d.parts {
+			p := &d.parts[i]
+			if p.dev != dev && filepath.Join(devRoot, p.name) != source {
+				continue
+			}
+			if d.table != nil {
+				if e := d.table.entry(p.number); e != nil {
+					return d, &volRef{id: volumeID(e), disk: d, entry: e, part: p}
+				}
+			}
+			return d, nil
+		}
+	}
+	return nil, nil
+}
+
+// isWithin tells whether p is root or below it (POSIX paths).
+func isWithin(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}

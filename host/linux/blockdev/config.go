@@ -1,0 +1,107 @@
+package blockdev
+
+import (
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+)
+
+// Config configures a Backend. The zero value is ready for a Linux node;
+// each field says what the daemon should expose as a flag.
+type Config struct {
+	// SysfsRoot is where sysfs is mounted. Default "/sys".
+	SysfsRoot string
+	// DevRoot is the directory of block device nodes (devtmpfs). Default
+	// "/dev". Disk and partition nodes are DevRoot/<kernel name>.
+	DevRoot string
+	// Filesystem is what FormatVolume creates: "ext4" (default) or "xfs".
+	Filesystem string
+	// DiskFilter holds glob patterns (path.Match syntax) of kernel disk
+	// names ("sd*", "nvme0n1") the proxy shows and manages; other disks do
+	// not exist for it. Default DefaultDiskFilter. RAM disks, loop devices
+	// with nothing attached and hidden devices are never shown.
+	DiskFilter []string
+	// MountRoots are the directories volumes are mounted below: the
+	// daemon's working directories. A disk with a filesystem mounted
+	// anywhere else (not strictly below one of these), used as swap, or
+	// held by device-mapper/md belongs to the host: it is listed but never
+	// partitioned, formatted, mounted, resized or taken offline. Default
+	// DefaultMountRoots.
+	MountRoots []string
+	// Exec runs mkfs, e2fsck, resize2fs and xfs_growfs. Default
+	// NewExec(ToolTimeout).
+	Exec Exec
+	// ToolTimeout bounds each tool run of the default Exec. Default
+	// DefaultToolTimeout.
+	ToolTimeout time.Duration
+}
+
+// Defaults for Config's empty fields.
+var (
+	// DefaultDiskFilter matches the disks a CSI driver attaches: SCSI
+	// (including iSCSI and virtio-scsi), virtio-blk, Xen, NVMe and IDE
+	// disks, and attached loop devices.
+	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*"}
+	// DefaultMountRoots is kubelet's default root directory on Linux.
+	DefaultMountRoots = []string{"/var/lib/kubelet"}
+)
+
+// DefaultToolTimeout bounds one tool run. e2fsck -f of a large, full ext4
+// volume is the slowest step; kubelet retries an operation it gave up on,
+// and the Service's locks make the retry wait for the first attempt.
+const DefaultToolTimeout = 10 * time.Minute
+
+// xfsMinSize is the smallest volume mkfs.xfs accepts ("Filesystem must be
+// larger than 300MB").
+const xfsMinSize = 300 << 20
+
+// withDefaults checks cfg and fills in the defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.SysfsRoot == "" {
+		cfg.SysfsRoot = "/sys"
+	}
+	if cfg.DevRoot == "" {
+		cfg.DevRoot = "/dev"
+	}
+	switch cfg.Filesystem {
+	case "":
+		cfg.Filesystem = "ext4"
+	case "ext4", "xfs":
+	default:
+		return cfg, errdefs.Errorf(errdefs.ErrInvalidArgument, "filesystem %q is not supported: use ext4 or xfs", cfg.Filesystem)
+	}
+	if len(cfg.DiskFilter) == 0 {
+		cfg.DiskFilter = DefaultDiskFilter
+	}
+	for _, p := range cfg.DiskFilter {
+		if _, err := path.Match(p, ""); err != nil {
+			return cfg, errdefs.Errorf(errdefs.ErrInvalidArgument, "disk filter %q: %v", p, err)
+		}
+	}
+	if len(cfg.MountRoots) == 0 {
+		cfg.MountRoots = DefaultMountRoots
+	}
+	roots := make([]string, 0, len(cfg.MountRoots))
+	for _, r := range cfg.MountRoots {
+		if !path.IsAbs(r) {
+			return cfg, errdefs.Errorf(errdefs.ErrInvalidArgument, "mount root %q is not an absolute path", r)
+		}
+		roots = append(roots, path.Clean(r))
+	}
+	cfg.MountRoots = roots
+	if cfg.ToolTimeout <= 0 {
+		cfg.ToolTimeout = DefaultToolTimeout
+	}
+	if cfg.Exec == nil {
+		cfg.Exec = NewExec(cfg.ToolTimeout)
+	}
+	return cfg, nil
+}
+
+// String summarises the configuration for the daemon's start-up log.
+func (cfg Config) String() string {
+	return fmt.Sprintf("sysfs=%s dev=%s filesystem=%s disks=%v mount-roots=%v tool-timeout=%s",
+		cfg.SysfsRoot, cfg.DevRoot, cfg.Filesystem, cfg.DiskFilter, cfg.MountRoots, cfg.ToolTimeout)
+}

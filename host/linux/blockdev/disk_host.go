@@ -1,0 +1,327 @@
+package blockdev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+)
+
+// ListDiskLocations implements disk.Host: SCSI disks (sd, including iSCSI
+// and virtio-scsi) report host:channel:target:lun as Adapter, Bus, Target
+// and LUNID; other disks (virtio-blk, NVMe, loop) have no such location
+// and are left out, as Windows leaves out disks without one.
+func (b *Backend) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]disk.DiskLocation{}
+	for _, d := range s.disks {
+		if a := d.scsi; a != nil {
+			out[d.number] = disk.DiskLocation{Adapter: a.host, Bus: a.channel, Target: a.target, LUNID: a.lun}
+		}
+	}
+	return out, nil
+}
+
+// ListDiskIDs implements disk.Host. Page83 is the device's VPD page 0x83 ID
+// (upstream's rule, see page83ID) or its kernel wwid; SerialNumber is its
+// serial (virtio serial, VPD page 0x80, NVMe serial). A device that reports
+// neither (a loop device) gets its GPT disk GUID as Page83 and, for a loop
+// device, its backing file path as SerialNumber, so tests and tools can
+// still find it by a stable name.
+func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]disk.DiskIDs{}
+	for _, d := range s.disks {
+		ids := disk.DiskIDs{Page83: d.page83, SerialNumber: d.serial}
+		if ids.Page83 == "" && ids.SerialNumber == "" {
+			if d.table != nil {
+				ids.Page83 = d.table.diskGUID.String()
+			}
+			ids.SerialNumber = d.loopBacking
+		}
+		out[d.number] = ids
+	}
+	return out, nil
+}
+
+// PartitionDisk implements disk.Host. A disk with a GPT that has a data
+// partition (any but Microsoft Reserved) is left alone, after making sure
+// the kernel has a device for each of its partitions. Otherwise the disk
+// gets a GPT (a new one with a random disk GUID, or the existing empty one)
+// and one partition of type Linux filesystem with a random unique GUID,
+// spanning the largest free extent, start and end aligned to 1 MiB. The
+// table is written directly (no re-read, which would drop partitions on
+// this kernel) and the partition is announced with BLKPG.
+//
+// It refuses, with errdefs.ErrFailedPrecondition, a host disk, an offline
+// disk, a disk with anything mounted, a damaged GPT, an MBR partition table
+// and a whole disk holding a filesystem or other signature: a disk whose
+// content it cannot account for is never overwritten.
+func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// One lock for the decision and the write, so no scan reads the table
+	// half written and no other partitioning interleaves.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, err := b.scanLocked(scanTables)
+	if err != nil {
+		return err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return err
+	}
+	if d.host != "" {
+		return d.hostErr("partition")
+	}
+	if d.offline {
+		return d.offlineErr("partition")
+	}
+	if d.tableErr != nil {
+		return tableError(d)
+	}
+	if d.table != nil && hasDataPartition(d.table) {
+		if d.reconcileErr != nil {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.describe(), d.reconcileErr)
+		}
+		return nil
+	}
+	if why := d.inUse(); why != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to partition %s: %s", d.describe(), why)
+	}
+	if d.table == nil {
+		switch {
+		case d.content.Type != "":
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.describe(), d.content.Type)
+		case d.mbr != mbrNone:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to partition %s: it has an MBR (DOS) partition table; the proxy manages GPT disks only", d.describe())
+		}
+	}
+	return b.createPartition(d)
+}
+
+// hasDataPartition tells whether the table has a partition Windows would
+// count as data: anything but Microsoft Reserved.
+func hasDataPartition(t *gptTable) bool {
+	for _, e := range t.entries {
+		if e.typeGUID != typeMicrosoftReserved {
+			return true
+		}
+	}
+	return false
+}
+
+// tableError explains a partition table that could not be read.
+func tableError(d *diskState) error {
+	if errors.Is(d.tableErr, errDamagedGPT) {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s: %v; repair it (gdisk, sgdisk -e) or wipe the disk", d.describe(), d.tableErr)
+	}
+	return fmt.Errorf("read the partition table of %s: %w", d.describe(), d.tableErr)
+}
+
+// createPartition writes the table with one new data partition and makes
+// the kernel see it. b.mu is held.
+func (b *Backend) createPartition(d *diskState) (err error) {
+	lbs := d.logicalBlock
+	t := d.table
+	fresh := t == nil
+	if fresh {
+		g, err := randomGUID()
+		if err != nil {
+			return err
+		}
+		t = newGPT(lbs, g)
+	}
+	first, last, ok := t.largestFree(uint64(d.size / lbs))
+	if !ok {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "%s (%d bytes) has no free 1 MiB-aligned space for a partition", d.describe(), d.size)
+	}
+	index, ok := t.freeIndex()
+	if !ok {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "the partition table of %s has no free entry", d.describe())
+	}
+	id, err := randomGUID()
+	if err != nil {
+		return err
+	}
+	t.entries = append(t.entries, gptEntry{index: index, typeGUID: typeLinuxData, id: id, first: first, last: last, name: "csi-node-proxy"})
+	// O_EXCL on a block device fails with EBUSY while anything (a mount, a
+	// device-mapper table) holds it: a last guard against rewriting a disk
+	// in use that the checks above missed.
+	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to write its partition table: %w", d.describe(), err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s after writing its partition table: %w", d.describe(), cerr)
+		}
+	}()
+	if fresh {
+		old := make([]byte, lbs)
+		if _, err := f.ReadAt(old, 0); err != nil {
+			return fmt.Errorf("read sector 0 of %s: %w", d.describe(), err)
+		}
+		if _, err := f.WriteAt(protectiveMBR(old, lbs, uint64(d.size/lbs)), 0); err != nil {
+			return fmt.Errorf("write the protective MBR of %s: %w", d.describe(), err)
+		}
+	}
+	if err := writeGPT(f, t, d.size); err != nil {
+		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+	}
+	start, length := int64(first)*lbs, int64(last-first+1)*lbs
+	if err := b.k.addPartition(d.path, index, start, length); err != nil {
+		return errdefs.Errorf(errdefs.ErrUnavailable, "%s: the partition table was written, but the kernel refused partition %d (%v); PartitionDisk again retries", d.describe(), index, err)
+	}
+	return nil
+}
+
+// Rescan implements disk.Host. Every call reads sysfs afresh anyway, so
+// what Rescan adds is asking the buses to look: each SCSI host scans for
+// new LUNs ("- - -" to scsi_host/*/scan), each SCSI disk re-reads its
+// capacity (device/rescan) and each NVMe controller rescans its
+// namespaces. virtio-blk disks report size changes by themselves; a loop
+// device's size changes only when its owner calls LOOP_SET_CAPACITY, which
+// is not the proxy's to do. Finally every disk's GPT partitions get kernel
+// devices. Buses that refuse a scan (some do not support it) are skipped;
+// only a refusal for lack of privilege is an error.
+func (b *Backend) Rescan(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var writes []string
+	for _, glob := range []string{"class/scsi_host/*/scan", "class/nvme/*/rescan_controller"} {
+		m, _ := filepath.Glob(filepath.Join(b.cfg.SysfsRoot, filepath.FromSlash(glob)))
+		writes = append(writes, m...)
+	}
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return err
+	}
+	for _, d := range s.disks {
+		if d.scsi != nil {
+			writes = append(writes, filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "rescan"))
+		}
+	}
+	for _, w := range writes {
+		val := "1"
+		if filepath.Base(w) == "scan" {
+			val = "- - -" // every channel, target and LUN
+		}
+		if err := writeAttr(w, val); errors.Is(err, fs.ErrPermission) {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "rescan: cannot write %s: %v (the proxy must run as root)", w, err)
+		}
+	}
+	_, err = b.scan(ctx, scanTables)
+	return err
+}
+
+// writeAttr writes a sysfs attribute.
+func writeAttr(path, val string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(val)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// DiskSize implements disk.Host: the size sysfs reports.
+func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return 0, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return 0, err
+	}
+	return d.size, nil
+}
+
+// SetDiskOnline implements disk.Host. Linux has no Windows-style disk
+// offline state, so the backend maps it (docs/linux-block.md): a SCSI disk
+// goes to device state "offline" (the kernel fails all I/O to it) and back
+// to "running"; any other disk gets the kernel's read-only flag (BLKROSET),
+// which its partitions follow, and the backend refuses to partition,
+// format, mount or resize it while the flag is set. Taking a disk offline
+// first flushes it, and is refused while anything on it is mounted.
+func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, err := b.scanLocked(scanSysfs)
+	if err != nil {
+		return err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return err
+	}
+	if online == !d.offline {
+		return nil
+	}
+	if d.host != "" {
+		return d.hostErr("change the state of")
+	}
+	state := filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "state")
+	if !online {
+		if len(d.mounts) > 0 {
+			m := d.mounts[0]
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.describe(), m.Source, m.MountPoint)
+		}
+		if err := b.k.flushDevice(d.path, true); err != nil {
+			return fmt.Errorf("flush %s before taking it offline: %w", d.describe(), err)
+		}
+		delete(b.deviceReadOnly, d.number)
+		if d.scsi != nil {
+			return writeAttr(state, "offline")
+		}
+		return b.k.setReadOnly(d.path, true)
+	}
+	if d.scsi != nil {
+		return writeAttr(state, "running")
+	}
+	if err := b.k.setReadOnly(d.path, false); err != nil {
+		return err
+	}
+	// A device that is read-only by itself (a read-only attachment) keeps
+	// the flag: it is as online as it can be.
+	if ro, err := readAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.name), "ro"); err == nil && ro == "1" {
+		b.deviceReadOnly[d.number] = true
+	}
+	return nil
+}
+
+// IsDiskOnline implements disk.Host; see SetDiskOnline for the mapping.
+func (b *Backend) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return false, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return false, err
+	}
+	return !d.offline, nil
+}

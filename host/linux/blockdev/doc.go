@@ -1,0 +1,28 @@
+// Package blockdev is the Linux host backend of the disk and volume groups:
+// it serves them on the node's real block devices with sysfs, ioctls and
+// system calls, and runs a tool only where the tool is the implementation
+// (mkfs, e2fsck, resize2fs, xfs_growfs).
+//
+// The Windows model maps onto Linux like this (docs/linux-block.md has the
+// full story, with what needs which privilege):
+//
+//   - disk number: the kernel's diskseq of a whole disk, unique per boot and
+//     never reused, so a number stays valid exactly as long as its disk;
+//   - disk location: the SCSI address host:channel:target:lun;
+//   - disk IDs: VPD page 0x83 (decoded like upstream) or wwid, and the
+//     serial; a loop device falls back to its GPT disk GUID and backing file;
+//   - PartitionDisk: a GPT with one 1 MiB-aligned partition, written by this
+//     package and announced to the kernel with BLKPG (the kernels this runs
+//     on may not scan partition tables, and a re-read would drop partitions);
+//   - volume: a GPT partition; its ID is the partition's unique GUID in lower
+//     case, which is stored on disk and so survives reboots;
+//   - format: mkfs.ext4 or mkfs.xfs; mount: mount(2) into a directory;
+//   - offline: SCSI device state "offline", or the kernel read-only flag for
+//     other disks, with the backend refusing changes while it is set;
+//   - host disks (anything mounted outside the working directories, swap,
+//     device-mapper) are listed but never changed.
+//
+// Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
+// files built on every OS and are tested there against fixture trees under
+// testdata/ with a fake kernel; kernel_linux.go issues the system calls.
+package blockdev

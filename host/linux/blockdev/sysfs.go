@@ -1,0 +1,320 @@
+package blockdev
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file reads disks and partitions from sysfs (sysfs-block(5)). There is
+// no udev on the nodes this runs on, so sysfs is the only inventory; every
+// path is relative to Config.SysfsRoot so tests read fixture trees.
+
+// devNum is a block device number.
+type devNum struct{ major, minor uint32 }
+
+func (d devNum) String() string { return fmt.Sprintf("%d:%d", d.major, d.minor) }
+
+// parseDevNum reads the "major:minor" form of sysfs dev files.
+func parseDevNum(s string) (devNum, error) {
+	ma, mi, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return devNum{}, fmt.Errorf("device number %q is not major:minor", s)
+	}
+	a, err1 := strconv.ParseUint(ma, 10, 32)
+	b, err2 := strconv.ParseUint(mi, 10, 32)
+	if err1 != nil || err2 != nil {
+		return devNum{}, fmt.Errorf("device number %q is not major:minor", s)
+	}
+	return devNum{uint32(a), uint32(b)}, nil
+}
+
+// scsiAddress is a SCSI device's host:channel:target:lun.
+type scsiAddress struct{ host, channel, target, lun string }
+
+var scsiAddrRE = regexp.MustCompile(`^(\d+):(\d+):(\d+):(\d+)$`)
+
+func parseSCSIAddress(s string) (scsiAddress, bool) {
+	m := scsiAddrRE.FindStringSubmatch(s)
+	if m == nil {
+		return scsiAddress{}, false
+	}
+	return scsiAddress{m[1], m[2], m[3], m[4]}, true
+}
+
+// sysDisk is a whole disk as sysfs describes it.
+type sysDisk struct {
+	name    string // kernel name: sda, vdb, nvme0n1, loop3
+	dev     devNum
+	diskseq uint64 // 0 when the kernel has no diskseq (before 5.15)
+	// size is in bytes; sysfs counts 512-byte sectors whatever the
+	// logical block size.
+	size          int64
+	logicalBlock  int64
+	physicalBlock int64
+	readOnly      bool
+	// scsi is set for SCSI devices (sd, including iSCSI and virtio-scsi).
+	scsi *scsiAddress
+	// scsiState is device/state of a SCSI device: running, offline, ...
+	scsiState string
+	// loopBacking is the backing file of an attached loop device.
+	loopBacking string
+	// page83 and serial are the identifiers the device itself reports.
+	page83, serial string
+	holders        []string
+	parts          []sysPart
+}
+
+// sysPart is a partition the kernel knows.
+type sysPart struct {
+	name    string // sda1, loop0p1, nvme0n1p2
+	number  int
+	dev     devNum
+	start   int64 // bytes from the start of the disk
+	size    int64 // bytes
+	holders []string
+}
+
+// part returns the kernel partition with the number, or nil.
+func (d *sysDisk) part(number int) *sysPart {
+	for i := range d.parts {
+		if d.parts[i].number == number {
+			return &d.parts[i]
+		}
+	}
+	return nil
+}
+
+// readSysDisks lists the whole disks under root/block whose names match one
+// of the glob patterns, skipping devices that are not disks in any useful
+// sense: RAM disks (ram, zram), loop devices with nothing attached, and
+// hidden devices (NVMe multipath paths). A disk that disappears while it
+// is read is skipped; any other read error fails the scan.
+func readSysDisks(root string, patterns []string) ([]sysDisk, error) {
+	blockDir := filepath.Join(root, "block")
+	ents, err := os.ReadDir(blockDir)
+	if err != nil {
+		return nil, fmt.Errorf("list disks: %w", err)
+	}
+	var out []sysDisk
+	for _, e := range ents {
+		name := e.Name()
+		if !matchAny(patterns, name) || strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "zram") {
+			continue
+		}
+		d, ok, err := readSysDisk(filepath.Join(blockDir, name), name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // detached while we looked
+		}
+		if err != nil {
+			return nil, fmt.Errorf("disk %s: %w", name, err)
+		}
+		if ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// matchAny reports whether name matches one of the glob patterns.
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// readSysDisk reads one /sys/block entry; ok is false for devices that are
+// not disks to offer.
+func readSysDisk(dir, name string) (d sysDisk, ok bool, err error) {
+	d.name = name
+	if v, _ := readAttr(dir, "hidden"); v == "1" {
+		return d, false, nil
+	}
+	if strings.HasPrefix(name, "loop") {
+		b, err := readAttr(dir, "loop/backing_file")
+		if errors.Is(err, fs.ErrNotExist) {
+			return d, false, nil // nothing attached
+		}
+		if err != nil {
+			return d, false, err
+		}
+		d.loopBacking = b
+	}
+	s, err := readAttr(dir, "dev")
+	if err != nil {
+		return d, false, err
+	}
+	if d.dev, err = parseDevNum(s); err != nil {
+		return d, false, err
+	}
+	if d.size, err = readSectors(dir, "size"); err != nil {
+		return d, false, err
+	}
+	if s, err := readAttr(dir, "diskseq"); err == nil {
+		if d.diskseq, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return d, false, fmt.Errorf("diskseq %q: %w", s, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return d, false, err
+	}
+	d.logicalBlock = readInt(dir, "queue/logical_block_size", 512)
+	d.physicalBlock = readInt(dir, "queue/physical_block_size", d.logicalBlock)
+	ro, _ := readAttr(dir, "ro")
+	d.readOnly = ro == "1"
+	d.holders = listDir(filepath.Join(dir, "holders"))
+	d.scsi = readSCSIAddress(dir)
+	if d.scsi != nil {
+		d.scsiState, _ = readAttr(dir, "device/state")
+	}
+	d.page83, d.serial = readDiskIDs(dir)
+	if d.parts, err = readSysParts(dir); err != nil {
+		return d, false, err
+	}
+	return d, true, nil
+}
+
+// readSCSIAddress finds H:C:T:L: the entry of device/scsi_device/ (a real
+// directory, so fixture trees need no symlinks), else the name the device
+// link points to.
+func readSCSIAddress(dir string) *scsiAddress {
+	for _, n := range listDir(filepath.Join(dir, "device", "scsi_device")) {
+		if a, ok := parseSCSIAddress(n); ok {
+			return &a
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "device")); err == nil {
+		if a, ok := parseSCSIAddress(path.Base(filepath.ToSlash(target))); ok {
+			return &a
+		}
+	}
+	return nil
+}
+
+// readDiskIDs returns the identifiers the device reports. page83: the raw
+// VPD page 0x83 decoded like upstream (device/vpd_pg83, root-only), else the
+// kernel's wwid. serial: the virtio/block serial, else VPD page 0x80, else
+// device/serial (NVMe controllers).
+func readDiskIDs(dir string) (page83, serial string) {
+	if b, err := os.ReadFile(filepath.Join(dir, "device", "vpd_pg83")); err == nil {
+		if ds, err := parseVPD83(b); err == nil {
+			page83 = page83ID(ds)
+		}
+	}
+	if page83 == "" {
+		for _, a := range []string{"wwid", "device/wwid"} {
+			if w, err := readAttr(dir, a); err == nil && w != "" {
+				page83 = wwidToPage83(w)
+				break
+			}
+		}
+	}
+	if s, err := readAttr(dir, "serial"); err == nil && s != "" {
+		serial = s
+	} else if b, err := os.ReadFile(filepath.Join(dir, "device", "vpd_pg80")); err == nil {
+		serial, _ = parseVPD80(b)
+	}
+	if serial == "" {
+		serial, _ = readAttr(dir, "device/serial")
+	}
+	return page83, serial
+}
+
+// readSysParts lists the partitions of a disk: subdirectories with a
+// "partition" file.
+func readSysParts(dir string) ([]sysPart, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var parts []sysPart
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		pdir := filepath.Join(dir, e.Name())
+		num, err := readAttr(pdir, "partition")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // queue/, holders/, power/, ... or a partition just removed
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := sysPart{name: e.Name(), holders: listDir(filepath.Join(pdir, "holders"))}
+		if p.number, err = strconv.Atoi(num); err != nil {
+			return nil, fmt.Errorf("partition %s number %q: %w", e.Name(), num, err)
+		}
+		s, err := readAttr(pdir, "dev")
+		if err != nil {
+			return nil, err
+		}
+		if p.dev, err = parseDevNum(s); err != nil {
+			return nil, err
+		}
+		if p.start, err = readSectors(pdir, "start"); err != nil {
+			return nil, err
+		}
+		if p.size, err = readSectors(pdir, "size"); err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].number < parts[j].number })
+	return parts, nil
+}
+
+// readAttr reads a sysfs attribute, trimmed.
+func readAttr(dir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// readSectors reads an attribute counted in 512-byte sectors as bytes.
+func readSectors(dir, name string) (int64, error) {
+	s, err := readAttr(dir, name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s %q is not a sector count", name, s)
+	}
+	return n * 512, nil
+}
+
+func readInt(dir, name string, def int64) int64 {
+	s, err := readAttr(dir, name)
+	if err != nil {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+// listDir returns the names in dir, or nil if it cannot be read.
+func listDir(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}

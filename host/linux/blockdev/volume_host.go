@@ -1,0 +1,599 @@
+package blockdev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+)
+
+// ListVolumesOnDisk implements volume.Host: the unique GUIDs of the disk's
+// GPT partitions in index order (partition 0), or of partition number
+// partition. Microsoft Reserved partitions carry no volume and are left
+// out, as on Windows. A disk without a GPT has no volumes.
+func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return nil, err
+	}
+	if d.tableErr != nil {
+		return nil, tableError(d)
+	}
+	ids := []string{}
+	if d.table != nil {
+		for i := range d.table.entries {
+			e := &d.table.entries[i]
+			if e.typeGUID == typeMicrosoftReserved || (partition != 0 && e.index != int(partition)) {
+				continue
+			}
+			ids = append(ids, volumeID(e))
+		}
+	}
+	if partition != 0 && len(ids) == 0 {
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "%s has no partition %d", d.describe(), partition)
+	}
+	return ids, nil
+}
+
+// lookup scans and finds a volume.
+func (b *Backend) lookup(ctx context.Context, id string) (*snapshot, *volRef, error) {
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := s.volume(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, v, nil
+}
+
+// probeDevice reports what a block device holds.
+func probeDevice(dev string) (fsInfo, error) {
+	f, err := os.Open(dev)
+	if err != nil {
+		return fsInfo{}, err
+	}
+	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
+	info, err := probe(f)
+	if err != nil {
+		return fsInfo{}, fmt.Errorf("%s: %w", dev, err)
+	}
+	return info, nil
+}
+
+// IsVolumeFormatted implements volume.Host by reading the partition's
+// first 68 KiB for a filesystem or other signature (see probe): anything
+// found counts as formatted, so FormatVolume never erases it.
+func (b *Backend) IsVolumeFormatted(ctx context.Context, id string) (bool, error) {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return false, err
+	}
+	info, err := probeDevice(dev)
+	if err != nil {
+		return false, err
+	}
+	return info.Type != "", nil
+}
+
+// mkfsArgv is the command that formats dev with fs. mkfs's own check for
+// existing signatures stays on (no -F / -f): if it knows a signature the
+// probe does not, it refuses instead of erasing. ext4 initialises inode
+// tables and journal lazily (seconds instead of minutes on large volumes)
+// and reserves no blocks for root: a volume's capacity belongs to its
+// workload, as on NTFS and as Kubernetes' mount-utils formats.
+func mkfsArgv(fs, dev string) []string {
+	if fs == "xfs" {
+		return []string{"mkfs.xfs", "-q", dev}
+	}
+	return []string{"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}
+}
+
+// FormatVolume implements volume.Host with mkfs.ext4 or mkfs.xfs (Config
+// Filesystem). It refuses a volume of a host or offline disk, of a disk
+// with anything mounted, a boot or reserved partition, and a volume already
+// holding a signature; XFS needs at least 300 MiB (errdefs.ErrOutOfRange).
+func (b *Backend) FormatVolume(ctx context.Context, id string) error {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := v.disk
+	switch {
+	case d.host != "":
+		return d.hostErr("format a volume of")
+	case d.offline:
+		return d.offlineErr("format a volume of")
+	case d.inUse() != "":
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.describe(), d.inUse())
+	case v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved:
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.entry.index, d.describe(), v.entry.typeGUID)
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return err
+	}
+	if b.cfg.Filesystem == "xfs" && v.part.size < xfsMinSize {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.part.size>>20, xfsMinSize>>20)
+	}
+	// The Service checked this already; checking again right before mkfs
+	// narrows the window for anything formatting the device meanwhile.
+	info, err := probeDevice(dev)
+	if err != nil {
+		return err
+	}
+	if info.Type != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s; refusing to erase it", id, info.Type)
+	}
+	if _, err := b.exec.Run(ctx, mkfsArgv(b.cfg.Filesystem, dev)); err != nil {
+		return toolError(err)
+	}
+	return nil
+}
+
+// toolError maps a failed tool run: a missing tool is a host that is not
+// set up (errdefs.ErrFailedPrecondition naming the Debian package); the
+// rest passes through with the tool's stderr in the message.
+func toolError(err error) error {
+	var ee *ExitError
+	if errors.Is(err, exec.ErrNotFound) && errors.As(err, &ee) && len(ee.Argv) > 0 {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is not installed on the host (Debian package %s)", ee.Argv[0], toolPackages[ee.Argv[0]])
+	}
+	return err
+}
+
+// MountVolume implements volume.Host with mount(2) and the filesystem type
+// the probe finds (XFS with nouuid, so a clone of a mounted volume mounts
+// too). The target's parent must exist; a missing target directory is
+// created (0750) and removed again if the mount fails. A target that is a
+// symlink, not a directory, or a non-empty directory is refused: mounting
+// there would follow the link or hide data.
+func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := v.disk
+	switch {
+	case d.host != "":
+		return d.hostErr("mount a volume of")
+	case d.offline:
+		return d.offlineErr("mount a volume of")
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return err
+	}
+	info, err := probeDevice(dev)
+	if err != nil {
+		return err
+	}
+	fstype := info.mountType()
+	switch {
+	case info.Type == "":
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted; FormatVolume it first", id)
+	case fstype == "":
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s holds %s, which is not a filesystem the proxy mounts", id, info.Type)
+	}
+	created, err := prepareTarget(target)
+	if err != nil {
+		return err
+	}
+	data := ""
+	if fstype == "xfs" {
+		data = "nouuid"
+	}
+	if err := b.k.mount(dev, target, fstype, data); err != nil {
+		if created {
+			_ = os.Remove(target) // undo our mkdir; the mount error is what matters
+		}
+		return mountError(err, dev, target, fstype)
+	}
+	return nil
+}
+
+// prepareTarget checks a mount target and creates it if missing; created
+// tells whether it did.
+func prepareTarget(target string) (created bool, err error) {
+	fi, err := os.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		parent := filepath.Dir(target)
+		pi, err := os.Stat(parent)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, errdefs.Errorf(errdefs.ErrNotFound, "the parent directory %s of target %s does not exist; create it first (filesystem Mkdir)", parent, target)
+		}
+		if err != nil {
+			return false, err
+		}
+		if !pi.IsDir() {
+			return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "the parent %s of target %s is not a directory", parent, target)
+		}
+		if err := os.Mkdir(target, 0o750); err != nil {
+			return false, fmt.Errorf("create target %s: %w", target, err)
+		}
+		return true, nil
+	case err != nil:
+		return false, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s is a symlink; refusing to mount through it", target)
+	case !fi.IsDir():
+		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s exists and is not a directory", target)
+	}
+	dir, err := os.Open(target)
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close() //nolint:errcheck // read-only: a close error changes nothing
+	if _, err := dir.Readdirnames(1); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return false, fmt.Errorf("read target %s: %w", target, err)
+		}
+		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s is not empty; refusing to hide its contents under a mount", target)
+	}
+	return false, nil
+}
+
+// mountError maps mount(2) failures to what a driver can act on.
+func mountError(err error, dev, target, fstype string) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.EBUSY:
+			return errdefs.Errorf(errdefs.ErrUnavailable, "mount %s at %s: the device or target is busy (%v)", dev, target, err)
+		case syscall.ENODEV:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "mount %s at %s: the kernel has no %s filesystem driver", dev, target, fstype)
+		case syscall.EROFS:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "mount %s at %s: the device is read-only (%v)", dev, target, err)
+		case syscall.EACCES, syscall.EPERM:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "mount %s at %s: %v: the proxy must run as root (CAP_SYS_ADMIN), or the device is read-only", dev, target, err)
+		case syscall.EINVAL:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "mount %s at %s as %s failed (%v): the filesystem may be damaged; the kernel log (dmesg) says why", dev, target, fstype, err)
+		}
+	}
+	return fmt.Errorf("mount %s at %s as %s: %w", dev, target, fstype, err)
+}
+
+// UnmountVolume implements volume.Host: syncfs, then umount2(2) of the
+// target. The target directory stays, as Windows leaves the folder of a
+// deleted mount point; drivers remove it with filesystem Rmdir.
+func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.k.syncFS(target); err != nil {
+		return fmt.Errorf("flush volume %s before unmounting it: %w", id, err)
+	}
+	if err := b.k.unmount(target); err != nil {
+		var errno syscall.Errno
+		switch {
+		case errors.As(err, &errno) && errno == syscall.EINVAL:
+			return nil // not a mount point any more: someone unmounted it meanwhile
+		case errors.As(err, &errno) && errno == syscall.EBUSY:
+			return errdefs.Errorf(errdefs.ErrUnavailable, "unmount %s: it is busy (open files, or mounts below it)", target)
+		}
+		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	return nil
+}
+
+// VolumeSizes implements volume.Host. current is the partition's size, or
+// the filesystem's when that is smaller, so a resize whose filesystem step
+// failed is retried instead of skipped as "nothing to gain". maximum is
+// how far the partition can grow: to the next partition or the end of the
+// disk's usable area, 1 MiB-aligned.
+func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum int64, err error) {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	lbs := v.disk.logicalBlock
+	current = int64(v.entry.sectors()) * lbs
+	if dev, err := v.device(b.cfg.DevRoot); err == nil {
+		if info, err := probeDevice(dev); err == nil && info.Size > 0 && info.Size < current {
+			current = info.Size
+		}
+	}
+	limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
+	maximum = int64(limit-v.entry.first+1) * lbs
+	if maximum < current {
+		maximum = current
+	}
+	return current, maximum, nil
+}
+
+// ResizeVolume implements volume.Host: grow the GPT entry (rewriting the
+// table, which also moves the backup GPT to the disk's new end), tell the
+// kernel with BLKPG_RESIZE_PARTITION, then grow the filesystem: xfs_growfs
+// on a mount (an unmounted XFS is mounted on a private temporary directory
+// for it), resize2fs on a mounted ext4 (online; needs CAP_SYS_RESOURCE),
+// e2fsck -f -y and resize2fs on an unmounted one. A mounted ext4 without
+// CAP_SYS_RESOURCE is refused before anything changes.
+func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := v.disk
+	switch {
+	case d.host != "":
+		return d.hostErr("resize a volume of")
+	case d.offline:
+		return d.offlineErr("resize a volume of")
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return err
+	}
+	info, err := probeDevice(dev)
+	if err != nil {
+		return err
+	}
+	mp := v.mountPoint(b.cfg.DevRoot)
+	switch info.Type {
+	case "", "xfs":
+	case "ext2", "ext3", "ext4":
+		if mp != "" {
+			caps, err := b.k.capabilities()
+			if err != nil {
+				return fmt.Errorf("read the proxy's capabilities: %w", err)
+			}
+			if caps&(1<<capSysResource) == 0 {
+				return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+					"cannot grow volume %s: its ext4 filesystem is mounted at %s and online growth (EXT4_IOC_RESIZE_FS) needs CAP_SYS_RESOURCE, which the proxy lacks; unmount the volume and resize it again (offline growth works), or grant the capability. Nothing was changed", id, mp)
+			}
+		}
+	default:
+		return errdefs.Errorf(errdefs.ErrUnimplemented, "cannot grow volume %s: it holds %s; the proxy grows ext4 and XFS only", id, info.Type)
+	}
+	if err := b.growPartition(ctx, id, size); err != nil {
+		return err
+	}
+	switch info.Type {
+	case "":
+		return nil // nothing to grow but the partition
+	case "xfs":
+		return b.growXFS(ctx, dev, mp)
+	}
+	return b.growExt4(ctx, dev, mp)
+}
+
+// growPartition rewrites the volume's GPT entry to end at size bytes and
+// makes the kernel's partition follow. It rescans under the lock, so the
+// table it rewrites is the current one.
+func (b *Backend) growPartition(ctx context.Context, id string, size int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, err := b.scanLocked(scanTables)
+	if err != nil {
+		return err
+	}
+	v, err := s.volume(id)
+	if err != nil {
+		return err
+	}
+	d, e, lbs := v.disk, v.entry, v.disk.logicalBlock
+	diskSectors := uint64(d.size / lbs)
+	last := e.first + uint64(size/lbs) - 1
+	if limit := d.table.growLimit(e, diskSectors); last > limit {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: %s allows %d", id, size, d.describe(), int64(limit-e.first+1)*lbs)
+	}
+	if last > e.last {
+		e.last = last
+		f, err := os.OpenFile(d.path, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("open %s to grow partition %d: %w", d.describe(), e.index, err)
+		}
+		err = writeGPT(f, d.table, d.size)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+		}
+	}
+	start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
+	switch p := d.part(e.index); {
+	case p == nil:
+		err = b.k.addPartition(d.path, e.index, start, length)
+	case p.size < length:
+		err = b.k.resizePartition(d.path, e.index, start, length)
+	}
+	if err != nil {
+		return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s says partition %d ends at byte %d, but the kernel refused the new size: %v", d.describe(), e.index, start+length, err)
+	}
+	return nil
+}
+
+// growXFS grows an XFS filesystem to its partition. xfs_growfs works only
+// on a mounted filesystem, so an unmounted one is mounted privately first.
+func (b *Backend) growXFS(ctx context.Context, dev, mp string) (err error) {
+	if mp == "" {
+		dir, err := os.MkdirTemp("", "csi-node-proxy-growfs-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir) //nolint:errcheck // best effort: an empty directory left in the temp dir is harmless
+		if err := b.k.mount(dev, dir, "xfs", "nouuid"); err != nil {
+			return mountError(err, dev, dir, "xfs")
+		}
+		defer func() {
+			if uerr := b.k.unmount(dir); uerr != nil && err == nil {
+				err = fmt.Errorf("unmount the temporary mount %s after growing: %w", dir, uerr)
+			}
+		}()
+		mp = dir
+	}
+	if _, err := b.exec.Run(ctx, []string{"xfs_growfs", "-d", mp}); err != nil {
+		return toolError(err)
+	}
+	return nil
+}
+
+// growExt4 grows an ext2/3/4 filesystem to its partition: online with
+// resize2fs when mounted, after a forced check when not (resize2fs
+// refuses an unchecked offline filesystem).
+func (b *Backend) growExt4(ctx context.Context, dev, mp string) error {
+	if mp == "" {
+		if _, err := b.exec.Run(ctx, []string{"e2fsck", "-f", "-y", dev}); !fsckPassed(err) {
+			return fmt.Errorf("check %s before growing it: %w", dev, toolError(err))
+		}
+	}
+	if _, err := b.exec.Run(ctx, []string{"resize2fs", dev}); err != nil {
+		var ee *ExitError
+		if mp != "" && errors.As(err, &ee) && strings.Contains(ee.Stderr, "Permission denied") {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"the partition grew, but growing the ext4 filesystem mounted at %s was refused (%v); unmount the volume and resize it again (offline growth works)", mp, err)
+		}
+		return toolError(err)
+	}
+	return nil
+}
+
+// fsckPassed tells whether e2fsck left a consistent filesystem: exit status
+// 0, 1 (errors found and corrected) or 2 (corrected; a reboot is asked for,
+// which only matters for a mounted root). 4 and up: errors remain, and the
+// filesystem must not be resized.
+func fsckPassed(err error) bool {
+	var ee *ExitError
+	if err == nil {
+		return true
+	}
+	return errors.As(err, &ee) && ee.Err == nil && ee.Code > 0 && ee.Code < 4
+}
+
+// VolumeStats implements volume.Host with statfs(2) on a mount of the
+// volume: total is blocks*bsize, used is (blocks-bfree)*bsize.
+func (b *Backend) VolumeStats(ctx context.Context, id string) (total, used int64, err error) {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	mp := v.mountPoint(b.cfg.DevRoot)
+	if mp == "" {
+		return 0, 0, errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not mounted; stats need a mount (MountVolume it first)", id)
+	}
+	return b.k.statFS(mp)
+}
+
+// DiskNumber implements volume.Host.
+func (b *Backend) DiskNumber(ctx context.Context, id string) (uint32, error) {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return v.disk.number, nil
+}
+
+// VolumeAt implements volume.Host from the mount table: the topmost mount
+// at path (symlinks in path resolved, as the mount table records resolved
+// paths) must be of a partition of a managed disk. Nothing mounted there is
+// errdefs.ErrNotFound; something else mounted there (a tmpfs, a host disk's
+// whole-disk filesystem) is errdefs.ErrFailedPrecondition, so MountVolume
+// never stacks a volume on it.
+func (b *Backend) VolumeAt(ctx context.Context, p string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it does not exist", p)
+	}
+	if err != nil {
+		return "", err
+	}
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return "", err
+	}
+	ms := mountinfo.At(s.mounts, filepath.ToSlash(resolved))
+	if len(ms) == 0 {
+		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it is not a mount point", p)
+	}
+	top := ms[len(ms)-1]
+	if _, v := s.byDevice(devNum{top.Major, top.Minor}, top.Source, b.cfg.DevRoot); v != nil {
+		return v.id, nil
+	}
+	return "", errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is the mount point of %s (%s), which is not a volume the proxy manages", p, top.Source, top.FSType)
+}
+
+// ClosestVolume implements volume.Host: from path (or its nearest existing
+// ancestor, at most 256 levels up, as upstream walks), resolve symlinks and
+// take the filesystem holding the result (st_dev). It must be a partition
+// of a managed disk; anything else is errdefs.ErrNotFound naming the mount
+// that holds the path.
+func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
+	cur := p
+	for i := 0; i < 256; i++ {
+		if _, err := os.Lstat(cur); err == nil {
+			break
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			break
+		}
+		cur = parent
+	}
+	resolved, err := filepath.EvalSymlinks(cur)
+	if err != nil {
+		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume holds %s: %v", p, err)
+	}
+	dev, err := b.k.deviceOf(resolved)
+	if err != nil {
+		return "", fmt.Errorf("stat %s: %w", resolved, err)
+	}
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return "", err
+	}
+	if _, v := s.byDevice(dev, "", b.cfg.DevRoot); v != nil {
+		return v.id, nil
+	}
+	holder := "an unknown filesystem"
+	best := ""
+	for _, m := range s.mounts {
+		if (devNum{m.Major, m.Minor}) == dev && isWithin(filepath.ToSlash(resolved), m.MountPoint) && len(m.MountPoint) >= len(best) {
+			best = m.MountPoint
+			holder = fmt.Sprintf("%s (%s at %s)", m.Source, m.FSType, m.MountPoint)
+		}
+	}
+	return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume holds %s: the nearest mount above it is %s, not a volume the proxy manages", p, holder)
+}
+
+// FlushVolume implements volume.Host: syncfs on a mount of the volume, if
+// any, then fsync of the partition device, which also flushes the device's
+// write cache.
+func (b *Backend) FlushVolume(ctx context.Context, id string) error {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return err
+	}
+	if mp := v.mountPoint(b.cfg.DevRoot); mp != "" {
+		if err := b.k.syncFS(mp); err != nil {
+			return err
+		}
+	}
+	return b.k.flushDevice(dev, false)
+}
