@@ -27,15 +27,16 @@ cross: ## Build everything for linux/amd64 and windows/amd64.
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 
 .PHONY: generate
-generate: ## Regenerate protobuf stubs and the versioned adapters.
+generate: ## Regenerate protobuf stubs, the versioned adapters and the Win32 syscall stubs.
 	hack/generate-protos.sh
 	$(GO) run ./cmd/convgen
+	hack/generate-winsyscall.sh
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter host/windows)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter; git diff --stat -- api internal/adapter; exit 1; \
+		git status --porcelain -- api internal/adapter host/windows; git diff --stat -- api internal/adapter host/windows; exit 1; \
 	fi
 
 .PHONY: vet
@@ -63,12 +64,36 @@ unit: ## Run the main module's tests with the race detector.
 wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
 	cd test/wirecompat && $(GO) test -count=1 ./...
 
+# Packages whose tests say something about Windows when run as Windows
+# binaries under Wine: the named-pipe transport carrying gRPC, the daemon's
+# start and stop, path and volume-ID handling, the group rules, and the
+# Windows backends' platform-neutral logic (their tests of real Windows
+# storage skip under Wine with a message: Wine fakes those APIs).
+WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
+	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/...
+
+.PHONY: test-windows
+test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).
+	timeout 1200 hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_PACKAGES)
+
 .PHONY: admission
 admission: ## Evaluate the admission policy's CEL against realistic pods (separate module).
 	cd test/admission && $(GO) test -count=1 ./...
 
+.PHONY: manifests
+manifests: ## Validate every manifest under deploy/ and examples/ offline against Kubernetes' schemas (separate module).
+	cd test/manifests && $(GO) test -count=1 ./...
+
+.PHONY: release
+release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 into dist/, with SHA256SUMS.
+	hack/release.sh
+
+.PHONY: release-check
+release-check: ## Build the release binary for this machine only and check its -version line and checksum.
+	hack/release.sh --check
+
 .PHONY: test
-test: fmt-check check-generated cross vet lint unit wirecompat admission ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
+test: fmt-check check-generated cross vet lint unit wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
