@@ -20,8 +20,9 @@ type Mapping struct {
 type Host interface {
 	// NewSmbGlobalMapping maps m.Share with m's credentials (re-creating a
 	// stale mapping) and links m.LocalPath to m.RemotePath when set. Wrong
-	// credentials are errdefs.ErrPermissionDenied; an unreachable server or
-	// missing share is errdefs.ErrNotFound.
+	// credentials are errdefs.ErrPermissionDenied; a missing share or a
+	// server name that does not resolve is errdefs.ErrNotFound; a server
+	// that does not answer is errdefs.ErrUnavailable (worth a retry).
 	NewSmbGlobalMapping(ctx context.Context, m Mapping) error
 	// RemoveSmbGlobalMapping removes the mapping of share; a share that is
 	// not mapped is errdefs.ErrNotFound.
