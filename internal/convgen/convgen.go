@@ -17,18 +17,30 @@
 // of messages are converted recursively.
 //
 // Where the wire and the model differ (a renamed or retyped field, a renamed
-// RPC), a hand-written file in the output package supplies the difference
-// and the generator steps aside:
+// RPC), hand-written files in the output package supply the difference and
+// the generator steps aside:
 //
-//   - a function toModel<Msg>(*pb.Msg) *model.Msg or
-//     fromModel<Msg>(*model.Msg) *pb.Msg replaces the generated conversion;
+//   - a function toModel<Msg>(*pb.Msg) *model.T or
+//     fromModel<Msg>(*model.T) *pb.Msg replaces the generated conversion;
 //     the generator then emits autoToModel<Msg> / autoFromModel<Msg> with the
-//     fields it can match, for the override to call;
-//   - a method (s *Server) <RPC> replaces the generated handler.
+//     fields it can match, for the override to call. The override for an
+//     RPC's request may instead return (*model.T, error) when the conversion
+//     can fail (a number sent as a string); the handler then answers with
+//     errdefs.ToGRPC of that error without calling the group. Conversions of
+//     nested messages are generated even for a field the override converts
+//     (a map whose key type changed), so it can call them;
+//   - a method (s *Server) <RPC> replaces the generated handler;
+//   - the directive //convgen:rename <RPC>=<Method> serves an RPC with the
+//     model Interface method of another name (upstream renamed it in a later
+//     version); the request and response convert to and from that method's
+//     types, whatever the messages are called;
+//   - the directive //convgen:ignore <Field>... leaves wire fields of that
+//     name (in any message, compared ignoring case) out of every conversion:
+//     a request's is dropped, a response's stays at its zero value.
 //
 // When a field or RPC has no counterpart and no override, generation fails
-// with a message naming the function to write. Output is gofmt'ed and
-// deterministic.
+// with a message naming the function or directive to write. A directive
+// that matches nothing fails too. Output is gofmt'ed and deterministic.
 package convgen
 
 import (
@@ -242,12 +254,22 @@ func load(cfg Config, gvs []*groupVersion) error {
 
 // handWritten is what the non-generated files of an adapter package define.
 type handWritten struct {
-	funcs   map[string]bool // top-level functions
-	methods map[string]bool // methods on Server
+	funcs    map[string]bool   // top-level functions
+	fallible map[string]bool   // top-level functions returning (T, error)
+	methods  map[string]bool   // methods on Server
+	renames  map[string]string // //convgen:rename RPC=Method
+	ignore   map[string]string // //convgen:ignore, lower-cased field -> as written
+	errs     []string          // malformed directives
 }
 
+// directivePrefix starts every convgen directive comment.
+const directivePrefix = "//convgen:"
+
 func scanHandWritten(dir string) (handWritten, error) {
-	hw := handWritten{funcs: map[string]bool{}, methods: map[string]bool{}}
+	hw := handWritten{
+		funcs: map[string]bool{}, fallible: map[string]bool{}, methods: map[string]bool{},
+		renames: map[string]string{}, ignore: map[string]string{},
+	}
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return hw, nil
@@ -261,9 +283,16 @@ func scanHandWritten(dir string) (handWritten, error) {
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return hw, err
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if strings.HasPrefix(c.Text, directivePrefix) {
+					hw.directive(fset.Position(c.Pos()).String(), strings.TrimPrefix(c.Text, directivePrefix))
+				}
+			}
 		}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -272,6 +301,9 @@ func scanHandWritten(dir string) (handWritten, error) {
 			}
 			if fd.Recv == nil {
 				hw.funcs[fd.Name.Name] = true
+				if r := fd.Type.Results; r != nil && r.NumFields() == 2 {
+					hw.fallible[fd.Name.Name] = true
+				}
 				continue
 			}
 			t := fd.Recv.List[0].Type
@@ -284,6 +316,48 @@ func scanHandWritten(dir string) (handWritten, error) {
 		}
 	}
 	return hw, nil
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// directive records one //convgen: comment found at pos.
+func (hw *handWritten) directive(pos, text string) {
+	verb, args, _ := strings.Cut(text, " ")
+	fields := strings.Fields(args)
+	bad := func(format string, a ...any) {
+		hw.errs = append(hw.errs, pos+": "+directivePrefix+verb+": "+fmt.Sprintf(format, a...))
+	}
+	switch verb {
+	case "rename":
+		if len(fields) == 0 {
+			bad("want //convgen:rename <RPC>=<Method>")
+		}
+		for _, f := range fields {
+			rpc, method, ok := strings.Cut(f, "=")
+			if !ok || !identRE.MatchString(rpc) || !identRE.MatchString(method) {
+				bad("%q is not <RPC>=<Method>", f)
+				continue
+			}
+			if _, dup := hw.renames[rpc]; dup {
+				bad("%s is renamed twice", rpc)
+				continue
+			}
+			hw.renames[rpc] = method
+		}
+	case "ignore":
+		if len(fields) == 0 {
+			bad("want //convgen:ignore <Field> ...")
+		}
+		for _, f := range fields {
+			if !identRE.MatchString(f) {
+				bad("%q is not a field name", f)
+				continue
+			}
+			hw.ignore[strings.ToLower(f)] = f
+		}
+	default:
+		bad("unknown directive (want rename or ignore)")
+	}
 }
 
 // service describes the version's gRPC service.
@@ -369,13 +443,16 @@ func (d direction) prefix() string {
 	return "fromModel"
 }
 
-// conv is one conversion function the adapter needs.
+// conv is one conversion function the adapter needs, between the wire
+// message wire and the model type model (the same name unless an RPC is
+// renamed).
 type conv struct {
-	dir  direction
-	name string // message name, same on both sides
+	dir   direction
+	wire  string
+	model string
 }
 
-func (c conv) funcName() string { return c.dir.prefix() + c.name }
+func (c conv) funcName() string { return c.dir.prefix() + c.wire }
 
 // gen accumulates one adapter file.
 type gen struct {
@@ -386,14 +463,23 @@ type gen struct {
 	buf      bytes.Buffer
 	queue    []conv
 	queued   map[conv]bool
+	funcs    map[string]conv // function name -> the conversion it is
+	requests map[conv]bool   // the request conversions of handlers
+	nested   map[conv]bool   // conversions called for a message's field
+	ignored  map[string]bool // //convgen:ignore names that matched a field
 	errs     []string
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.buf, format, args...) }
 
 func (g *gen) need(c conv) string {
+	if prev, ok := g.funcs[c.funcName()]; ok && prev != c {
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s would convert to both %s.%s and %s.%s", g.gv.group, g.gv.version, c.funcName(), g.modelPkg, prev.model, g.modelPkg, c.model))
+		return c.funcName()
+	}
 	if !g.queued[c] {
 		g.queued[c] = true
+		g.funcs[c.funcName()] = c
 		g.queue = append(g.queue, c)
 	}
 	return c.funcName()
@@ -416,7 +502,9 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: Interface is not an interface", gv.modelPkg.PkgPath)
 	}
-	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, queued: map[conv]bool{}}
+	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, queued: map[conv]bool{},
+		funcs: map[string]conv{}, requests: map[conv]bool{}, nested: map[conv]bool{}, ignored: map[string]bool{}}
+	g.errs = append(g.errs, hw.errs...)
 	pkgName := gv.group + gv.version
 	g.p("// Code generated by %s from %s and %s. DO NOT EDIT.\n\n", cfg.Tool, filepath.ToSlash(gv.apiDir), filepath.ToSlash(filepath.Join(cfg.ModelRoot, gv.group)))
 	g.p("// Package %s serves the %s %s API (gRPC service %s) on top of the\n// %s group: it converts, calls, converts back and maps errors.\n", pkgName, gv.group, gv.version, svc.fullName, g.modelPkg)
@@ -428,6 +516,18 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 	g.p("// New returns a Server backed by group.\nfunc New(group %s.Interface) *Server { return &Server{group: group} }\n\n", g.modelPkg)
 	g.p("// Register registers a Server backed by group on s.\nfunc Register(s grpc.ServiceRegistrar, group %s.Interface) {\n\tpb.Register%sServer(s, New(group))\n}\n", g.modelPkg, svc.name)
 
+	rpcs := map[string]bool{}
+	for _, m := range svc.methods {
+		rpcs[m.Name()] = true
+	}
+	for _, rpc := range sortedKeys(hw.renames) {
+		switch {
+		case !rpcs[rpc]:
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:rename %s=%s: %s has no RPC %s", gv.group, gv.version, rpc, hw.renames[rpc], svc.fullName, rpc))
+		case hw.methods[rpc]:
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:rename %s=%s: a hand-written (s *Server) %s serves the RPC already", gv.group, gv.version, rpc, hw.renames[rpc], rpc))
+		}
+	}
 	for _, m := range svc.methods {
 		if hw.methods[m.Name()] {
 			continue // hand-written handler
@@ -435,21 +535,55 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 		sig := m.Type().(*types.Signature)
 		reqT := messageName(sig.Params().At(1).Type())
 		respT := messageName(sig.Results().At(0).Type())
-		if !hasMethod(modelIface, m.Name()) {
-			g.errs = append(g.errs, fmt.Sprintf("%s/%s: RPC %s has no method in %s.Interface; write func (s *Server) %s(ctx context.Context, in *pb.%s) (*pb.%s, error) in a hand-written file of %s", gv.group, gv.version, m.Name(), g.modelPkg, m.Name(), reqT, respT, gv.outDir))
+		target, renamed := hw.renames[m.Name()]
+		if !renamed {
+			target = m.Name()
+		}
+		mm := lookupMethod(modelIface, target)
+		if mm == nil {
+			if renamed {
+				g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:rename %s=%s: %s.Interface has no method %s", gv.group, gv.version, m.Name(), target, g.modelPkg, target))
+				continue
+			}
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: RPC %s has no method in %s.Interface; add //convgen:rename %s=<Method> to a hand-written file of %s if a method does the same under another name, or write func (s *Server) %s(ctx context.Context, in *pb.%s) (*pb.%s, error) there", gv.group, gv.version, m.Name(), g.modelPkg, m.Name(), gv.outDir, m.Name(), reqT, respT))
 			continue
 		}
-		g.p("\n// %s serves %s/%s.\n", m.Name(), svc.fullName, m.Name())
+		msig := mm.Type().(*types.Signature)
+		if msig.Params().Len() != 2 || msig.Results().Len() != 2 {
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s.Interface.%s is not func(context.Context, *Request) (*Response, error)", gv.group, gv.version, g.modelPkg, target))
+			continue
+		}
+		in := conv{toModel, reqT, messageName(msig.Params().At(1).Type())}
+		out := conv{fromModel, respT, messageName(msig.Results().At(0).Type())}
+		g.requests[in] = true
+		if renamed {
+			g.p("\n// %s serves %s/%s with the group's %s (//convgen:rename).\n", m.Name(), svc.fullName, m.Name(), target)
+		} else {
+			g.p("\n// %s serves %s/%s.\n", m.Name(), svc.fullName, m.Name())
+		}
 		g.p("func (s *Server) %s(ctx context.Context, in *pb.%s) (*pb.%s, error) {\n", m.Name(), reqT, respT)
-		g.p("\tout, err := s.group.%s(ctx, %s(in))\n", m.Name(), g.need(conv{toModel, reqT}))
+		if hw.fallible[in.funcName()] {
+			// The hand-written request conversion can fail: its error is the
+			// client's, reported before the group is called.
+			g.p("\treq, err := %s(in)\n", g.need(in))
+			g.p("\tif err != nil {\n\t\treturn nil, errdefs.ToGRPC(err)\n\t}\n")
+			g.p("\tout, err := s.group.%s(ctx, req)\n", target)
+		} else {
+			g.p("\tout, err := s.group.%s(ctx, %s(in))\n", target, g.need(in))
+		}
 		g.p("\tif err != nil {\n\t\treturn nil, errdefs.ToGRPC(err)\n\t}\n")
 		// gRPC cannot send a nil message; an empty response is what a nil
 		// model response means.
 		g.p("\tif out == nil {\n\t\treturn &pb.%s{}, nil\n\t}\n", respT)
-		g.p("\treturn %s(out), nil\n}\n", g.need(conv{fromModel, respT}))
+		g.p("\treturn %s(out), nil\n}\n", g.need(out))
 	}
 	for i := 0; i < len(g.queue); i++ {
 		g.conversion(g.queue[i])
+	}
+	for _, lower := range sortedKeys(hw.ignore) {
+		if !g.ignored[lower] {
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:ignore %s: no converted message has such a field", gv.group, gv.version, hw.ignore[lower]))
+		}
 	}
 	if len(g.errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(g.errs, "\n  "))
@@ -461,13 +595,22 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 	return src, nil
 }
 
-func hasMethod(iface *types.Interface, name string) bool {
+func lookupMethod(iface *types.Interface, name string) *types.Func {
 	for i := 0; i < iface.NumMethods(); i++ {
-		if iface.Method(i).Name() == name {
-			return true
+		if m := iface.Method(i); m.Name() == name {
+			return m
 		}
 	}
-	return false
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // messageName returns the name of *pb.Msg.
@@ -494,28 +637,41 @@ func (g *gen) structOf(pkg *packages.Package, name string) *types.Struct {
 // exists.
 func (g *gen) conversion(c conv) {
 	override := g.hw.funcs[c.funcName()]
-	wire := g.structOf(g.gv.apiPkg, c.name)
-	model := g.structOf(g.gv.modelPkg, c.name)
+	if override && g.hw.fallible[c.funcName()] && (c.dir != toModel || !g.requests[c] || g.nested[c]) {
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s returns an error, which only the conversion of an RPC's request may; write %s", g.gv.group, g.gv.version, c.funcName(), g.signature(c, c.funcName())))
+	}
+	wire := g.structOf(g.gv.apiPkg, c.wire)
+	model := g.structOf(g.gv.modelPkg, c.model)
 	if wire == nil {
-		g.errs = append(g.errs, fmt.Sprintf("%s/%s: no message %s", g.gv.group, g.gv.version, c.name))
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: no message %s", g.gv.group, g.gv.version, c.wire))
 		return
 	}
 	if model == nil {
 		if !override {
-			g.errs = append(g.errs, fmt.Sprintf("%s/%s: message %s has no type %s.%s; write %s in a hand-written file of %s", g.gv.group, g.gv.version, c.name, g.modelPkg, c.name, g.signature(c, c.funcName()), g.gv.outDir))
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: message %s has no type %s.%s; write %s in a hand-written file of %s", g.gv.group, g.gv.version, c.wire, g.modelPkg, c.model, g.signature(c, c.funcName()), g.gv.outDir))
 		}
 		return
 	}
 	var body bytes.Buffer
-	var unmatched []string
+	var unmatched, orphans []string // orphans: wire fields with no model field
 	for i := 0; i < wire.NumFields(); i++ {
 		wf := wire.Field(i)
 		if !wf.Exported() || strings.HasPrefix(wf.Name(), "XXX_") {
 			continue
 		}
+		if _, ok := g.hw.ignore[strings.ToLower(wf.Name())]; ok {
+			g.ignored[strings.ToLower(wf.Name())] = true
+			if c.dir == toModel {
+				fmt.Fprintf(&body, "\t// in.%s is dropped (//convgen:ignore).\n", wf.Name())
+			} else {
+				fmt.Fprintf(&body, "\t// out.%s stays empty (//convgen:ignore).\n", wf.Name())
+			}
+			continue
+		}
 		mf := fieldFold(model, wf.Name())
 		if mf == nil {
 			unmatched = append(unmatched, fmt.Sprintf("%s has no counterpart", wf.Name()))
+			orphans = append(orphans, wf.Name())
 			continue
 		}
 		var code string
@@ -526,7 +682,7 @@ func (g *gen) conversion(c conv) {
 			code, ok = g.assign("out."+wf.Name(), "in."+mf.Name(), wf.Type(), mf.Type(), fromModel)
 		}
 		if !ok {
-			unmatched = append(unmatched, fmt.Sprintf("%s (%s) and %s (%s) differ in type", wf.Name(), types.TypeString(wf.Type(), nil), mf.Name(), types.TypeString(mf.Type(), nil)))
+			unmatched = append(unmatched, fmt.Sprintf("%s (%s) and %s (%s) differ in type", wf.Name(), g.typeString(wf.Type()), mf.Name(), g.typeString(mf.Type())))
 			continue
 		}
 		body.WriteString(code)
@@ -535,18 +691,30 @@ func (g *gen) conversion(c conv) {
 	if override {
 		name = "auto" + strings.ToUpper(name[:1]) + name[1:]
 	} else if len(unmatched) > 0 {
-		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s: %s; write %s in a hand-written file of %s (it may call the generated auto%s)",
-			g.gv.group, g.gv.version, c.name, strings.Join(unmatched, ", "), g.signature(c, c.funcName()), g.gv.outDir, strings.ToUpper(name[:1])+name[1:]))
+		write := g.signature(c, c.funcName())
+		if c.dir == toModel && g.requests[c] && !g.nested[c] {
+			write += fmt.Sprintf(" (or, if the conversion can fail, one returning (*%s.%s, error))", g.modelPkg, c.model)
+		}
+		ignore := ""
+		if len(orphans) > 0 {
+			ignore = fmt.Sprintf("; or, if %s carries nothing the model needs, add //convgen:ignore %s there", strings.Join(orphans, " and "), strings.Join(orphans, " "))
+		}
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s: %s; write %s in a hand-written file of %s (it may call the generated auto%s)%s",
+			g.gv.group, g.gv.version, c.wire, strings.Join(unmatched, ", "), write, g.gv.outDir, strings.ToUpper(name[:1])+name[1:], ignore))
 		return
 	}
 	if override && len(unmatched) > 0 {
-		g.p("\n// %s converts the fields of %s that match by name; the hand-written\n// %s handles the rest: %s.\n", name, c.name, c.funcName(), strings.Join(unmatched, "; "))
+		g.p("\n// %s converts the fields of %s that match by name; the hand-written\n// %s handles the rest: %s.\n", name, c.wire, c.funcName(), strings.Join(unmatched, "; "))
 	} else if override {
-		g.p("\n// %s converts the fields of %s that match by name, for the\n// hand-written %s.\n", name, c.name, c.funcName())
+		g.p("\n// %s converts the fields of %s that match by name, for the\n// hand-written %s.\n", name, c.wire, c.funcName())
+	} else if c.dir == toModel && c.model == c.wire {
+		g.p("\n// %s converts a wire %s into the model's.\n", name, c.wire)
 	} else if c.dir == toModel {
-		g.p("\n// %s converts a wire %s into the model's.\n", name, c.name)
+		g.p("\n// %s converts a wire %s into the model's %s.\n", name, c.wire, c.model)
+	} else if c.model == c.wire {
+		g.p("\n// %s converts a model %s into the wire's.\n", name, c.wire)
 	} else {
-		g.p("\n// %s converts a model %s into the wire's.\n", name, c.name)
+		g.p("\n// %s converts a model %s into the wire's %s.\n", name, c.model, c.wire)
 	}
 	g.p("%s {\n\tif in == nil {\n\t\treturn nil\n\t}\n", g.signature(c, name))
 	g.p("\tout := &%s{}\n", g.target(c))
@@ -556,16 +724,16 @@ func (g *gen) conversion(c conv) {
 
 func (g *gen) target(c conv) string {
 	if c.dir == toModel {
-		return g.modelPkg + "." + c.name
+		return g.modelPkg + "." + c.model
 	}
-	return "pb." + c.name
+	return "pb." + c.wire
 }
 
 func (g *gen) signature(c conv, name string) string {
 	if c.dir == toModel {
-		return fmt.Sprintf("func %s(in *pb.%s) *%s.%s", name, c.name, g.modelPkg, c.name)
+		return fmt.Sprintf("func %s(in *pb.%s) *%s.%s", name, c.wire, g.modelPkg, c.model)
 	}
-	return fmt.Sprintf("func %s(in *%s.%s) *pb.%s", name, g.modelPkg, c.name, c.name)
+	return fmt.Sprintf("func %s(in *%s.%s) *pb.%s", name, g.modelPkg, c.model, c.wire)
 }
 
 func fieldFold(s *types.Struct, name string) *types.Var {
@@ -597,11 +765,13 @@ func (g *gen) assign(dst, src string, dt, st types.Type, d direction) (string, b
 			dst, src, g.typeString(dt), elem), true
 	case *types.Map:
 		stt, ok := st.(*types.Map)
-		if !ok || !types.Identical(dtt.Key(), stt.Key()) {
+		if !ok {
 			return "", false
 		}
+		// The elements first: even when the keys differ and an override
+		// must convert the map, it can call the element conversion.
 		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
-		if !ok {
+		if !ok || !types.Identical(dtt.Key(), stt.Key()) {
 			return "", false
 		}
 		return fmt.Sprintf("\tif %[2]s != nil {\n\t\t%[1]s = make(%[3]s, len(%[2]s))\n\t\tfor k, v := range %[2]s {\n\t\t\t%[1]s[k] = %[4]s\n\t\t}\n\t}\n",
@@ -629,7 +799,9 @@ func (g *gen) value(src string, dt, st types.Type, d direction) (string, bool) {
 		dn, ok1 := dp.Elem().(*types.Named)
 		sn, ok2 := sp.Elem().(*types.Named)
 		if ok1 && ok2 && dn.Obj().Name() == sn.Obj().Name() && isStruct(dn) && isStruct(sn) {
-			return g.need(conv{d, dn.Obj().Name()}) + "(" + src + ")", true
+			c := conv{d, dn.Obj().Name(), dn.Obj().Name()}
+			g.nested[c] = true
+			return g.need(c) + "(" + src + ")", true
 		}
 	}
 	return "", false

@@ -14,8 +14,10 @@ const errdefsPath = "github.com/csi-node-proxy/csi-node-proxy/errdefs"
 
 // TestGoldenWidget runs the generator over a small tree that exercises every
 // conversion it knows (initialisms, enums, nested messages, lists and maps
-// of messages, model-only fields) and both kinds of override (a renamed
-// field, a renamed RPC), and compares the output with golden files.
+// of messages, model-only fields), every kind of override (a renamed field,
+// a hand-written RPC, a request conversion that can fail, a retyped map
+// calling the generated element conversion) and both directives (rename,
+// ignore), and compares the output with golden files.
 func TestGoldenWidget(t *testing.T) {
 	dir := filepath.Join("testdata", "widget")
 	files, err := Generate(Config{Dir: dir, ErrdefsPath: errdefsPath})
@@ -25,6 +27,7 @@ func TestGoldenWidget(t *testing.T) {
 	want := map[string]string{
 		"internal/adapter/widgetv1/" + GeneratedFileName: "widgetv1.go.golden",
 		"internal/adapter/widgetv2/" + GeneratedFileName: "widgetv2.go.golden",
+		"internal/adapter/widgetv3/" + GeneratedFileName: "widgetv3.go.golden",
 		"internal/adapter/" + RegistryFileName:           "registry.go.golden",
 	}
 	if len(files) != len(want) {
@@ -91,6 +94,35 @@ func TestGoldenOverridesAreUsed(t *testing.T) {
 	if strings.Contains(v2, "OldRequest") {
 		t.Error("widgetv2 converts OldRequest although no generated code needs it")
 	}
+
+	// v3: a renamed RPC, a fallible request override, ignored fields and a
+	// map whose key type changed.
+	v3 := string(files["internal/adapter/widgetv3/"+GeneratedFileName])
+	for _, s := range []string{
+		"func (s *Server) Fetch(ctx context.Context, in *pb.FetchRequest) (*pb.FetchResponse, error) {",
+		"out, err := s.group.Get(ctx, req)", // //convgen:rename Fetch=Get
+		// The request override returns an error: the handler answers with
+		// it before calling the group.
+		"req, err := toModelFetchRequest(in)\n\tif err != nil {\n\t\treturn nil, errdefs.ToGRPC(err)\n\t}",
+		// Conversions pair the wire message with the renamed method's types.
+		"func autoToModelFetchRequest(in *pb.FetchRequest) *widget.GetRequest {",
+		"func autoFromModelFetchResponse(in *widget.GetResponse) *pb.FetchResponse {",
+		"Number (string) and Number (uint32) differ in type",
+		// //convgen:ignore scope Error, compared ignoring case.
+		"// in.Scope is dropped (//convgen:ignore).",
+		"// out.Error stays empty (//convgen:ignore).",
+		// The override converts by_number but calls the element conversion.
+		"func fromModelPart(in *widget.Part) *pb.Part {",
+	} {
+		if !strings.Contains(v3, s) {
+			t.Errorf("widgetv3 lacks %q", s)
+		}
+	}
+	for _, s := range []string{"out.Scope", "in.Error", "out.ByNumber", "func toModelFetchRequest(", "func fromModelFetchResponse("} {
+		if strings.Contains(v3, s) {
+			t.Errorf("widgetv3 has %q, which the directives or overrides take care of", s)
+		}
+	}
 }
 
 // TestMismatchNamesTheFunctionToWrite: a wire field with no model
@@ -107,6 +139,31 @@ func TestMismatchNamesTheFunctionToWrite(t *testing.T) {
 		"write func fromModelWidget(in *gadget.Widget) *pb.Widget",
 		"gadget/v1: Part: Lunid has no counterpart",
 		"write func fromModelPart(in *gadget.Part) *pb.Part",
+		"or, if Lunid carries nothing the model needs, add //convgen:ignore Lunid there",
+	} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error lacks %q:\n%s", s, msg)
+		}
+	}
+}
+
+// TestDirectiveErrors: malformed or pointless directives and overrides
+// (testdata/broken/internal/adapter/gadgetv2) fail generation, each with
+// its own message.
+func TestDirectiveErrors(t *testing.T) {
+	_, err := Generate(Config{Dir: filepath.Join("testdata", "broken"), ErrdefsPath: errdefsPath})
+	if err == nil {
+		t.Fatal("generation succeeded with broken directives")
+	}
+	msg := err.Error()
+	for _, s := range []string{
+		`gadgetv2/conversion.go:14:1: //convgen:rename: "Get" is not <RPC>=<Method>`,
+		"gadgetv2/conversion.go:16:1: //convgen:frobnicate: unknown directive",
+		"gadget/v2: //convgen:rename Old=Nope: gadget.Interface has no method Nope",
+		"gadget/v2: //convgen:rename Missing=Get: v2.Widget has no RPC Missing",
+		"gadget/v2: //convgen:rename Hand=Get: a hand-written (s *Server) Hand serves the RPC already",
+		"gadget/v2: //convgen:ignore Nothing: no converted message has such a field",
+		"gadget/v2: fromModelGetResponse returns an error, which only the conversion of an RPC's request may",
 	} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("error lacks %q:\n%s", s, msg)

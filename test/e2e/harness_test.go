@@ -345,14 +345,23 @@ func stageVolume(t *testing.T, e *env, n uint32, staging string) string {
 	return id
 }
 
-// TestEndpoints checks the harness itself: the daemon serves the eight
-// group-versions, each on its own socket named as upstream names its pipes.
+// TestEndpoints checks the harness itself: the daemon serves every
+// group-version upstream serves (the older ones are exercised through
+// upstream's own stubs in test/wirecompat; this suite drives the current
+// eight), each on its own socket named as upstream names its pipes, in
+// registry order.
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	want := []string{
-		"csi-proxy-disk-v1", "csi-proxy-filesystem-v1", "csi-proxy-filesystem-v2alpha1", "csi-proxy-iscsi-v1alpha2",
-		"csi-proxy-smb-v1", "csi-proxy-system-v1alpha1", "csi-proxy-volume-v1", "csi-proxy-volume-v2alpha1",
+		"csi-proxy-disk-v1alpha1", "csi-proxy-disk-v1beta1", "csi-proxy-disk-v1beta2", "csi-proxy-disk-v1beta3", "csi-proxy-disk-v1",
+		"csi-proxy-filesystem-v1alpha1", "csi-proxy-filesystem-v1beta1", "csi-proxy-filesystem-v1beta2", "csi-proxy-filesystem-v1",
+		"csi-proxy-filesystem-v2alpha1",
+		"csi-proxy-iscsi-v1alpha1", "csi-proxy-iscsi-v1alpha2",
+		"csi-proxy-smb-v1alpha1", "csi-proxy-smb-v1beta1", "csi-proxy-smb-v1beta2", "csi-proxy-smb-v1",
+		"csi-proxy-system-v1alpha1",
+		"csi-proxy-volume-v1alpha1", "csi-proxy-volume-v1beta1", "csi-proxy-volume-v1beta2", "csi-proxy-volume-v1beta3", "csi-proxy-volume-v1",
+		"csi-proxy-volume-v2alpha1",
 	}
 	eps := e.srv.Endpoints()
 	if len(eps) != len(want) {

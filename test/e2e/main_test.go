@@ -29,7 +29,7 @@ import (
 
 var showLog = flag.Bool("e2e.klog", false, "also print the daemon's klog output (payloads at -v=5, secrets redacted)")
 
-// served are the service descriptors of the eight group-versions the daemon
+// served are the service descriptors of the eight current group-versions the daemon
 // serves: the source of the method list the suite must cover.
 var served = []*grpc.ServiceDesc{
 	&diskv1.Disk_ServiceDesc,

@@ -10,12 +10,27 @@ import (
 	"testing"
 
 	diskv1 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1"
+	diskv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1alpha1"
+	diskv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1beta1"
+	diskv1beta2 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1beta2"
+	diskv1beta3 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1beta3"
 	fsv1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1"
+	fsv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1alpha1"
+	fsv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1beta1"
+	fsv1beta2 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1beta2"
 	fsv2alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v2alpha1"
+	iscsiv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/iscsi/v1alpha1"
 	iscsiv1alpha2 "github.com/kubernetes-csi/csi-proxy/client/api/iscsi/v1alpha2"
 	smbv1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1"
+	smbv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1alpha1"
+	smbv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1beta1"
+	smbv1beta2 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1beta2"
 	systemv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/system/v1alpha1"
 	volumev1 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1"
+	volumev1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1alpha1"
+	volumev1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1beta1"
+	volumev1beta2 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1beta2"
+	volumev1beta3 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1beta3"
 	volumev2alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v2alpha1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -30,7 +45,10 @@ type groupVersion struct {
 	// ours is the path of our file relative to the api root (and the name
 	// protoc gives it).
 	ours string
-	// theirs is the name upstream's stub registers in GlobalFiles.
+	// theirs is the name upstream's stub registers in GlobalFiles: the
+	// full github.com/kubernetes-csi/csi-proxy/client/api/<group>/<version>/api.proto
+	// unless served says otherwise (three old stubs were generated from
+	// other directories).
 	theirs string
 }
 
@@ -38,14 +56,30 @@ func (g groupVersion) String() string { return g.group + "/" + g.version }
 
 const upstreamPrefix = "github.com/kubernetes-csi/csi-proxy/client/api/"
 
-// served lists the 8 group-versions csi-node-proxy serves.
+// served lists the 23 group-versions csi-node-proxy serves: every one that
+// upstream csi-proxy v1.3.0 serves.
 var served = []groupVersion{
+	{"disk", "v1alpha1", "", ""},
+	{"disk", "v1beta1", "", "disk/v1beta1/api.proto"},
+	{"disk", "v1beta2", "", ""},
+	{"disk", "v1beta3", "", ""},
 	{"disk", "v1", "", ""},
+	{"volume", "v1alpha1", "", ""},
+	{"volume", "v1beta1", "", "volume/v1beta1/api.proto"},
+	{"volume", "v1beta2", "", "client/api/volume/v1beta2/api.proto"},
+	{"volume", "v1beta3", "", ""},
 	{"volume", "v1", "", ""},
 	{"volume", "v2alpha1", "", ""},
+	{"filesystem", "v1alpha1", "", ""},
+	{"filesystem", "v1beta1", "", ""},
+	{"filesystem", "v1beta2", "", ""},
 	{"filesystem", "v1", "", ""},
 	{"filesystem", "v2alpha1", "", ""},
+	{"smb", "v1alpha1", "", ""},
+	{"smb", "v1beta1", "", ""},
+	{"smb", "v1beta2", "", ""},
 	{"smb", "v1", "", ""},
+	{"iscsi", "v1alpha1", "", ""},
 	{"iscsi", "v1alpha2", "", ""},
 	{"system", "v1alpha1", "", ""},
 }
@@ -54,29 +88,48 @@ func init() {
 	for i := range served {
 		g := &served[i]
 		g.ours = g.group + "/" + g.version + "/" + g.group + ".proto"
-		g.theirs = upstreamPrefix + g.group + "/" + g.version + "/api.proto"
+		if g.theirs == "" {
+			g.theirs = upstreamPrefix + g.group + "/" + g.version + "/api.proto"
+		}
 	}
 }
 
 const (
-	wantServices = 8
-	wantMethods  = 53
+	wantServices = 23
+	wantMethods  = 139
 )
 
 // upstreamFiles are the upstream descriptors, referenced explicitly so the
 // packages are linked and registered. The new-style stubs expose File_…
-// variables; the old golang/protobuf ones (iscsi v1alpha2, system v1alpha1)
-// register through proto.RegisterFile, which also lands in GlobalFiles.
+// variables; the old golang/protobuf ones (every v1alpha and the v1beta1 and
+// v1beta2 versions that predate the new style, iscsi v1alpha2, system
+// v1alpha1) register through proto.RegisterFile, which also lands in
+// GlobalFiles.
 var upstreamFiles = map[string]protoreflect.FileDescriptor{
 	"disk/v1":             diskv1.File_github_com_kubernetes_csi_csi_proxy_client_api_disk_v1_api_proto,
+	"disk/v1beta3":        diskv1beta3.File_github_com_kubernetes_csi_csi_proxy_client_api_disk_v1beta3_api_proto,
 	"volume/v1":           volumev1.File_github_com_kubernetes_csi_csi_proxy_client_api_volume_v1_api_proto,
+	"volume/v1beta3":      volumev1beta3.File_github_com_kubernetes_csi_csi_proxy_client_api_volume_v1beta3_api_proto,
 	"volume/v2alpha1":     volumev2alpha1.File_github_com_kubernetes_csi_csi_proxy_client_api_volume_v2alpha1_api_proto,
 	"filesystem/v1":       fsv1.File_github_com_kubernetes_csi_csi_proxy_client_api_filesystem_v1_api_proto,
+	"filesystem/v1beta2":  fsv1beta2.File_github_com_kubernetes_csi_csi_proxy_client_api_filesystem_v1beta2_api_proto,
 	"filesystem/v2alpha1": fsv2alpha1.File_github_com_kubernetes_csi_csi_proxy_client_api_filesystem_v2alpha1_api_proto,
 	"smb/v1":              smbv1.File_github_com_kubernetes_csi_csi_proxy_client_api_smb_v1_api_proto,
+	"smb/v1beta2":         smbv1beta2.File_github_com_kubernetes_csi_csi_proxy_client_api_smb_v1beta2_api_proto,
 	// Old style: no File_ variable; touch a type so the package is linked.
-	"iscsi/v1alpha2":  registered(iscsiv1alpha2.AuthenticationType_NONE),
-	"system/v1alpha1": registered(systemv1alpha1.ServiceStatus_UNKNOWN),
+	"disk/v1alpha1":       registered((*diskv1alpha1.RescanRequest)(nil)),
+	"disk/v1beta1":        registered((*diskv1beta1.RescanRequest)(nil)),
+	"disk/v1beta2":        registered((*diskv1beta2.RescanRequest)(nil)),
+	"volume/v1alpha1":     registered((*volumev1alpha1.FormatVolumeRequest)(nil)),
+	"volume/v1beta1":      registered((*volumev1beta1.FormatVolumeRequest)(nil)),
+	"volume/v1beta2":      registered((*volumev1beta2.FormatVolumeRequest)(nil)),
+	"filesystem/v1alpha1": registered(fsv1alpha1.PathContext_PLUGIN),
+	"filesystem/v1beta1":  registered(fsv1beta1.PathContext_PLUGIN),
+	"smb/v1alpha1":        registered((*smbv1alpha1.RemoveSmbGlobalMappingRequest)(nil)),
+	"smb/v1beta1":         registered((*smbv1beta1.RemoveSmbGlobalMappingRequest)(nil)),
+	"iscsi/v1alpha1":      registered(iscsiv1alpha1.AuthenticationType_NONE),
+	"iscsi/v1alpha2":      registered(iscsiv1alpha2.AuthenticationType_NONE),
+	"system/v1alpha1":     registered(systemv1alpha1.ServiceStatus_UNKNOWN),
 }
 
 // registered returns nil; the descriptor is fetched from GlobalFiles.
@@ -105,7 +158,7 @@ func protoRoot() string {
 	return filepath.Join("..", "..", "api")
 }
 
-// ourFiles compiles our 8 protos with protoc into a private registry (never
+// ourFiles compiles our 23 protos with protoc into a private registry (never
 // GlobalFiles: the names would clash with upstream's).
 func ourFiles(t *testing.T) *protoregistry.Files {
 	t.Helper()

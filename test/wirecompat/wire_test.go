@@ -29,6 +29,8 @@ import (
 //	disk 1  RAW, 1 GiB, 1:0:0:0, page83 …01, serial SIM-DATA-0001 (volume v1 flow)
 //	disk 2  RAW, 2 GiB, 1:0:0:1, page83 …02, serial SIM-DATA-0002 (volume v2alpha1 flow)
 //	disk 9  RAW, 1 GiB, offline, 2:0:0:5, serial WC-OFFLINE-9
+//	disks 11-14  RAW, 1 GiB, 3:0:0:1-4, page83 …0b-…0e, serial WC-OLD-<n>
+//	        (the flows of the older versions, older_test.go)
 //	\\fileserver\share, user CONTOSO\csi, directory pvc-1
 //	portal 10.0.0.10:3260: iqn.2003-01.org.example:chap (CHAP + mutual, 1 LUN)
 //	                      iqn.2003-01.org.example:open (no auth, 1 LUN)
@@ -95,7 +97,7 @@ func TestDiskV1(t *testing.T) {
 	x := ctx(t)
 
 	locs := must[*diskv1.ListDiskLocationsResponse](t, "ListDiskLocations")(c.ListDiskLocations(x, &diskv1.ListDiskLocationsRequest{}))
-	wantLocs := map[uint32]string{0: "0:0:0:0", 1: "1:0:0:0", 2: "1:0:0:1", offDisk: "2:0:0:5"}
+	wantLocs := map[uint32]string{0: "0:0:0:0", 1: "1:0:0:0", 2: "1:0:0:1", offDisk: "2:0:0:5", 11: "3:0:0:1", 14: "3:0:0:4"}
 	for n, want := range wantLocs {
 		l := locs.DiskLocations[n]
 		if l == nil {
@@ -113,6 +115,10 @@ func TestDiskV1(t *testing.T) {
 		1:       {"60022480000000000000000000000001", "SIM-DATA-0001"},
 		2:       {"60022480000000000000000000000002", "SIM-DATA-0002"},
 		offDisk: {"6002248000000000000000000000000a", "WC-OFFLINE-9"},
+		11:      {"6002248000000000000000000000000b", "WC-OLD-11"},
+		12:      {"6002248000000000000000000000000c", "WC-OLD-12"},
+		13:      {"6002248000000000000000000000000d", "WC-OLD-13"},
+		14:      {"6002248000000000000000000000000e", "WC-OLD-14"},
 	}
 	if len(ids.DiskIDs) != len(wantIDs) {
 		t.Errorf("ListDiskIDs: %d disks, want %d: %v", len(ids.DiskIDs), len(wantIDs), ids.DiskIDs)
@@ -912,8 +918,9 @@ func TestSystemV1alpha1(t *testing.T) {
 // ---------------------------------------------------------------- routing
 
 // TestUnservedMethods checks that a socket answers only its own service:
-// a method of another group-version, or of a version not served, is
-// Unimplemented, as grpc-go answers on upstream's pipes.
+// a method of another group-version, or one its version does not have (an
+// older or newer name of an RPC), is Unimplemented, as grpc-go answers on
+// upstream's pipes.
 func TestUnservedMethods(t *testing.T) {
 	x := ctx(t)
 	for _, c := range []struct {
@@ -930,6 +937,20 @@ func TestUnservedMethods(t *testing.T) {
 		{"smb/v1", "/v1alpha2.Iscsi/ListTargetPortals"},
 		{"iscsi/v1alpha2", "/v1alpha1.Iscsi/ListTargetPortals"},
 		{"system/v1alpha1", "/v1.Smb/RemoveSmbGlobalMapping"},
+		{"disk/v1alpha1", "/v1alpha1.Disk/ListDiskIDs"},
+		{"disk/v1beta1", "/v1beta1.Disk/SetAttachState"},
+		{"disk/v1beta2", "/v1beta2.Disk/GetDiskStats"},
+		{"disk/v1beta3", "/v1beta3.Disk/DiskStats"},
+		{"disk/v1beta1", "/v1alpha1.Disk/GetDiskNumberByName"},
+		{"volume/v1alpha1", "/v1alpha1.Volume/VolumeStats"},
+		{"volume/v1beta1", "/v1beta1.Volume/WriteVolumeCache"},
+		{"volume/v1beta2", "/v1beta2.Volume/UnmountVolume"},
+		{"volume/v1beta3", "/v1beta3.Volume/DismountVolume"},
+		{"filesystem/v1beta1", "/v1beta1.Filesystem/CreateSymlink"},
+		{"filesystem/v1beta2", "/v1beta2.Filesystem/LinkPath"},
+		{"filesystem/v1beta2", "/v1beta2.Filesystem/RmdirContents"},
+		{"smb/v1beta1", "/v1.Smb/NewSmbGlobalMapping"},
+		{"iscsi/v1alpha1", "/v1alpha1.Iscsi/SetMutualChapSecret"},
 	} {
 		// Any message will do: the server rejects the method before it
 		// decodes the request.

@@ -16,6 +16,8 @@ type GetRequest struct {
 	ID     string
 	Kind   Kind
 	Labels map[string]string
+	// Number has a wire field in v3 only, as a decimal string.
+	Number uint32
 }
 
 // GetResponse carries nested messages.
