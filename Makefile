@@ -70,7 +70,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # Windows backends' platform-neutral logic (their tests of real Windows
 # storage skip under Wine with a message: Wine fakes those APIs).
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
-	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/...
+	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/
 
 .PHONY: test-windows
 test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).

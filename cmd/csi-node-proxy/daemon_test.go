@@ -172,8 +172,8 @@ func TestDaemon(t *testing.T) {
 	}
 }
 
-// TestDaemonRefusesMissingBackend: the default host of this OS has no
-// backend yet, and the daemon says so instead of pretending.
+// TestDaemonRefusesMissingBackend: a backend this OS cannot run, or a
+// command line it cannot use, is refused at start with the reason.
 func TestDaemonRefusesMissingBackend(t *testing.T) {
 	bin := buildDaemon(t)
 	for _, tc := range []struct {
@@ -181,7 +181,7 @@ func TestDaemonRefusesMissingBackend(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--host=linux"}, exitFailure, `host backend "linux" is not implemented yet; run with --host=simulated`},
+		{[]string{"--host=windows"}, exitFailure, "--host=windows runs only on Windows"},
 		{[]string{"-windows-service", "--host=simulated"}, exitFailure, "-windows-service is only available on Windows"},
 		{[]string{"--apis=nope", "--host=simulated"}, exitUsage, `unknown API "nope"`},
 	} {

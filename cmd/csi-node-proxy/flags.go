@@ -25,9 +25,14 @@ const (
 	hostSimulated = "simulated"
 )
 
-// defaultKubeletPath is upstream's -kubelet-path default, kept on every OS:
-// the simulated host is a Windows node wherever it runs.
-const defaultKubeletPath = `C:\var\lib\kubelet`
+// defaultKubeletPath is upstream's -kubelet-path default, kept for the
+// Windows and simulated hosts (the simulated host is a Windows node
+// wherever it runs); with --host=linux the default is the Linux kubelet's
+// directory instead.
+const (
+	defaultKubeletPath      = `C:\var\lib\kubelet`
+	defaultLinuxKubeletPath = "/var/lib/kubelet"
+)
 
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
@@ -64,13 +69,34 @@ type Config struct {
 	SimConfig string
 	// SimDisks are the --sim-disk specs, parsed by the simulated host.
 	SimDisks []string
+	// LinuxFilesystem is --linux-filesystem: what FormatVolume creates on
+	// the Linux host (ext4 or xfs).
+	LinuxFilesystem string
 	// ShutdownTimeout bounds the graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
+	// PipeGroup is --pipe-group: a local group (SID, or name on Windows)
+	// granted read/write on the pipes next to Administrators and SYSTEM.
+	PipeGroup string
+	// Policy is --policy, the authorisation policy file; "" means none.
+	Policy string
+	// PolicyReloadInterval is --policy-reload-interval; 0 turns reloading
+	// off.
+	PolicyReloadInterval time.Duration
+	// AuditLog is --audit-log: a file, "-" for stderr, "" for none.
+	AuditLog string
+	// AuditReads is --audit-reads: audit calls that only read, too.
+	AuditReads bool
 
 	// logsToStderr records klog's -logtostderr, so a fatal error is not
 	// printed twice on stderr.
 	logsToStderr bool
+	// showVersion is -version.
+	showVersion bool
 }
+
+// errVersion is parseFlags' answer to -version: print the version and exit
+// 0, whatever else the command line says (as -help).
+var errVersion = errors.New("version requested")
 
 // defaultHost is the real backend of the OS the daemon runs on, or "" for
 // an OS without one.
@@ -106,7 +132,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	}
 
 	// Upstream csi-proxy's flags.
-	set.StringVar(&cfg.KubeletPath, "kubelet-path", defaultKubeletPath, "Prefix path of the kubelet directory in the host file system; appended to the working directories")
+	set.StringVar(&cfg.KubeletPath, "kubelet-path", defaultKubeletPath, "Prefix path of the kubelet directory in the host file system; appended to the working directories (with --host=linux the default is "+defaultLinuxKubeletPath+")")
 	set.Var((*stringList)(&cfg.WorkingDirs), "working-dir", "Directory callers may create, remove and link paths in (repeatable)")
 	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run as the Windows service csiproxy (Windows only; not implemented yet)")
 	set.BoolVar(&cfg.RequirePrivacy, "require-privacy", true, "Require SMB encryption (RequirePrivacy) for new SMB global mappings")
@@ -138,9 +164,12 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(&cfg.Transport.PipeSDDL, "pipe-sddl", transport.DefaultPipeSDDL, "Security descriptor (SDDL) of the named pipes (Windows only)")
 	set.StringVar(apis, "apis", "", "Comma-separated APIs to serve: group-versions such as disk-v1 or whole groups such as volume (default: all)")
 	set.Var((*stringList)(&cfg.AllowedServices), "allowed-service", "Service that StartService and StopService may touch (repeatable; default none)")
+	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", "ext4", "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
 	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
 	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM before they are cut off")
+	set.BoolVar(&cfg.showVersion, "version", false, "Print the version, commit, build date and Go version, then exit")
+	addSecurityFlags(set, cfg)
 	return set
 }
 
@@ -157,7 +186,7 @@ func parseID(s string, dst *int) error {
 // parseFlags turns the daemon's arguments (without the program name) into
 // a Config, selecting APIs from the registry. It checks syntax and values
 // only; whether this OS can do what the Config asks is decided at start.
-// -help returns flag.ErrHelp.
+// -help returns flag.ErrHelp, -version errVersion.
 func parseFlags(args []string) (Config, error) {
 	return parseFlagsWith(args, adapter.All())
 }
@@ -170,6 +199,9 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	if err := set.Parse(args); err != nil {
 		return Config{}, err
 	}
+	if cfg.showVersion {
+		return Config{}, errVersion
+	}
 	if set.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments %q: csi-node-proxy takes flags only", set.Args())
 	}
@@ -180,11 +212,22 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("-host %q: want windows, linux or simulated", cfg.Host)
 	}
+	if cfg.Host == hostLinux && !flagSet(set, "kubelet-path") {
+		cfg.KubeletPath = defaultLinuxKubeletPath
+	}
 	if cfg.KubeletPath != "" {
 		cfg.WorkingDirs = append(cfg.WorkingDirs, cfg.KubeletPath)
 	}
+	switch cfg.LinuxFilesystem {
+	case "ext4", "xfs":
+	default:
+		return Config{}, fmt.Errorf("-linux-filesystem %q: want ext4 or xfs", cfg.LinuxFilesystem)
+	}
 	if cfg.ShutdownTimeout <= 0 {
 		return Config{}, errors.New("-shutdown-timeout must be positive")
+	}
+	if err := checkSecurityFlags(&cfg, set); err != nil {
+		return Config{}, err
 	}
 	selected, err := server.SelectAPIs(available, apis)
 	if err != nil {
@@ -193,6 +236,13 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	cfg.APIs = selected
 	cfg.logsToStderr = set.Lookup("logtostderr").Value.String() == "true"
 	return cfg, nil
+}
+
+// flagSet tells whether the command line set the named flag.
+func flagSet(set *flag.FlagSet, name string) bool {
+	found := false
+	set.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 // usage writes the flag summary to w.

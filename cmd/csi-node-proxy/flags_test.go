@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -56,8 +58,13 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.KubeletPath != `C:\var\lib\kubelet` || !slices.Equal(cfg.WorkingDirs, []string{`C:\var\lib\kubelet`}) {
-		t.Errorf("kubelet path %q, working dirs %q", cfg.KubeletPath, cfg.WorkingDirs)
+	// Upstream's default, except where the default backend is Linux's.
+	wantKubelet := `C:\var\lib\kubelet`
+	if cfg.Host == hostLinux {
+		wantKubelet = "/var/lib/kubelet"
+	}
+	if cfg.KubeletPath != wantKubelet || !slices.Equal(cfg.WorkingDirs, []string{wantKubelet}) {
+		t.Errorf("kubelet path %q, working dirs %q; want %q", cfg.KubeletPath, cfg.WorkingDirs, wantKubelet)
 	}
 	if !cfg.RequirePrivacy || cfg.WindowsService || cfg.MetricsBindAddress != "" {
 		t.Errorf("upstream defaults wrong: %+v", cfg)
@@ -207,15 +214,58 @@ func TestStartupRefusals(t *testing.T) {
 		t.Errorf("checkStartup(-windows-service) = %v, want %q", err, want)
 	}
 
-	for _, host := range []string{"linux", "windows"} {
+	// A real backend on the wrong OS is refused before anything is made.
+	foreign := map[string]string{
+		"linux":   "--host=linux runs only on Linux",
+		"windows": "--host=windows runs only on Windows",
+	}
+	for host, want := range foreign {
+		if host == runtime.GOOS {
+			continue
+		}
 		cfg, err := parseFlagsWith([]string{"--host=" + host}, registry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = newHost(cfg)
-		want := `host backend "` + host + `" is not implemented yet; run with --host=simulated`
-		if err == nil || err.Error() != want {
-			t.Errorf("newHost(%s) = %v, want %q", host, err, want)
+		if _, err := newHost(cfg); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("newHost(%s) on %s = %v, want %q", host, runtime.GOOS, err, want)
+		}
+	}
+}
+
+// TestLinuxDefaults: with --host=linux the kubelet's directory is the Linux
+// one unless -kubelet-path says otherwise, and FormatVolume's filesystem is
+// ext4 unless --linux-filesystem says xfs.
+func TestLinuxDefaults(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith([]string{"--host=linux"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/var/lib/kubelet"}; !reflect.DeepEqual(cfg.WorkingDirs, want) || cfg.LinuxFilesystem != "ext4" {
+		t.Errorf("working dirs %v, filesystem %q; want %v, ext4", cfg.WorkingDirs, cfg.LinuxFilesystem, want)
+	}
+	cfg, err = parseFlagsWith([]string{"--host=linux", "-kubelet-path=/data/kubelet", "-working-dir=/csi", "--linux-filesystem=xfs"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/csi", "/data/kubelet"}; !reflect.DeepEqual(cfg.WorkingDirs, want) || cfg.LinuxFilesystem != "xfs" {
+		t.Errorf("working dirs %v, filesystem %q; want %v, xfs", cfg.WorkingDirs, cfg.LinuxFilesystem, want)
+	}
+	if _, err := parseFlagsWith([]string{"--host=linux", "--linux-filesystem=btrfs"}, registry); err == nil || !strings.Contains(err.Error(), "want ext4 or xfs") {
+		t.Errorf("--linux-filesystem=btrfs: %v", err)
+	}
+	if runtime.GOOS == "linux" {
+		cfg, err := parseFlagsWith([]string{"--host=linux"}, registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := newHost(cfg)
+		if err != nil {
+			t.Fatalf("newHost(linux): %v", err)
+		}
+		if h.style != hostpath.POSIX || h.disk == nil || h.volume == nil || h.filesystem == nil || h.smb == nil || h.iscsi == nil || h.system == nil {
+			t.Errorf("linux host incomplete: %+v", h)
 		}
 	}
 }

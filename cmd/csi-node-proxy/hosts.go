@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
@@ -11,6 +12,11 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/host/windows/files"
+	"github.com/csi-node-proxy/csi-node-proxy/host/windows/iscsiinit"
+	"github.com/csi-node-proxy/csi-node-proxy/host/windows/services"
+	"github.com/csi-node-proxy/csi-node-proxy/host/windows/smbmap"
+	"github.com/csi-node-proxy/csi-node-proxy/host/windows/storage"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
@@ -62,10 +68,52 @@ func newHost(cfg Config) (hostSet, error) {
 			iscsi:      h.Iscsi(),
 			system:     h.System(),
 		}, nil
-	case hostWindows, hostLinux:
-		return hostSet{}, fmt.Errorf("host backend %q is not implemented yet; run with --host=simulated", cfg.Host)
+	case hostWindows:
+		return newWindowsHost(cfg)
+	case hostLinux:
+		return newLinuxHost(cfg)
 	}
 	return hostSet{}, fmt.Errorf("unknown host backend %q", cfg.Host)
+}
+
+// newWindowsHost wires the Windows backends. They build on every OS (so
+// this file needs no build tags) but only work on Windows, so say so
+// before anything is created.
+func newWindowsHost(cfg Config) (hostSet, error) {
+	if runtime.GOOS != "windows" {
+		return hostSet{}, fmt.Errorf("--host=windows runs only on Windows; use --host=simulated to try Windows semantics on %s", runtime.GOOS)
+	}
+	st, err := storage.New(storage.Config{})
+	if err != nil {
+		return hostSet{}, fmt.Errorf("windows storage backend: %w", err)
+	}
+	fs, err := files.New()
+	if err != nil {
+		return hostSet{}, fmt.Errorf("windows filesystem backend: %w", err)
+	}
+	smbConfig := smbmap.DefaultConfig()
+	smbConfig.RequirePrivacy = cfg.RequirePrivacy
+	sm, err := smbmap.New(smbConfig)
+	if err != nil {
+		return hostSet{}, fmt.Errorf("windows SMB backend: %w", err)
+	}
+	initiator, err := iscsiinit.New()
+	if err != nil {
+		return hostSet{}, fmt.Errorf("windows iSCSI backend: %w", err)
+	}
+	svc, err := services.New()
+	if err != nil {
+		return hostSet{}, fmt.Errorf("windows system backend: %w", err)
+	}
+	return hostSet{
+		style:      hostpath.Windows,
+		disk:       st.Disk(),
+		volume:     st.Volume(),
+		filesystem: fs,
+		smb:        sm,
+		iscsi:      initiator,
+		system:     svc,
+	}, nil
 }
 
 // appendMissing appends the dirs of add that list lacks, comparing as

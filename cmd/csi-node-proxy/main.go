@@ -9,7 +9,9 @@
 // -windows-service, -require-privacy, -metrics-bind-address and klog's)
 // with their meanings and defaults, so an existing service definition keeps
 // working, and adds its own (--host, --socket-*, --pipe-sddl, --apis,
-// --allowed-service, --sim-*). Run with -help for the list.
+// --allowed-service, --sim-*, -version, and the security flags --policy,
+// --policy-reload-interval, --audit-log, --audit-reads, --pipe-group; see
+// docs/security.md). Run with -help for the list.
 //
 // This file only turns the command line into a Config and hands it to run.
 package main
@@ -21,6 +23,8 @@ import (
 	"os"
 
 	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
 
 // Exit codes: 2 for a command line that cannot be used, 1 for a failure
@@ -36,6 +40,10 @@ func realMain(args []string) int {
 	cfg, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		usage(os.Stderr)
+		return 0
+	}
+	if errors.Is(err, errVersion) {
+		fmt.Println(version.String())
 		return 0
 	}
 	if err != nil {

@@ -73,7 +73,17 @@ func run(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Config{Transport: cfg.Transport}, groups, cfg.APIs)
+	if cfg.PipeGroup != "" {
+		if cfg.Transport.PipeSDDL, err = pipeSDDL(cfg.PipeGroup); err != nil {
+			return err
+		}
+	}
+	sec, err := setupSecurity(cfg, h.style)
+	if err != nil {
+		return err
+	}
+	defer sec.close()
+	srv, err := server.New(server.Config{Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit}, groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
@@ -82,6 +92,22 @@ func run(cfg Config) error {
 	// sees them can rely on a signal being handled.
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	// SIGHUP reopens the audit log and reloads the policy (never
+	// delivered on Windows, where the policy reloads by polling only).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				sec.hangup()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	sec.run(ctx, cfg.PolicyReloadInterval)
 	if err := srv.Start(); err != nil {
 		return err
 	}
@@ -89,7 +115,8 @@ func run(cfg Config) error {
 		klog.InfoS("Serving", "api", ep.API.Name(), "service", ep.API.Service, "address", ep.Address)
 	}
 	klog.InfoS("csi-node-proxy started", "host", cfg.Host, "workingDirs", cfg.WorkingDirs,
-		"allowedServices", cfg.AllowedServices, "endpoints", len(cfg.APIs))
+		"allowedServices", cfg.AllowedServices, "endpoints", len(cfg.APIs),
+		"policy", cfg.Policy, "auditLog", cfg.AuditLog)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Wait() }()

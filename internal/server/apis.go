@@ -2,7 +2,11 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 )
@@ -63,4 +67,41 @@ func validNames(available []adapter.API) string {
 		names = append(names, api.Group+"-"+api.Version)
 	}
 	return strings.Join(names, ", ")
+}
+
+// MethodsOf returns the method names of an API's gRPC service, read from
+// the descriptors its generated code registered.
+func MethodsOf(api adapter.API) ([]string, error) {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(api.Service))
+	if err != nil {
+		return nil, fmt.Errorf("API %s: service %s: %w", api.Name(), api.Service, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil, fmt.Errorf("API %s: %s is not a service", api.Name(), api.Service)
+	}
+	ms := sd.Methods()
+	out := make([]string, ms.Len())
+	for i := range ms.Len() {
+		out[i] = string(ms.Get(i).Name())
+	}
+	return out, nil
+}
+
+// GroupMethods returns, for each group of apis, the names of the methods
+// its versions define, each once.
+func GroupMethods(apis []adapter.API) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, api := range apis {
+		ms, err := MethodsOf(api)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if !slices.Contains(out[api.Group], m) {
+				out[api.Group] = append(out[api.Group], m)
+			}
+		}
+	}
+	return out, nil
 }

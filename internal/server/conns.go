@@ -96,6 +96,10 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// NetConn returns the accepted connection underneath, so the handshake can
+// read the peer's credentials from it (see identity.Identify).
+func (c *trackedConn) NetConn() net.Conn { return c.Conn }
+
 // Close closes the connection and forgets it.
 func (c *trackedConn) Close() error {
 	c.once.Do(func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
 // recoverPanics turns a panicking handler into a codes.Internal answer.
@@ -38,16 +38,18 @@ func recoverPanics(endpoint string) grpc.UnaryServerInterceptor {
 // succeeds, at level 0 when it fails. At payloadLevel the request is also
 // logged when the call begins (so a call that hangs shows up) and the
 // response when it ends, both redacted. Handlers below never log their
-// errors: this is the one place.
+// errors: this is the one place. Every line names the caller.
 func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		level := callLevel
-		if strings.HasPrefix(info.FullMethod, "/grpc.health.v1.Health/") {
+		if isHealth(info.FullMethod) {
 			level = max(level, healthLogLevel)
 		}
+		c, _ := identity.FromContext(ctx)
+		caller := c.String()
 		payloads := klog.V(payloadLevel).Enabled()
 		if payloads {
-			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "request", renderPayload(req))
+			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "request", renderPayload(req))
 		}
 		start := time.Now()
 		resp, err := handler(ctx, req)
@@ -56,18 +58,18 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 		switch {
 		case err == nil:
 			if payloads {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d,
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d,
 					"response", renderPayload(resp))
 			} else {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d)
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d)
 			}
 		case callerFault(code):
 			// The caller's mistake or the node's state, not a daemon
 			// fault: visible at the default level, not as an error.
-			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d,
+			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d,
 				"err", status.Convert(err).Message())
 		default:
-			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "code", code, "duration", d)
+			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d)
 		}
 		return resp, err
 	}

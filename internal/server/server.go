@@ -4,14 +4,23 @@
 // groups share the proto package v1), so a call's group is known only by
 // the endpoint it arrives on.
 //
-// Every endpoint also serves the standard gRPC health service, and every
-// unary call passes through the same interceptors, outermost first:
+// Every connection is identified when it is accepted (see package
+// identity: the caller's process, user, container and pod), every endpoint
+// also serves the standard gRPC health service, and every unary call
+// passes through the same interceptors, outermost first:
 //
 //  1. panic recovery: a panicking handler answers codes.Internal and the
 //     endpoint keeps serving;
-//  2. logging: each call is logged once when it completes, with payloads
-//     (secrets redacted, see Redact) at high verbosity;
-//  3. error mapping: any error that is not already a gRPC status goes
+//  2. authorisation: the caller is put in the call's context
+//     (identity.FromContext) and, when a policy is configured, a call no
+//     rule allows is refused with codes.PermissionDenied, logged and
+//     audited;
+//  3. audit: calls that change the node (and reads, if asked) are written
+//     to the audit log when they end; while it cannot be written, such
+//     calls are refused with codes.Unavailable;
+//  4. logging: each call is logged once when it completes, with the caller
+//     and, at high verbosity, payloads (secrets redacted, see Redact);
+//  5. error mapping: any error that is not already a gRPC status goes
 //     through errdefs.ToGRPC, so no call ever ends in codes.Unknown.
 package server
 
@@ -28,6 +37,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -54,6 +66,15 @@ type Config struct {
 	// PayloadLogLevel is the klog verbosity at which requests and responses
 	// are logged, with secrets redacted. Zero means DefaultPayloadLogLevel.
 	PayloadLogLevel klog.Level
+	// Identity says how callers are identified.
+	Identity identity.Options
+	// Policy decides which caller may call what. Nil means no policy:
+	// every caller that can open an endpoint may call everything on it, as
+	// upstream csi-proxy allows.
+	Policy *policy.Store
+	// Audit receives a record of every call that changes the node, every
+	// denied call and, if it was opened to, every read. Nil audits nothing.
+	Audit *audit.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -120,11 +141,18 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		}
 		seen[name] = true
 
-		gs := grpc.NewServer(grpc.ChainUnaryInterceptor(
-			recoverPanics(name),
-			logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel),
-			mapErrors,
-		))
+		g := &guard{endpoint: name, api: api, policy: cfg.Policy, audit: cfg.Audit}
+		gs := grpc.NewServer(
+			grpc.Creds(identity.NewCredentials(cfg.Identity)),
+			grpc.ChainUnaryInterceptor(
+				recoverPanics(name),
+				g.authorize,
+				g.auditCalls,
+				logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel),
+				mapErrors,
+			),
+			grpc.ChainStreamInterceptor(g.authorizeStream),
+		)
 		hs := health.NewServer()
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 		hs.SetServingStatus(api.Service, healthpb.HealthCheckResponse_SERVING)

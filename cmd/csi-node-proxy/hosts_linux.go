@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/cifs"
+	iscsiinit "github.com/csi-node-proxy/csi-node-proxy/host/linux/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/localfs"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/systemd"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+)
+
+// newLinuxHost wires the Linux backends: block devices for disks and
+// volumes, the local filesystem (confined with openat2) for paths, CIFS
+// mounts for SMB, open-iscsi for iSCSI and systemd for services. Their
+// constructors only check configuration; nothing on the host changes until
+// a call arrives.
+func newLinuxHost(cfg Config) (hostSet, error) {
+	blocks, err := blockdev.New(blockdev.Config{
+		Filesystem: cfg.LinuxFilesystem,
+		// A disk with anything mounted outside the working dirs belongs
+		// to the host and is never touched.
+		MountRoots: cfg.WorkingDirs,
+	})
+	if err != nil {
+		return hostSet{}, fmt.Errorf("linux block backend: %w", err)
+	}
+	fs, err := localfs.New(cfg.WorkingDirs)
+	if err != nil {
+		return hostSet{}, fmt.Errorf("linux filesystem backend: %w", err)
+	}
+	smbConfig := cifs.DefaultConfig()
+	smbConfig.RequirePrivacy = cfg.RequirePrivacy
+	smbHost, err := cifs.New(smbConfig)
+	if err != nil {
+		return hostSet{}, fmt.Errorf("linux SMB backend: %w", err)
+	}
+	// Disk numbers of iSCSI LUNs follow the block backend's scheme (the
+	// kernel's diskseq), which is the initiator's default.
+	initiator, err := iscsiinit.New(iscsiinit.Config{}, nil)
+	if err != nil {
+		return hostSet{}, fmt.Errorf("linux iSCSI backend: %w", err)
+	}
+	return hostSet{
+		style:      hostpath.POSIX,
+		disk:       blocks.Disk(),
+		volume:     blocks.Volume(),
+		filesystem: fs,
+		smb:        smbHost,
+		iscsi:      initiator,
+		system:     systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus("")),
+	}, nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// addSecurityFlags defines the authorisation, audit and pipe-group flags.
+func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
+	set.StringVar(&cfg.Policy, "policy", "", "YAML authorisation policy: which callers may call which methods under which paths (default none: every caller that can open an endpoint may call everything)")
+	set.DurationVar(&cfg.PolicyReloadInterval, "policy-reload-interval", policy.DefaultReloadInterval, "How often the policy file is checked for changes; 0 reloads only on SIGHUP")
+	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
+	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
+	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
+}
+
+// checkSecurityFlags checks the security flags' values after parsing.
+func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
+	if cfg.PolicyReloadInterval < 0 {
+		return errors.New("-policy-reload-interval must not be negative")
+	}
+	if cfg.PipeGroup != "" {
+		explicit := false
+		set.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "pipe-sddl" })
+		if explicit {
+			return errors.New("-pipe-group and -pipe-sddl both set the pipes' security descriptor: give one (add the group's ACE to -pipe-sddl yourself)")
+		}
+	}
+	return nil
+}
+
+// sidPattern is a string SID.
+var sidPattern = regexp.MustCompile(`^S-1-[0-9]+(-[0-9]+)+$`)
+
+// pipeSDDL returns the pipes' security descriptor for --pipe-group: the
+// default one plus read/write access for the group, named by SID or (on
+// Windows) by name. Read and write are what a gRPC
+// client needs; the group cannot change the pipe's security or create
+// instances of it.
+func pipeSDDL(group string) (string, error) {
+	sid, err := groupSID(group)
+	if err != nil {
+		return "", fmt.Errorf("-pipe-group: %w", err)
+	}
+	if !sidPattern.MatchString(sid) {
+		return "", fmt.Errorf("-pipe-group: %q is not a SID", sid)
+	}
+	return transport.DefaultPipeSDDL + "(A;;GRGW;;;" + sid + ")", nil
+}
+
+// security is the daemon's authorisation policy and audit log.
+type security struct {
+	policy *policy.Store
+	audit  *audit.Logger
+}
+
+// setupSecurity loads the policy and opens the audit log the Config names.
+// A policy that cannot be loaded stops the daemon from starting: starting
+// without it would allow what it forbids.
+func setupSecurity(cfg Config, style hostpath.Style) (security, error) {
+	var s security
+	if cfg.Policy != "" {
+		methods, err := server.GroupMethods(adapter.All())
+		if err != nil {
+			return s, err
+		}
+		if s.policy, err = policy.Load(cfg.Policy, policy.Options{Style: style, Methods: methods}); err != nil {
+			return s, err
+		}
+		klog.InfoS("Policy loaded", "path", cfg.Policy, "rules", s.policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)
+	}
+	if cfg.AuditLog != "" {
+		var err error
+		if s.audit, err = audit.Open(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact}); err != nil {
+			return s, err
+		}
+		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads)
+	}
+	return s, nil
+}
+
+// run starts reloading the policy in the background until ctx ends.
+func (s security) run(ctx context.Context, interval time.Duration) {
+	if s.policy != nil {
+		go s.policy.Watch(ctx, interval)
+	}
+}
+
+// hangup handles SIGHUP: the audit file is reopened (after log rotation)
+// and the policy reloaded at once.
+func (s security) hangup() {
+	if s.audit != nil {
+		if err := s.audit.Reopen(); err != nil {
+			klog.ErrorS(err, "Audit log not reopened; records still go to the previous file")
+		} else {
+			klog.InfoS("Audit log reopened")
+		}
+	}
+	if s.policy != nil {
+		_, _ = s.policy.Reload() // Reload logs and counts failures itself
+	}
+}
+
+// close closes the audit log.
+func (s security) close() {
+	if s.audit == nil {
+		return
+	}
+	if err := s.audit.Close(); err != nil {
+		klog.ErrorS(err, "Closing the audit log")
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+func TestParseSecurityFlags(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith(nil, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Policy != "" || cfg.AuditLog != "" || cfg.AuditReads || cfg.PipeGroup != "" || cfg.PolicyReloadInterval != policy.DefaultReloadInterval {
+		t.Errorf("security defaults: %+v", cfg)
+	}
+	cfg, err = parseFlagsWith([]string{"--policy=/etc/p.yaml", "--policy-reload-interval=3s", "--audit-log=-", "--audit-reads", "--pipe-group=S-1-5-32-545"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Policy != "/etc/p.yaml" || cfg.PolicyReloadInterval != 3*time.Second || cfg.AuditLog != "-" || !cfg.AuditReads || cfg.PipeGroup != "S-1-5-32-545" {
+		t.Errorf("security flags: %+v", cfg)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy-reload-interval=-1s"}, "must not be negative"},
+		{[]string{"--pipe-group=S-1-5-32-545", "--pipe-sddl=D:P(A;;GA;;;SY)"}, "-pipe-group and -pipe-sddl"},
+	} {
+		if _, err := parseFlagsWith(tc.args, registry); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestPipeSDDL(t *testing.T) {
+	got, err := pipeSDDL("S-1-5-21-1004336348-1177238915-682003330-1001")
+	if err != nil || got != transport.DefaultPipeSDDL+"(A;;GRGW;;;S-1-5-21-1004336348-1177238915-682003330-1001)" {
+		t.Errorf("pipeSDDL = %q, %v", got, err)
+	}
+	for _, bad := range []string{"S-1-5-32-545)(A;;GA;;;WD", "S-1", ""} {
+		if _, err := pipeSDDL(bad); err == nil {
+			t.Errorf("pipeSDDL(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestParseVersion: -version wins over everything else on the command line
+// that parses, as -help does, so it works on any OS and with any host.
+func TestParseVersion(t *testing.T) {
+	resetKlog(t)
+	for _, args := range [][]string{
+		{"-version"},
+		{"--version"},
+		{"--host=nope", "-apis=nope", "-version"},
+		{"-version", "-shutdown-timeout=0s"},
+	} {
+		if _, err := parseFlagsWith(args, registry); !errors.Is(err, errVersion) {
+			t.Errorf("%q: %v, want errVersion", args, err)
+		}
+	}
+	// A command line that does not parse is still an error.
+	if _, err := parseFlagsWith([]string{"-version", "-no-such-flag"}, registry); err == nil || errors.Is(err, errVersion) {
+		t.Errorf("-no-such-flag: %v, want a parse error", err)
+	}
+}
+
+// TestVersionStamped builds the daemon the way hack/release.sh does and
+// checks that -version prints exactly the stamped values on stdout and
+// exits 0.
+func TestVersionStamped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the daemon; skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build the daemon: %v", err)
+	}
+	const pkg = "github.com/csi-node-proxy/csi-node-proxy/internal/version"
+	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
+	ldflags := "-X " + pkg + ".Version=v9.8.7-test -X " + pkg + ".Commit=0123456789abcdef -X " + pkg + ".BuildDate=2026-01-02T03:04:05Z"
+	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "-version")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("-version: %v\n%s", err, stderr.String())
+	}
+	want := "csi-node-proxy v9.8.7-test (commit 0123456789abcdef, built 2026-01-02T03:04:05Z, " + runtime.Version() + ")\n"
+	if stdout.String() != want || stderr.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q; want stdout %q", stdout.String(), stderr.String(), want)
+	}
+}

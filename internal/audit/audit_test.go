@@ -1,0 +1,293 @@
+package audit_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+)
+
+// TestEveryMethodClassified: every method of every API the daemon can
+// serve is a read or a mutation, decided on purpose.
+func TestEveryMethodClassified(t *testing.T) {
+	total := 0
+	for _, api := range adapter.All() {
+		ms, err := server.MethodsOf(api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			total++
+			if audit.Classify(m) == audit.Unclassified {
+				t.Errorf("%s: method %s is neither read nor mutate in the audit table", api.Name(), m)
+			}
+		}
+	}
+	if total < 53 {
+		t.Errorf("only %d methods served; the current API versions alone have 53", total)
+	}
+	for m, want := range map[string]audit.Kind{
+		"PartitionDisk": audit.Mutate, "FormatVolume": audit.Mutate, "NewSmbGlobalMapping": audit.Mutate,
+		"SetMutualChapSecret": audit.Mutate, "StartService": audit.Mutate, "Rescan": audit.Mutate,
+		"ListDiskLocations": audit.Read, "PathExists": audit.Read, "IsSymlink": audit.Read,
+		"DiscoverTargetPortal": audit.Read, "GetService": audit.Read, "NoSuchMethod": audit.Unclassified,
+	} {
+		if got := audit.Classify(m); got != want {
+			t.Errorf("Classify(%s) = %v, want %v", m, got, want)
+		}
+	}
+}
+
+func record(method string) audit.Record {
+	return audit.Record{
+		Time:     time.Date(2025, 1, 2, 15, 4, 5, 123456789, time.FixedZone("x", 3600)),
+		Endpoint: "csi-proxy-smb-v1", Group: "smb", Version: "v1", Method: method, FullMethod: "/v1.Smb/" + method,
+		Caller: identity.Caller{PID: 42, HasUnixIDs: true, UID: 0, GID: 0, ContainerID: strings.Repeat("a", 64),
+			PodUID: "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f", Runtime: "containerd"},
+		Decision: audit.Allow, Rule: "smb",
+		Request: &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, Username: "u", Password: "hunter2-secret"},
+		Code:    codes.OK, Duration: 1500 * time.Microsecond,
+	}
+}
+
+type lineJSON struct {
+	Time       string         `json:"time"`
+	Endpoint   string         `json:"endpoint"`
+	Group      string         `json:"group"`
+	Version    string         `json:"version"`
+	Method     string         `json:"method"`
+	FullMethod string         `json:"full_method"`
+	Kind       string         `json:"kind"`
+	Caller     map[string]any `json:"caller"`
+	Decision   string         `json:"decision"`
+	Rule       string         `json:"rule"`
+	Reason     string         `json:"reason"`
+	Request    map[string]any `json:"request"`
+	Code       string         `json:"code"`
+	Message    string         `json:"message"`
+	DurationMS float64        `json:"duration_ms"`
+}
+
+func lines(t *testing.T, s string) []lineJSON {
+	t.Helper()
+	var out []lineJSON
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		var l lineJSON
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestRecordFormat(t *testing.T) {
+	var b strings.Builder
+	l := audit.New(&b, audit.Options{Redact: server.Redact})
+	if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Fatal(err)
+	}
+	win := record("RemoveSmbGlobalMapping")
+	win.Caller = identity.Caller{PID: 9, WindowsSID: "S-1-5-18", WindowsAccount: `NT AUTHORITY\SYSTEM`}
+	win.Decision, win.Rule, win.Reason, win.Code, win.Message = audit.Deny, "", "no rule allows it", codes.PermissionDenied, "caller ... may not"
+	if err := l.Log(win); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "hunter2") {
+		t.Fatalf("secret in the audit log: %s", out)
+	}
+	ls := lines(t, out)
+	if len(ls) != 2 {
+		t.Fatalf("%d lines:\n%s", len(ls), out)
+	}
+	a := ls[0]
+	if a.Time != "2025-01-02T14:04:05.123456789Z" || a.Endpoint != "csi-proxy-smb-v1" || a.Group != "smb" || a.Version != "v1" ||
+		a.Method != "NewSmbGlobalMapping" || a.FullMethod != "/v1.Smb/NewSmbGlobalMapping" || a.Kind != "mutate" ||
+		a.Decision != "allow" || a.Rule != "smb" || a.Code != "OK" || a.DurationMS != 1.5 {
+		t.Errorf("record %+v", a)
+	}
+	if a.Caller["uid"] != 0.0 || a.Caller["gid"] != 0.0 || a.Caller["pid"] != 42.0 || a.Caller["pod_uid"] == nil || a.Caller["container_id"] != strings.Repeat("a", 64) {
+		t.Errorf("caller %v", a.Caller)
+	}
+	if a.Request["password"] != "REDACTED" || a.Request["remote_path"] != `\\srv\share` || a.Request["username"] != "u" {
+		t.Errorf("request %v", a.Request)
+	}
+	w := ls[1]
+	if _, ok := w.Caller["uid"]; ok {
+		t.Errorf("a Windows caller got a uid: %v", w.Caller)
+	}
+	if w.Caller["windows_account"] != `NT AUTHORITY\SYSTEM` || w.Decision != "deny" || w.Reason != "no rule allows it" || w.Code != "PermissionDenied" {
+		t.Errorf("record %+v", w)
+	}
+	// Without a redactor the request is left out entirely.
+	b.Reset()
+	if err := audit.New(&b, audit.Options{}).Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "request") || strings.Contains(b.String(), "hunter2") {
+		t.Errorf("request written without a redactor: %s", b.String())
+	}
+}
+
+func TestWants(t *testing.T) {
+	var none *audit.Logger
+	if none.Wants("PartitionDisk", true) {
+		t.Error("nil logger wants records")
+	}
+	l := audit.New(&strings.Builder{}, audit.Options{})
+	if !l.Wants("PartitionDisk", false) || l.Wants("ListDiskLocations", false) || !l.Wants("ListDiskLocations", true) || !l.Wants("Brand new", false) {
+		t.Error("Wants without reads")
+	}
+	if !audit.New(&strings.Builder{}, audit.Options{Reads: true}).Wants("ListDiskLocations", false) {
+		t.Error("Wants with reads")
+	}
+}
+
+// TestReopen rotates the file the way logrotate does: rename, then
+// SIGHUP (Reopen).
+func TestReopen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be renamed on Windows; rotate with copy and truncate there")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	l, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Log(record("RemoveSmbGlobalMapping")); err != nil { // still the old file
+		t.Fatal(err)
+	}
+	if err := l.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(path + ".1")
+	cur, _ := os.ReadFile(path)
+	if n := len(lines(t, string(old))); n != 2 {
+		t.Errorf("rotated file has %d records, want 2", n)
+	}
+	if n := len(lines(t, string(cur))); n != 1 {
+		t.Errorf("new file has %d records, want 1", n)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file mode %v, %v; want 0600", fi.Mode(), err)
+	}
+	// After Close, writes fail and the logger is unhealthy.
+	if err := l.Log(record("NewSmbGlobalMapping")); err == nil || l.Healthy() {
+		t.Errorf("Log after Close = %v, healthy %v", err, l.Healthy())
+	}
+	// A path that cannot be opened is refused at start, and on reopen the
+	// old file stays in use.
+	if _, err := audit.Open(filepath.Join(dir, "missing", "audit.log"), audit.Options{}); err == nil {
+		t.Error("Open of an impossible path succeeded")
+	}
+	if _, err := audit.Open("", audit.Options{}); err == nil {
+		t.Error("Open without a destination succeeded")
+	}
+	l2, err := audit.Open(filepath.Join(dir, "b.log"), audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if err := os.Remove(filepath.Join(dir, "b.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "b.log"), 0o755); err != nil { // now unopenable
+		t.Fatal(err)
+	}
+	if err := l2.Reopen(); err == nil {
+		t.Error("Reopen onto a directory succeeded")
+	}
+	if err := l2.Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Errorf("Log after a failed Reopen: %v", err)
+	}
+	if s, err := audit.Open(audit.Stderr, audit.Options{}); err != nil || s.Reopen() != nil || s.Close() != nil {
+		t.Errorf("stderr logger: %v", err)
+	}
+}
+
+// failingWriter fails while broken is set.
+type failingWriter struct {
+	mu     sync.Mutex
+	broken bool
+	b      strings.Builder
+}
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken {
+		return 0, errors.New("no space left on device")
+	}
+	return f.b.Write(p)
+}
+
+func TestHealth(t *testing.T) {
+	w := &failingWriter{}
+	l := audit.New(w, audit.Options{})
+	if !l.Healthy() {
+		t.Fatal("new logger unhealthy")
+	}
+	w.broken = true
+	if err := l.Log(record("NewSmbGlobalMapping")); err == nil || l.Healthy() || l.Failures() != 1 {
+		t.Fatalf("failed write: err %v healthy %v failures %d", err, l.Healthy(), l.Failures())
+	}
+	w.broken = false
+	if err := l.Log(record("NewSmbGlobalMapping")); err != nil || !l.Healthy() || l.Written() != 1 {
+		t.Fatalf("recovered write: err %v healthy %v written %d", err, l.Healthy(), l.Written())
+	}
+}
+
+// TestConcurrentLinesDoNotInterleave writes from many goroutines to one
+// file and reads back whole lines only.
+func TestConcurrentLinesDoNotInterleave(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := audit.Open(path, audit.Options{Redact: server.Redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	b, _ := os.ReadFile(path)
+	if n := len(lines(t, string(b))); n != 400 {
+		t.Errorf("%d lines, want 400", n)
+	}
+}

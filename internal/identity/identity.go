@@ -1,0 +1,226 @@
+// Package identity tells who is on the other end of a daemon endpoint: the
+// calling process and, where the platform allows, its container and pod.
+//
+// The daemon learns the caller once per connection, when gRPC accepts it:
+// Credentials is a grpc credentials.TransportCredentials whose
+// ServerHandshake reads the peer's identity from the connection and returns
+// it as an AuthInfo, so every call on that connection carries it
+// (peer.FromContext(ctx).AuthInfo). FromContext finds it there, or in a
+// context made by NewContext.
+//
+// On Linux the kernel says who connected a Unix socket (SO_PEERCRED: pid,
+// uid and gid at connect time); /proc/<pid>/cgroup then names the container
+// and pod, parsed by ParseCgroup for the cgroupfs, systemd and CRI-O layouts.
+// Reading /proc by PID races with PID reuse, so the reads go through a
+// handle on /proc/<pid> opened once, the process start time is compared
+// before and after, and where the kernel offers a pidfd of the peer
+// (SO_PEERPIDFD, Linux 6.5+) the connecting process must still be alive
+// after the reads, which proves the PID was never reused.
+//
+// On Windows the pipe server asks for the client's process ID
+// (GetNamedPipeClientProcessId), opens the process (which pins the PID) and
+// checks the PID again, reads the process token (user SID and account,
+// group SIDs) and finds its container from the job object that holds it
+// (\Container_<id> for process-isolated containers, JobContainer_<id> for
+// HostProcess containers), trusting only jobs held by the container host
+// processes.
+//
+// Identification never fails a connection: what cannot be learned stays
+// empty and Caller.Incomplete says why. Whether an incomplete identity may
+// call anything is the authorization policy's decision, and a policy rule
+// that names a container, pod or account never matches a caller whose
+// container, pod or account is unknown.
+package identity
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+)
+
+// Caller is what the daemon knows about the process that opened a
+// connection. Zero fields are unknown.
+type Caller struct {
+	// PID is the calling process's ID when it connected, as the daemon
+	// sees it; 0 when unknown (for example a process in a PID namespace
+	// the daemon cannot see into).
+	PID int
+	// HasUnixIDs tells whether UID and GID are known (Unix sockets only).
+	HasUnixIDs bool
+	// UID and GID are the effective user and group IDs of the process when
+	// it connected, from the kernel (SO_PEERCRED).
+	UID uint32
+	// GID: see UID.
+	GID uint32
+	// Groups are the process's supplementary group IDs, read from /proc
+	// under the same guard against PID reuse as the container.
+	Groups []uint32
+	// ContainerID is the full ID of the caller's container; "" when the
+	// caller is not in a container the daemon recognises.
+	ContainerID string
+	// PodUID is the UID of the caller's Kubernetes pod, with dashes; ""
+	// when unknown. Windows callers never have one.
+	PodUID string
+	// Runtime names the container runtime the cgroup layout points to:
+	// containerd, crio, docker, or "" when the layout does not say.
+	Runtime string
+	// WindowsSID is the string SID of the user of the caller's process
+	// token (S-1-5-18 for LocalSystem).
+	WindowsSID string
+	// WindowsAccount is that user's DOMAIN\name, when it can be looked up.
+	WindowsAccount string
+	// WindowsGroupSIDs are the string SIDs of the enabled groups of the
+	// caller's token.
+	WindowsGroupSIDs []string
+	// Incomplete says why some of the above could not be learned; "" when
+	// everything the platform offers was found.
+	Incomplete string
+}
+
+// String describes the caller for messages and logs, e.g. "pid 4242 uid
+// 1000 gid 1000 container 0123456789ab pod 6f1c…". Container IDs are
+// shortened to 12 characters; audit records carry them in full.
+func (c Caller) String() string {
+	var parts []string
+	if c.PID > 0 {
+		parts = append(parts, fmt.Sprintf("pid %d", c.PID))
+	}
+	if c.HasUnixIDs {
+		parts = append(parts, fmt.Sprintf("uid %d gid %d", c.UID, c.GID))
+	}
+	switch {
+	case c.WindowsAccount != "":
+		parts = append(parts, fmt.Sprintf("account %s (%s)", c.WindowsAccount, c.WindowsSID))
+	case c.WindowsSID != "":
+		parts = append(parts, "account "+c.WindowsSID)
+	}
+	if c.ContainerID != "" {
+		id := c.ContainerID
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		parts = append(parts, "container "+id)
+	}
+	if c.PodUID != "" {
+		parts = append(parts, "pod "+c.PodUID)
+	}
+	if len(parts) == 0 {
+		return "unidentified caller"
+	}
+	return strings.Join(parts, " ")
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying c, for handlers, policy and audit.
+func NewContext(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c)
+}
+
+// FromContext returns the caller of the call ctx belongs to: the one
+// NewContext put there, or else the one the connection's handshake found
+// (an AuthInfo in the gRPC peer). ok is false when neither is present, as
+// for a server that does not use Credentials.
+func FromContext(ctx context.Context) (c Caller, ok bool) {
+	if c, ok := ctx.Value(ctxKey{}).(Caller); ok {
+		return c, true
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		if ai, ok := p.AuthInfo.(AuthInfo); ok {
+			return ai.Caller, true
+		}
+	}
+	return Caller{}, false
+}
+
+// AuthType is what AuthInfo.AuthType returns.
+const AuthType = "csi-node-proxy-local-peer"
+
+// AuthInfo carries the caller of a connection through gRPC: the AuthInfo
+// that Credentials' ServerHandshake returns.
+type AuthInfo struct {
+	credentials.CommonAuthInfo
+	// Caller is who opened the connection.
+	Caller Caller
+}
+
+// AuthType implements credentials.AuthInfo.
+func (AuthInfo) AuthType() string { return AuthType }
+
+// Options says how callers are identified.
+type Options struct {
+	// ProcRoot is where procfs is mounted (Linux); "" means /proc. Tests
+	// point it at a fixture tree.
+	ProcRoot string
+}
+
+// Credentials identifies the peer of every connection the server accepts
+// and otherwise leaves the connection as it is: the endpoints speak plain
+// HTTP/2, as upstream's clients expect, and their access control is the
+// endpoint's own (socket mode, pipe security descriptor).
+type Credentials struct {
+	opts Options
+}
+
+var _ credentials.TransportCredentials = (*Credentials)(nil)
+
+// NewCredentials returns server credentials that identify callers.
+func NewCredentials(o Options) *Credentials { return &Credentials{opts: o} }
+
+// ServerHandshake identifies the process on the other end of conn and
+// returns conn unchanged with an AuthInfo carrying it. It never fails:
+// what cannot be learned is left out and explained in Caller.Incomplete.
+func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return conn, AuthInfo{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
+		Caller:         Identify(conn, c.opts),
+	}, nil
+}
+
+// ClientHandshake is not supported: these credentials are for the server.
+func (c *Credentials) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return nil, nil, fmt.Errorf("identity.Credentials is server-side only")
+}
+
+// Info implements credentials.TransportCredentials.
+func (c *Credentials) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: "insecure"}
+}
+
+// Clone implements credentials.TransportCredentials.
+func (c *Credentials) Clone() credentials.TransportCredentials {
+	cp := *c
+	return &cp
+}
+
+// OverrideServerName implements credentials.TransportCredentials; it has
+// nothing to override.
+func (c *Credentials) OverrideServerName(string) error { return nil }
+
+// Identify returns what can be learned about the process on the other end
+// of conn. conn may wrap the accepted connection in layers that expose it
+// with a NetConn() net.Conn method, as the server's connection tracking
+// does.
+func Identify(conn net.Conn, o Options) Caller {
+	return identify(unwrap(conn), o)
+}
+
+// unwrap peels wrappers that expose the connection underneath.
+func unwrap(c net.Conn) net.Conn {
+	for range 16 {
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		next := u.NetConn()
+		if next == nil || next == c {
+			break
+		}
+		c = next
+	}
+	return c
+}

@@ -1,0 +1,482 @@
+// Package policy decides which callers may call which methods, on which
+// paths, from a YAML file of rules.
+//
+// Without a policy the daemon behaves as it always has: whoever can open an
+// endpoint may call everything on it (the endpoint's ACL decides). Once a
+// policy is loaded, every call is denied unless a rule allows it: a rule
+// names callers (Unix user or group IDs, container IDs, pod UIDs, Windows
+// accounts or groups), the methods they may call, and optionally the path
+// roots every path in their requests must lie under.
+//
+//	rules:
+//	- name: azuredisk
+//	  callers:
+//	  - uids: [0]
+//	    podUIDs: ["6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"]
+//	  - windowsAccounts: ['NT AUTHORITY\SYSTEM']
+//	  allow:
+//	  - groups: [disk, volume, filesystem]
+//	    methods: ["*"]
+//	  - methods: ["system.GetBIOSSerialNumber"]
+//	  pathRoots: ['C:\var\lib\kubelet\plugins\disk.csi.azure.com', 'C:\var\lib\kubelet\pods']
+//
+// A Store holds the policy of a file and reloads it when the file changes.
+// A file that cannot be read, parsed or validated never loosens anything:
+// the daemon refuses to start with it, and a running daemon keeps the last
+// good policy, logs the problem and counts it.
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
+
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+)
+
+// File is the policy file's schema.
+type File struct {
+	// Rules are the allow rules; a call is allowed when any rule allows
+	// it, and denied when none does.
+	Rules []Rule `json:"rules"`
+}
+
+// Rule allows some callers to call some methods.
+type Rule struct {
+	// Name identifies the rule in audit records and messages; unique.
+	Name string `json:"name"`
+	// Callers are the callers the rule is for: a caller matches when it
+	// matches any one of them.
+	Callers []CallerSelector `json:"callers"`
+	// Allow lists the methods the callers may call.
+	Allow []Allow `json:"allow"`
+	// PathRoots, when set, confine every path in an allowed request
+	// (fields named path, target_path, source_path, local_path, ...; not
+	// remote_path, an SMB share) to these directories, compared with a
+	// separator boundary in the host's path style. Empty leaves paths to
+	// the daemon's working directories alone.
+	PathRoots []string `json:"pathRoots,omitempty"`
+}
+
+// CallerSelector matches a caller. Every field that is set must match; at
+// least one must be set. A field the caller's identity lacks (a container
+// ID of a process outside any container, a Windows account on Linux) never
+// matches.
+type CallerSelector struct {
+	// Any matches every caller, identified or not. It cannot be combined
+	// with the other fields.
+	Any bool `json:"any,omitempty"`
+	// UIDs match the caller's effective user ID (Linux).
+	UIDs []uint32 `json:"uids,omitempty"`
+	// GIDs match the caller's effective group ID or any of its
+	// supplementary groups (Linux).
+	GIDs []uint32 `json:"gids,omitempty"`
+	// ContainerIDs match the caller's container, by full ID.
+	ContainerIDs []string `json:"containerIDs,omitempty"`
+	// PodUIDs match the caller's pod (Linux).
+	PodUIDs []string `json:"podUIDs,omitempty"`
+	// WindowsAccounts match the user of the caller's token, as
+	// DOMAIN\name or as a SID, without case.
+	WindowsAccounts []string `json:"windowsAccounts,omitempty"`
+	// WindowsGroups match the enabled groups of the caller's token, by
+	// SID (S-1-5-32-544 is BUILTIN\Administrators).
+	WindowsGroups []string `json:"windowsGroups,omitempty"`
+}
+
+// Allow names methods. A method is allowed when its group is in Groups (or
+// Groups is empty), its version in Versions (or Versions is empty), and one
+// of Methods matches it.
+type Allow struct {
+	// Groups are API groups: disk, volume, filesystem, smb, iscsi, system.
+	Groups []string `json:"groups,omitempty"`
+	// Versions are API versions such as v1 or v2alpha1.
+	Versions []string `json:"versions,omitempty"`
+	// Methods are method names or patterns: "*", "PartitionDisk",
+	// "Get*", or qualified by group, "disk.PartitionDisk", "disk.*".
+	// Patterns use path.Match syntax.
+	Methods []string `json:"methods"`
+}
+
+// Options says how a policy file is read.
+type Options struct {
+	// Style is the host's path style, for PathRoots and request paths.
+	Style hostpath.Style
+	// Methods, when set, lists the methods of each API group the daemon
+	// serves (group → method names): a rule naming a group or an exact
+	// method not in it is an error instead of a rule that silently never
+	// matches.
+	Methods map[string][]string
+}
+
+// Policy is a parsed, validated policy. The zero Policy denies everything;
+// a nil *Policy allows everything (no policy configured).
+type Policy struct {
+	rules []*rule
+	style hostpath.Style
+}
+
+type rule struct {
+	Rule
+	roots []string // cleaned PathRoots
+}
+
+var (
+	hex64   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	podUID  = regexp.MustCompile(`^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$`)
+	sidForm = regexp.MustCompile(`^(?i)S-1-[0-9]+(-[0-9]+)*$`)
+	ruleNam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+)
+
+// Parse reads and validates a policy file. Unknown or duplicate keys are
+// errors, so a misspelt field cannot silently widen or narrow a rule; so
+// are rules that could never match and every other mistake Validate finds.
+// Every problem is reported at once.
+func Parse(data []byte, o Options) (*Policy, error) {
+	var f File
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("parse policy: %w", err)
+	}
+	return Compile(f, o)
+}
+
+// Compile validates f and returns the policy it describes.
+func Compile(f File, o Options) (*Policy, error) {
+	if o.Style != hostpath.Windows && o.Style != hostpath.POSIX {
+		return nil, errors.New("policy: no path style given")
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(f.Rules) == 0 {
+		bad("no rules: a policy without rules denies every call; to allow every call, run without a policy")
+	}
+	p := &Policy{style: o.Style}
+	names := map[string]bool{}
+	for i, r := range f.Rules {
+		where := fmt.Sprintf("rules[%d]", i)
+		if r.Name != "" {
+			where = fmt.Sprintf("rule %q", r.Name)
+		}
+		switch {
+		case !ruleNam.MatchString(r.Name):
+			bad("%s: name must be 1 to 63 letters, digits, '.', '_' or '-'", where)
+		case names[r.Name]:
+			bad("%s: name is used twice", where)
+		}
+		names[r.Name] = true
+		if len(r.Callers) == 0 {
+			bad("%s: no callers", where)
+		}
+		for j, c := range r.Callers {
+			for _, err := range validateSelector(c) {
+				bad("%s: callers[%d]: %w", where, j, err)
+			}
+		}
+		if len(r.Allow) == 0 {
+			bad("%s: allows nothing", where)
+		}
+		for j, a := range r.Allow {
+			for _, err := range validateAllow(a, o.Methods) {
+				bad("%s: allow[%d]: %w", where, j, err)
+			}
+		}
+		cr := &rule{Rule: r}
+		for _, root := range r.PathRoots {
+			c, err := o.Style.Clean(root)
+			if err != nil {
+				bad("%s: pathRoots: %w", where, err)
+				continue
+			}
+			cr.roots = append(cr.roots, c)
+		}
+		p.rules = append(p.rules, cr)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+func validateSelector(c CallerSelector) []error {
+	var errs []error
+	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups)
+	switch {
+	case c.Any && set > 0:
+		errs = append(errs, errors.New("any cannot be combined with other fields"))
+	case !c.Any && set == 0:
+		errs = append(errs, errors.New("empty: name uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
+	}
+	for _, id := range c.ContainerIDs {
+		if !hex64.MatchString(id) {
+			errs = append(errs, fmt.Errorf("containerIDs: %q is not a full container ID (64 lower-case hex digits)", id))
+		}
+	}
+	for _, u := range c.PodUIDs {
+		if !podUID.MatchString(u) {
+			errs = append(errs, fmt.Errorf("podUIDs: %q is not a pod UID", u))
+		}
+	}
+	for _, a := range c.WindowsAccounts {
+		if strings.TrimSpace(a) == "" || strings.TrimSpace(a) != a {
+			errs = append(errs, fmt.Errorf("windowsAccounts: %q: want DOMAIN\\name or a SID", a))
+		}
+	}
+	for _, g := range c.WindowsGroups {
+		if !sidForm.MatchString(g) {
+			errs = append(errs, fmt.Errorf("windowsGroups: %q is not a SID (S-1-5-32-544 ...); groups are matched by SID", g))
+		}
+	}
+	return errs
+}
+
+func validateAllow(a Allow, known map[string][]string) []error {
+	var errs []error
+	if len(a.Methods) == 0 {
+		errs = append(errs, errors.New("no methods: use \"*\" for all"))
+	}
+	for _, g := range a.Groups {
+		if g == "" || (known != nil && known[g] == nil) {
+			errs = append(errs, fmt.Errorf("groups: unknown group %q", g))
+		}
+	}
+	for _, v := range a.Versions {
+		if v == "" {
+			errs = append(errs, errors.New("versions: empty version"))
+		}
+	}
+	for _, m := range a.Methods {
+		group, name := splitMethod(m)
+		if name == "" {
+			errs = append(errs, fmt.Errorf("methods: %q names no method", m))
+			continue
+		}
+		if _, err := path.Match(name, ""); err != nil {
+			errs = append(errs, fmt.Errorf("methods: %q: %w", m, err))
+			continue
+		}
+		if group != "" && len(a.Groups) > 0 && !slices.Contains(a.Groups, group) {
+			errs = append(errs, fmt.Errorf("methods: %q names a group that groups %v leaves out, so it never matches", m, a.Groups))
+		}
+		if known == nil {
+			continue
+		}
+		if group != "" && known[group] == nil {
+			errs = append(errs, fmt.Errorf("methods: %q: unknown group %q", m, group))
+			continue
+		}
+		if strings.ContainsAny(name, `*?[\`) {
+			continue
+		}
+		groups := a.Groups
+		if group != "" {
+			groups = []string{group}
+		}
+		if len(groups) == 0 {
+			for g := range known {
+				groups = append(groups, g)
+			}
+		}
+		found := false
+		for _, g := range groups {
+			found = found || slices.Contains(known[g], name)
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("methods: no method %q in groups %v", name, groups))
+		}
+	}
+	return errs
+}
+
+// splitMethod splits "group.Method" into its parts; an unqualified method
+// has no group.
+func splitMethod(m string) (group, name string) {
+	if g, n, ok := strings.Cut(m, "."); ok {
+		return g, n
+	}
+	return "", m
+}
+
+// Call is what the policy decides on.
+type Call struct {
+	// Caller is who calls.
+	Caller identity.Caller
+	// Group and Version are the endpoint's API group-version.
+	Group, Version string
+	// Method is the method's name, e.g. PartitionDisk.
+	Method string
+	// Request is the request message, for its paths; nil when unknown (a
+	// stream), which fails any rule with PathRoots.
+	Request proto.Message
+}
+
+// Decision is the policy's answer.
+type Decision struct {
+	// Allowed tells whether the call may proceed.
+	Allowed bool
+	// Rule names the rule that allowed the call; "" when allowed for want
+	// of a policy, or denied.
+	Rule string
+	// Reason says why the call is denied, for the caller and the audit
+	// log; "" when allowed.
+	Reason string
+}
+
+// Message is the denial as the caller sees it (codes.PermissionDenied).
+func (d Decision) Message(c Call) string {
+	return fmt.Sprintf("caller %s may not call %s.%s: %s", c.Caller, c.Group, c.Method, d.Reason)
+}
+
+// Decide allows the call when some rule matches its caller and method and
+// every path of its request lies under that rule's path roots. A nil
+// Policy allows everything.
+func (p *Policy) Decide(c Call) Decision {
+	if p == nil {
+		return Decision{Allowed: true}
+	}
+	var pathReason string
+	for _, r := range p.rules {
+		if !r.matchesCaller(c.Caller) || !r.allows(c) {
+			continue
+		}
+		reason := r.checkPaths(p.style, c.Request)
+		if reason == "" {
+			return Decision{Allowed: true, Rule: r.Name}
+		}
+		if pathReason == "" {
+			pathReason = reason
+		}
+	}
+	if pathReason != "" {
+		return Decision{Reason: pathReason}
+	}
+	return Decision{Reason: "no rule allows it"}
+}
+
+// Rules returns the names of the policy's rules, in file order.
+func (p *Policy) Rules() []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(p.rules))
+	for i, r := range p.rules {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func (r *rule) matchesCaller(c identity.Caller) bool {
+	for _, s := range r.Callers {
+		if s.matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s CallerSelector) matches(c identity.Caller) bool {
+	if s.Any {
+		return true
+	}
+	if len(s.UIDs) > 0 && (!c.HasUnixIDs || !slices.Contains(s.UIDs, c.UID)) {
+		return false
+	}
+	if len(s.GIDs) > 0 {
+		if !c.HasUnixIDs {
+			return false
+		}
+		in := slices.Contains(s.GIDs, c.GID)
+		for _, g := range c.Groups {
+			in = in || slices.Contains(s.GIDs, g)
+		}
+		if !in {
+			return false
+		}
+	}
+	if len(s.ContainerIDs) > 0 && (c.ContainerID == "" || !slices.Contains(s.ContainerIDs, strings.ToLower(c.ContainerID))) {
+		return false
+	}
+	if len(s.PodUIDs) > 0 && (c.PodUID == "" || !slices.Contains(s.PodUIDs, strings.ToLower(c.PodUID))) {
+		return false
+	}
+	if len(s.WindowsAccounts) > 0 && !containsFold(s.WindowsAccounts, c.WindowsAccount, c.WindowsSID) {
+		return false
+	}
+	if len(s.WindowsGroups) > 0 && !containsFold(s.WindowsGroups, c.WindowsGroupSIDs...) {
+		return false
+	}
+	return true
+}
+
+// containsFold tells whether any non-empty value is in list, without case.
+func containsFold(list []string, values ...string) bool {
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		for _, l := range list {
+			if strings.EqualFold(l, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *rule) allows(c Call) bool {
+	for _, a := range r.Allow {
+		if a.matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a Allow) matches(c Call) bool {
+	if len(a.Groups) > 0 && !slices.Contains(a.Groups, c.Group) {
+		return false
+	}
+	if len(a.Versions) > 0 && !slices.Contains(a.Versions, c.Version) {
+		return false
+	}
+	for _, m := range a.Methods {
+		group, name := splitMethod(m)
+		if group != "" && group != c.Group {
+			continue
+		}
+		if ok, err := path.Match(name, c.Method); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPaths returns why a request's paths are not all under the rule's
+// roots, or "" when they are (or the rule has no roots).
+func (r *rule) checkPaths(style hostpath.Style, req proto.Message) string {
+	if len(r.roots) == 0 {
+		return ""
+	}
+	if req == nil {
+		return fmt.Sprintf("rule %q confines paths, and the request cannot be inspected", r.Name)
+	}
+next:
+	for _, f := range PathFields(req) {
+		c, err := style.Clean(f.Value)
+		if err != nil {
+			return fmt.Sprintf("%s %q is not a valid path", f.Name, f.Value)
+		}
+		for _, root := range r.roots {
+			if style.Within(c, root) {
+				continue next
+			}
+		}
+		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Name, f.Value, r.roots, r.Name)
+	}
+	return ""
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+)
+
+// healthPrefix begins the full method names of the health service, which
+// every endpoint serves to anyone who can reach it: it says nothing about
+// the node, so it is neither authorised nor audited.
+const healthPrefix = "/grpc.health.v1.Health/"
+
+func isHealth(fullMethod string) bool { return strings.HasPrefix(fullMethod, healthPrefix) }
+
+// methodName returns the method of a gRPC full method name:
+// /v1.Disk/PartitionDisk → PartitionDisk.
+func methodName(fullMethod string) string {
+	return fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
+}
+
+// errAuditUnavailable refuses calls that change the node while audit
+// records cannot be written.
+var errAuditUnavailable = status.Error(codes.Unavailable,
+	"the audit log cannot be written, so calls that change the node are refused until it can; retry later")
+
+type decisionKey struct{}
+
+// decisionFrom returns the policy decision authorize made for the call.
+func decisionFrom(ctx context.Context) policy.Decision {
+	d, ok := ctx.Value(decisionKey{}).(policy.Decision)
+	if !ok {
+		return policy.Decision{Allowed: true}
+	}
+	return d
+}
+
+// guard holds what the authorisation and audit interceptors of one
+// endpoint share.
+type guard struct {
+	endpoint string
+	api      adapter.API
+	policy   *policy.Store // nil: no policy, every caller may call
+	audit    *audit.Logger // nil: no audit
+}
+
+// record starts the audit record of a call.
+func (g *guard) record(ctx context.Context, fullMethod string, req any, start time.Time) audit.Record {
+	c, _ := identity.FromContext(ctx)
+	d := decisionFrom(ctx)
+	r := audit.Record{
+		Time: start, Endpoint: g.endpoint, Group: g.api.Group, Version: g.api.Version,
+		Method: methodName(fullMethod), FullMethod: fullMethod, Caller: c,
+		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason,
+	}
+	if !d.Allowed {
+		r.Decision = audit.Deny
+	}
+	if m, ok := req.(proto.Message); ok {
+		r.Request = m
+	}
+	return r
+}
+
+// decide attaches the caller to ctx and asks the policy. A denial is
+// logged and audited here, since the call goes no further.
+func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context.Context, error) {
+	c, _ := identity.FromContext(ctx)
+	ctx = identity.NewContext(ctx, c)
+	if isHealth(fullMethod) {
+		return ctx, nil
+	}
+	msg, _ := req.(proto.Message)
+	call := policy.Call{Caller: c, Group: g.api.Group, Version: g.api.Version, Method: methodName(fullMethod), Request: msg}
+	d := g.policy.Decide(call)
+	ctx = context.WithValue(ctx, decisionKey{}, d)
+	if d.Allowed {
+		return ctx, nil
+	}
+	err := status.Error(codes.PermissionDenied, d.Message(call))
+	klog.InfoS("call denied", "endpoint", g.endpoint, "method", fullMethod, "caller", c.String(), "reason", d.Reason)
+	if g.audit.Wants(call.Method, true) {
+		r := g.record(ctx, fullMethod, req, time.Now())
+		r.Code, r.Message = codes.PermissionDenied, status.Convert(err).Message()
+		_ = g.audit.Log(r) // a failure is logged and counted by Log; the call is refused anyway
+	}
+	return ctx, err
+}
+
+// authorize identifies the caller of each call, puts it in the context
+// for everything below, and refuses the call with codes.PermissionDenied
+// unless the policy allows it. Without a policy every call is allowed.
+func (g *guard) authorize(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, err := g.decide(ctx, info.FullMethod, req)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// authorizeStream is authorize for streaming methods. The APIs have none;
+// the health service's Watch is the only one, but a stream the policy
+// cannot see into must not slip past it either.
+func (g *guard) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, err := g.decide(ss.Context(), info.FullMethod, nil)
+	if err != nil {
+		return err
+	}
+	return handler(srv, &contextStream{ServerStream: ss, ctx: ctx})
+}
+
+// contextStream replaces a stream's context.
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context returns the replaced context.
+func (s *contextStream) Context() context.Context { return s.ctx }
+
+// auditCalls writes an audit record for every allowed call the Logger
+// wants (see audit.Logger.Wants) when it ends, panics included. While the
+// audit log cannot be written, calls that change the node are refused
+// with codes.Unavailable (and that refusal is recorded, if it can be):
+// an unaudited change is what the audit log exists to prevent. Reads go
+// on, and the first record written clears the condition.
+func (g *guard) auditCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if g.audit == nil || isHealth(info.FullMethod) || !g.audit.Wants(methodName(info.FullMethod), false) {
+		return handler(ctx, req)
+	}
+	start := time.Now()
+	r := g.record(ctx, info.FullMethod, req, start)
+	if audit.Classify(r.Method) != audit.Read && !g.audit.Healthy() {
+		r.Code, r.Message = codes.Unavailable, status.Convert(errAuditUnavailable).Message()
+		_ = g.audit.Log(r) // logged and counted by Log
+		return nil, errAuditUnavailable
+	}
+	finished := false
+	defer func() {
+		if !finished { // the handler panicked; recoverPanics answers Internal
+			r.Code, r.Message, r.Duration = codes.Internal, "internal error", time.Since(start)
+			_ = g.audit.Log(r) // logged and counted by Log
+		}
+	}()
+	resp, err = handler(ctx, req)
+	finished = true
+	r.Duration = time.Since(start)
+	r.Code = status.Code(err)
+	if err != nil {
+		r.Message = status.Convert(err).Message()
+	}
+	_ = g.audit.Log(r) // logged and counted by Log; the call's outcome stands
+	return resp, err
+}
