@@ -77,7 +77,7 @@ func TestDaemon(t *testing.T) {
 	sockDir := filepath.Join(dir, "run")
 
 	var stderr lockedBuffer
-	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-v=2", "-metrics-bind-address=localhost:8888")
+	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-v=2", "-metrics-bind-address=127.0.0.1:0")
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestDaemon(t *testing.T) {
 		}
 	}
 	logs := stderr.String()
-	for _, want := range []string{`"Serving" api="csi-proxy-disk-v1"`, "Metrics are not implemented yet", `"Shutting down"`, `"Stopped"`} {
+	for _, want := range []string{`"Serving" api="csi-proxy-disk-v1"`, `"Serving metrics" address="127.0.0.1:`, `"Shutting down"`, `"Stopped"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %q", want)
 		}

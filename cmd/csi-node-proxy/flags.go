@@ -134,9 +134,9 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	// Upstream csi-proxy's flags.
 	set.StringVar(&cfg.KubeletPath, "kubelet-path", defaultKubeletPath, "Prefix path of the kubelet directory in the host file system; appended to the working directories (with --host=linux the default is "+defaultLinuxKubeletPath+")")
 	set.Var((*stringList)(&cfg.WorkingDirs), "working-dir", "Directory callers may create, remove and link paths in (repeatable)")
-	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run as the Windows service csiproxy (Windows only; not implemented yet)")
+	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run under the Windows service control manager, as the service install-service registers (Windows only)")
 	set.BoolVar(&cfg.RequirePrivacy, "require-privacy", true, "Require SMB encryption (RequirePrivacy) for new SMB global mappings")
-	set.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", "", "Address of the /metrics HTTP endpoint; empty is off (not implemented yet: a warning is logged)")
+	set.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", "", "TCP host:port of the Prometheus /metrics (and /healthz) HTTP endpoint, e.g. localhost:8888; port 0 picks a free port (the log names it); empty is off")
 	klog.InitFlags(set)
 
 	// csi-node-proxy's own flags.
@@ -167,7 +167,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", "ext4", "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
 	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
-	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM before they are cut off")
+	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM (or the Windows service's Stop) before they are cut off")
 	set.BoolVar(&cfg.showVersion, "version", false, "Print the version, commit, build date and Go version, then exit")
 	addSecurityFlags(set, cfg)
 	return set
@@ -251,6 +251,6 @@ func usage(w io.Writer) {
 	var apis string
 	set := newFlagSet(&cfg, &apis)
 	set.SetOutput(w)
-	_, _ = fmt.Fprintf(w, "Usage: csi-node-proxy [flags]\n\nServes the csi-proxy API groups to CSI node plugins, one endpoint per group-version.\n\nFlags:\n")
+	_, _ = fmt.Fprintf(w, "Usage: csi-node-proxy [flags]\n       csi-node-proxy install-service [options] [--] [flags]   (Windows service; -help for its options)\n       csi-node-proxy uninstall-service [options]\n\nServes the csi-proxy API groups to CSI node plugins, one endpoint per group-version.\n\nFlags:\n")
 	set.PrintDefaults()
 }

@@ -11,7 +11,13 @@
 // working, and adds its own (--host, --socket-*, --pipe-sddl, --apis,
 // --allowed-service, --sim-*, -version, and the security flags --policy,
 // --policy-reload-interval, --audit-log, --audit-reads, --pipe-group; see
-// docs/security.md). Run with -help for the list.
+// docs/security.md). Run with -help for the list; docs/configuration.md
+// is generated from the same definitions.
+//
+// Two subcommands manage the Windows service that -windows-service runs
+// as: "csi-node-proxy install-service [options] [--] <daemon flags>" and
+// "csi-node-proxy uninstall-service [options]" (service.go,
+// docs/operations.md).
 //
 // This file only turns the command line into a Config and hands it to run.
 package main
@@ -37,6 +43,9 @@ const (
 func main() { os.Exit(realMain(os.Args[1:])) }
 
 func realMain(args []string) int {
+	if cmd, ok := subcommand(args); ok { // install-service, uninstall-service (service.go)
+		return cmd(args[1:], realServiceEnv())
+	}
 	cfg, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		usage(os.Stderr)

@@ -20,17 +20,15 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 )
 
-// checkStartup refuses what this build cannot do yet, before anything is
+// checkStartup refuses what this build cannot do, before anything is
 // created: better a clear error at start than a daemon that ignores a flag
 // the operator relies on.
 func checkStartup(cfg Config) error {
-	if cfg.WindowsService {
-		if runtime.GOOS != "windows" {
-			return errors.New("-windows-service is only available on Windows")
-		}
-		return errors.New("-windows-service is not implemented yet: run csi-node-proxy in the foreground (for example in a HostProcess container)")
+	if cfg.WindowsService && runtime.GOOS != "windows" {
+		return errors.New("-windows-service is only available on Windows")
 	}
 	return nil
 }
@@ -54,14 +52,30 @@ func newGroups(cfg Config, h hostSet) (adapter.Groups, error) {
 
 // run serves cfg until SIGTERM or SIGINT, then shuts down gracefully: the
 // endpoints disappear at once, calls in flight get cfg.ShutdownTimeout to
-// finish. It returns nil after a clean shutdown.
+// finish. It returns nil after a clean shutdown. With -windows-service it
+// runs under the service control manager instead (service.go), whose Stop
+// and Shutdown end serve as the signals do.
 func run(cfg Config) error {
 	if err := checkStartup(cfg); err != nil {
 		return err
 	}
-	if cfg.MetricsBindAddress != "" {
-		klog.Warningf("Metrics are not implemented yet: -metrics-bind-address=%s is ignored and nothing is served there", cfg.MetricsBindAddress)
+	if cfg.WindowsService {
+		return runService(cfg)
 	}
+	return serve(context.Background(), cfg, noNotifier{})
+}
+
+// serve is run's body: it serves cfg until parent is done or SIGTERM or
+// SIGINT arrives, then calls shutdown (lifecycle.go). n is told when the
+// endpoints serve and when draining begins.
+func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
+	// Metrics (metrics.go): served before anything else starts, stopped
+	// after the endpoints; nil and a no-op stop when off.
+	mx, stopMetrics, err := startMetrics(cfg)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if runtime.GOOS != "windows" && cfg.Transport.SocketMode&0o007 != 0 {
 		klog.Warningf("--socket-mode=%#o lets every local user reach a privileged storage proxy", cfg.Transport.SocketMode)
 	}
@@ -69,6 +83,7 @@ func run(cfg Config) error {
 	if err != nil {
 		return err
 	}
+	h = instrumentHost(h, mx, cfg.Host) // metrics.go; unchanged when metrics are off
 	groups, err := newGroups(cfg, h)
 	if err != nil {
 		return err
@@ -83,14 +98,15 @@ func run(cfg Config) error {
 		return err
 	}
 	defer sec.close()
-	srv, err := server.New(server.Config{Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit}, groups, cfg.APIs)
+	trackSecurity(mx, sec) // metrics.go
+	srv, err := server.New(server.Config{Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit, Metrics: mx}, groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
 
 	// Listen for signals before the endpoints exist, so a client that
 	// sees them can rely on a signal being handled.
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	// SIGHUP reopens the audit log and reloads the policy (never
 	// delivered on Windows, where the policy reloads by polling only).
@@ -117,6 +133,7 @@ func run(cfg Config) error {
 	klog.InfoS("csi-node-proxy started", "host", cfg.Host, "workingDirs", cfg.WorkingDirs,
 		"allowedServices", cfg.AllowedServices, "endpoints", len(cfg.APIs),
 		"policy", cfg.Policy, "auditLog", cfg.AuditLog)
+	n.Started()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Wait() }()
@@ -128,12 +145,5 @@ func run(cfg Config) error {
 	// From now on a second signal ends the process at once, for an
 	// operator who does not want to wait.
 	stopSignals()
-	klog.InfoS("Shutting down", "timeout", cfg.ShutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Stop(sctx); err != nil {
-		return err
-	}
-	klog.InfoS("Stopped")
-	return nil
+	return shutdown(srv, cfg.ShutdownTimeout, n)
 }

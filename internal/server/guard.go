@@ -14,6 +14,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -51,8 +52,24 @@ func decisionFrom(ctx context.Context) policy.Decision {
 type guard struct {
 	endpoint string
 	api      adapter.API
-	policy   *policy.Store // nil: no policy, every caller may call
-	audit    *audit.Logger // nil: no audit
+	policy   *policy.Store    // nil: no policy, every caller may call
+	audit    *audit.Logger    // nil: no audit
+	metrics  *metrics.Metrics // nil: no metrics
+}
+
+// noRuleReason is the Reason policy.Decide gives when no rule matches the
+// caller and method; any other denial is about the request's paths.
+// TestDenyReasons pins the two apart.
+const noRuleReason = "no rule allows it"
+
+// denyReason turns a policy denial into the fixed reason label of
+// csi_node_proxy_denied_calls_total. The Decision's own Reason quotes the
+// request's paths and must never become a label.
+func denyReason(d policy.Decision) string {
+	if d.Reason == noRuleReason {
+		return metrics.DeniedNoRule
+	}
+	return metrics.DeniedPath
 }
 
 // record starts the audit record of a call.
@@ -89,6 +106,7 @@ func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context
 		return ctx, nil
 	}
 	err := status.Error(codes.PermissionDenied, d.Message(call))
+	g.metrics.CallDenied(g.api.Group, g.api.Version, call.Method, denyReason(d))
 	klog.InfoS("call denied", "endpoint", g.endpoint, "method", fullMethod, "caller", c.String(), "reason", d.Reason)
 	if g.audit.Wants(call.Method, true) {
 		r := g.record(ctx, fullMethod, req, time.Now())
@@ -143,6 +161,7 @@ func (g *guard) auditCalls(ctx context.Context, req any, info *grpc.UnaryServerI
 	r := g.record(ctx, info.FullMethod, req, start)
 	if audit.Classify(r.Method) != audit.Read && !g.audit.Healthy() {
 		r.Code, r.Message = codes.Unavailable, status.Convert(errAuditUnavailable).Message()
+		g.metrics.CallDenied(g.api.Group, g.api.Version, r.Method, metrics.DeniedAuditUnavailable)
 		_ = g.audit.Log(r) // logged and counted by Log
 		return nil, errAuditUnavailable
 	}

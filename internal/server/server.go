@@ -9,6 +9,9 @@
 // also serves the standard gRPC health service, and every unary call
 // passes through the same interceptors, outermost first:
 //
+//  0. metrics, when Config.Metrics is set (see package metrics): the
+//     call is counted and timed as the client sees it, under upstream
+//     csi-proxy's grpc_server_* names;
 //  1. panic recovery: a panicking handler answers codes.Internal and the
 //     endpoint keeps serving;
 //  2. authorisation: the caller is put in the call's context
@@ -39,6 +42,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -75,6 +79,9 @@ type Config struct {
 	// Audit receives a record of every call that changes the node, every
 	// denied call and, if it was opened to, every read. Nil audits nothing.
 	Audit *audit.Logger
+	// Metrics records every call (gRPC server metrics, calls in flight,
+	// denials). Nil records nothing and adds no interceptor.
+	Metrics *metrics.Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -141,17 +148,24 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		}
 		seen[name] = true
 
-		g := &guard{endpoint: name, api: api, policy: cfg.Policy, audit: cfg.Audit}
+		g := &guard{endpoint: name, api: api, policy: cfg.Policy, audit: cfg.Audit, metrics: cfg.Metrics}
+		unary := []grpc.UnaryServerInterceptor{
+			recoverPanics(name),
+			g.authorize,
+			g.auditCalls,
+			logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel),
+			mapErrors,
+		}
+		stream := []grpc.StreamServerInterceptor{g.authorizeStream}
+		if cfg.Metrics != nil {
+			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
+			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
+			stream = append([]grpc.StreamServerInterceptor{cfg.Metrics.StreamServerInterceptor()}, stream...)
+		}
 		gs := grpc.NewServer(
 			grpc.Creds(identity.NewCredentials(cfg.Identity)),
-			grpc.ChainUnaryInterceptor(
-				recoverPanics(name),
-				g.authorize,
-				g.auditCalls,
-				logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel),
-				mapErrors,
-			),
-			grpc.ChainStreamInterceptor(g.authorizeStream),
+			grpc.ChainUnaryInterceptor(unary...),
+			grpc.ChainStreamInterceptor(stream...),
 		)
 		hs := health.NewServer()
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)

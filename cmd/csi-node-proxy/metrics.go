@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/hostmetrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
+)
+
+// metricsShutdownTimeout bounds how long a scrape in progress may delay
+// the daemon's exit once the endpoints have stopped.
+const metricsShutdownTimeout = 5 * time.Second
+
+// startMetrics serves /metrics and /healthz on -metrics-bind-address
+// (upstream's flag) before anything else starts, so that a bad address
+// stops the daemon at once. The address is logged as bound ("Serving
+// metrics" address=...), port 0 included. With the flag empty, the
+// default, metrics are off: nil Metrics (which records nothing and adds no
+// interceptor) and a stop that does nothing. stop shuts the HTTP server
+// down gracefully; call it after the endpoints have stopped, so the last
+// calls can still be scraped while they drain.
+func startMetrics(cfg Config) (m *metrics.Metrics, stop func(), err error) {
+	if cfg.MetricsBindAddress == "" {
+		return nil, func() {}, nil
+	}
+	m = metrics.New(version.Get())
+	srv, err := metrics.Serve(cfg.MetricsBindAddress, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	klog.InfoS("Serving metrics", "address", srv.Addr(), "paths", "/metrics /healthz")
+	return m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), metricsShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			klog.ErrorS(err, "Stopping the metrics server")
+		}
+	}, nil
+}
+
+// instrumentHost times every operation of h's backends into m's
+// csi_node_proxy_host_operation_duration_seconds, labelled with backend
+// (--host). With metrics off (nil m) h is returned unchanged.
+func instrumentHost(h hostSet, m *metrics.Metrics, backend string) hostSet {
+	if m == nil {
+		return h
+	}
+	o := m.HostObserver(backend)
+	h.disk = hostmetrics.Disk(h.disk, o)
+	h.volume = hostmetrics.Volume(h.volume, o)
+	h.filesystem = hostmetrics.Filesystem(h.filesystem, o)
+	h.smb = hostmetrics.Smb(h.smb, o)
+	h.iscsi = hostmetrics.Iscsi(h.iscsi, o)
+	h.system = hostmetrics.System(h.system, o)
+	return h
+}
+
+// trackSecurity makes m report the audit log's write failures and the
+// policy's reload failures. Nothing happens with metrics off.
+func trackSecurity(m *metrics.Metrics, s security) {
+	m.TrackAudit(s.audit)
+	m.TrackPolicy(s.policy)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+)
+
+// servingMetrics finds the bound address in startMetrics' log line.
+var servingMetrics = regexp.MustCompile(`"Serving metrics" address="([^"]+)"`)
+
+// metricsAddress returns the address the daemon's log says metrics are
+// served on.
+func metricsAddress(t *testing.T, logs string) string {
+	t.Helper()
+	m := servingMetrics.FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no \"Serving metrics\" line in the log:\n%s", logs)
+	}
+	return m[1]
+}
+
+// klogBuffer collects klog's output while the test reads it.
+type klogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (k *klogBuffer) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.b.Write(p)
+}
+
+func (k *klogBuffer) String() string {
+	klog.Flush()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.b.String()
+}
+
+// captureKlog sends klog's output to the returned buffer until the test
+// ends.
+func captureKlog(t *testing.T) *klogBuffer {
+	t.Helper()
+	resetKlog(t)
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	for _, kv := range [][2]string{{"logtostderr", "false"}, {"alsologtostderr", "false"}, {"one_output", "true"}, {"stderrthreshold", "FATAL"}} {
+		if err := fs.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := &klogBuffer{}
+	klog.SetOutput(buf)
+	t.Cleanup(func() {
+		klog.Flush()
+		for _, kv := range [][2]string{{"one_output", "false"}, {"stderrthreshold", "ERROR"}} {
+			_ = fs.Set(kv[0], kv[1])
+		}
+	})
+	return buf
+}
+
+// Metrics are off by default: no server, no Metrics, nothing wrapped.
+func TestStartMetricsOff(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith([]string{"--host=simulated"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, stop, err := startMetrics(cfg)
+	if err != nil || m != nil || stop == nil {
+		t.Fatalf("startMetrics with no address = %v, stop set %v, %v; want nil, a no-op, nil", m, stop != nil, err)
+	}
+	stop()
+	sim, err := simulated.New(simulated.DefaultConfig(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hostSet{style: hostpath.Windows, disk: sim.Disk(), volume: sim.Volume(), filesystem: sim.Filesystem(),
+		smb: sim.Smb(), iscsi: sim.Iscsi(), system: sim.System()}
+	if got := instrumentHost(h, nil, hostSimulated); got != h {
+		t.Error("instrumentHost wrapped the host with metrics off")
+	}
+	trackSecurity(nil, security{}) // must not panic
+}
+
+// Port 0 serves on a free port; an address that cannot be listened on is
+// a startup error.
+func TestStartMetrics(t *testing.T) {
+	logs := captureKlog(t)
+	m, stop, err := startMetrics(Config{MetricsBindAddress: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if m == nil {
+		t.Fatal("no Metrics")
+	}
+	addr := metricsAddress(t, logs.String())
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "ok\n" {
+		t.Errorf("GET /healthz = %d %q", resp.StatusCode, body)
+	}
+
+	for _, bad := range []string{addr, "nonsense", "localhost", "127.0.0.1:99999"} {
+		if _, stop2, err := startMetrics(Config{MetricsBindAddress: bad}); err == nil {
+			stop2()
+			t.Errorf("-metrics-bind-address=%s started", bad)
+		} else if !strings.Contains(err.Error(), "metrics address") {
+			t.Errorf("-metrics-bind-address=%s: error %q does not name the flag's subject", bad, err)
+		}
+	}
+}
