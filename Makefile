@@ -10,7 +10,11 @@ help: ## Show this help.
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 .PHONY: demo
-demo: ## Start the daemon on the simulated host and make real calls over its sockets.
+demo: ## As root: the daemon on the Linux backend stages, publishes and unstages a throwaway loop disk through its sockets.
+	hack/demo-linux.sh
+
+.PHONY: demo-simulated
+demo-simulated: ## The same flow on the simulated Windows host (no root, no disk needed).
 	hack/demo.sh
 
 .PHONY: run
@@ -60,6 +64,10 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 unit: ## Run the main module's tests with the race detector.
 	$(GO) test -race -count=1 ./...
 
+.PHONY: linuxe2e
+linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; also part of unit).
+	$(GO) test -race -count=1 ./test/linuxe2e/
+
 .PHONY: wirecompat
 wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
 	cd test/wirecompat && $(GO) test -count=1 ./...
@@ -68,9 +76,12 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # binaries under Wine: the named-pipe transport carrying gRPC, the daemon's
 # start and stop, path and volume-ID handling, the group rules, and the
 # Windows backends' platform-neutral logic (their tests of real Windows
-# storage skip under Wine with a message: Wine fakes those APIs).
+# storage skip under Wine with a message: Wine fakes those APIs), and the
+# Windows service, installed into Wine's service control manager, run,
+# stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
-	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/
+	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
+	./internal/winsvc/...
 
 .PHONY: test-windows
 test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).
@@ -92,8 +103,46 @@ release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 i
 release-check: ## Build the release binary for this machine only and check its -version line and checksum.
 	hack/release.sh --check
 
+.PHONY: docs
+docs: ## Regenerate docs/configuration.md from the daemon's flag definitions.
+	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1 -args -update-docs
+
+.PHONY: check-docs
+check-docs: ## Fail if docs/configuration.md is stale (run make docs).
+	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1
+
+# The hardening suites: the hostile-input suite (test/hostile, as root,
+# against the daemon on the Linux backend) and the validators' fuzz targets
+# (package:Function; seed corpora in each package's testdata/fuzz, partly
+# written from the hostile table). Both sit behind the build tag
+# "hardening" and are NOT part of make test yet: they found real gaps
+# (symlink escapes in the Linux volume and SMB backends, C1 control
+# characters and invalid UTF-8 accepted by several validators, loose iSCSI
+# address and IQN rules, Internal for malformed wire messages), recorded in
+# the security issue, and fail until those are fixed. Then they move into
+# make test.
+FUZZ_TARGETS := ./hostpath:FuzzPOSIXClean ./hostpath:FuzzWindowsClean ./hostpath:FuzzPolicyCheck \
+	./groups/smb:FuzzParseRemotePath ./groups/smb:FuzzNewSmbGlobalMapping ./groups/iscsi:FuzzParsePortal \
+	./groups/iscsi:FuzzCheckIQN ./groups/iscsi:FuzzConnectTarget ./groups/system:FuzzCheckServiceName \
+	./groups/volume:FuzzVolumeID ./internal/adapter/diskid:FuzzParse ./internal/policy:FuzzParse \
+	./host/windows/wmi:FuzzLiteral
+FUZZTIME ?= 6s
+# Minimizing every new input for up to 60 s (go's default) stalls targets whose
+# every mutation finds new coverage (the YAML parser): 100 runs is enough.
+
+.PHONY: fuzz
+fuzz: ## Fuzz every validator for FUZZTIME each (13 targets, about 1.5 minutes); a failing input is kept in its testdata/fuzz.
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -tags hardening -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 100x $$pkg || failed="$$failed $$t"; \
+	done; if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi
+
+.PHONY: hostile
+hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend, host snapshot before/after (not in make test yet).
+	$(GO) test -tags hardening -race -count=1 ./test/hostile/
+
 .PHONY: test
-test: fmt-check check-generated cross vet lint unit wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
+test: fmt-check check-generated check-docs cross vet lint unit wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.

@@ -5,8 +5,15 @@
 //
 // It uses only the generated gRPC stubs under api/, exactly as a driver
 // that talks to upstream csi-proxy does, so it doubles as an example of the
-// wire API. Paths are Windows paths because the demo runs against the
-// simulated Windows host (make demo).
+// wire API. Paths follow the style of --kubelet-path: POSIX paths for the
+// Linux backend (make demo, hack/demo-linux.sh), Windows paths for the
+// simulated Windows host (make demo-simulated, hack/demo.sh).
+//
+//	stage-flow --socket-dir=/tmp/csi-node-proxy --kubelet-path=/var/lib/kubelet --disk=42
+//	stage-flow --socket-dir=/tmp/csi-node-proxy --kubelet-path='C:\var\lib\kubelet' --disk=1
+//
+// On Linux a disk's number is the kernel's diskseq
+// (/sys/block/<name>/diskseq); on Windows, the disk number Windows shows.
 package main
 
 import (
@@ -15,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -27,8 +35,8 @@ import (
 
 func main() {
 	socketDir := flag.String("socket-dir", "/tmp/csi-node-proxy", "directory holding the proxy's sockets")
-	diskNumber := flag.Uint("disk", 1, "disk to stage")
-	kubelet := flag.String("kubelet-path", `C:\var\lib\kubelet`, "the proxy's -kubelet-path")
+	diskNumber := flag.Uint("disk", 1, "number of the disk to stage (on Linux the kernel's diskseq, /sys/block/<name>/diskseq)")
+	kubelet := flag.String("kubelet-path", `C:\var\lib\kubelet`, "the proxy's -kubelet-path; a path starting with / selects POSIX paths")
 	flag.Parse()
 	if err := run(*socketDir, uint32(*diskNumber), *kubelet); err != nil {
 		fmt.Fprintln(os.Stderr, "stage-flow:", err)
@@ -71,8 +79,10 @@ func run(dir string, n uint32, kubelet string) error {
 	}
 	disk, volume, fs := diskv1.NewDiskClient(dc), volumev1.NewVolumeClient(vc), filesystemv1.NewFilesystemClient(fc)
 
-	staging := kubelet + `\plugins\kubernetes.io\csi\example.csi.io\pv-demo\globalmount`
-	publish := kubelet + `\pods\0f1e2d3c\volumes\kubernetes.io~csi\pv-demo\mount`
+	join := pathJoiner(kubelet)
+	staging := join(kubelet, "plugins", "kubernetes.io", "csi", "example.csi.io", "pv-demo", "globalmount")
+	podVolume := join(kubelet, "pods", "0f1e2d3c", "volumes", "kubernetes.io~csi", "pv-demo")
+	publish := join(podVolume, "mount")
 	step := func(name string, f func() (string, error)) error {
 		out, err := f()
 		if err != nil {
@@ -92,7 +102,18 @@ func run(dir string, n uint32, kubelet string) error {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%d disks; disk %d: %v", len(r.DiskIDs), n, r.DiskIDs[n]), nil
+			ids, ok := r.DiskIDs[n]
+			if !ok {
+				return "", fmt.Errorf("%d disks, but no disk %d", len(r.DiskIDs), n)
+			}
+			return fmt.Sprintf("%d disks; disk %d: page83 %q, serial %q", len(r.DiskIDs), n, ids.GetPage83(), ids.GetSerialNumber()), nil
+		}},
+		{"GetDiskStats", func() (string, error) {
+			r, err := disk.GetDiskStats(ctx, &diskv1.GetDiskStatsRequest{DiskNumber: n})
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d bytes", r.TotalBytes), nil
 		}},
 		{"SetDiskState(online)", func() (string, error) {
 			_, err := disk.SetDiskState(ctx, &diskv1.SetDiskStateRequest{DiskNumber: n, IsOnline: true})
@@ -142,8 +163,8 @@ func run(dir string, n uint32, kubelet string) error {
 			return fmt.Sprintf("total %d bytes, used %d bytes", r.TotalBytes, r.UsedBytes), nil
 		}},
 		{"Mkdir(pod volumes dir)", func() (string, error) {
-			_, err := fs.Mkdir(ctx, &filesystemv1.MkdirRequest{Path: publish[:len(publish)-len(`\mount`)]})
-			return "ok", err
+			_, err := fs.Mkdir(ctx, &filesystemv1.MkdirRequest{Path: podVolume})
+			return podVolume, err
 		}},
 		{"CreateSymlink(publish)", func() (string, error) {
 			_, err := fs.CreateSymlink(ctx, &filesystemv1.CreateSymlinkRequest{SourcePath: staging, TargetPath: publish})
@@ -182,4 +203,22 @@ func run(dir string, n uint32, kubelet string) error {
 	}
 	fmt.Println("done: every call answered over a real gRPC connection")
 	return nil
+}
+
+// pathJoiner returns a function joining path elements in the style of the
+// host the proxy serves: POSIX when kubelet is an absolute POSIX path,
+// Windows otherwise. The proxy's paths are the host's, not this program's,
+// so path/filepath (this machine's style) would be wrong for one of them.
+func pathJoiner(kubelet string) func(elems ...string) string {
+	sep := `\`
+	if strings.HasPrefix(kubelet, "/") {
+		sep = "/"
+	}
+	return func(elems ...string) string {
+		out := strings.TrimRight(elems[0], sep)
+		for _, e := range elems[1:] {
+			out += sep + e
+		}
+		return out
+	}
 }

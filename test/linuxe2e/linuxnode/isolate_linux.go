@@ -1,0 +1,82 @@
+package linuxnode
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+)
+
+// isolateEnv, when set, makes a test binary importing this package start
+// an OwnDisks daemon instead of running tests: its arguments are the
+// daemon's command line.
+const isolateEnv = "LINUXNODE_ISOLATED_DAEMON"
+
+func init() {
+	if os.Getenv(isolateEnv) == "" {
+		return
+	}
+	err := isolate(os.Args[1:])
+	fmt.Fprintf(os.Stderr, "linuxnode: cannot start the isolated daemon: %v\n", err)
+	os.Exit(125)
+}
+
+// isolate gives this process a mount namespace of its own with a /sys/block
+// showing no disk (the test then links in the disks the daemon may see)
+// and execs the daemon, argv[0], in it.
+//
+// A new mount namespace starts as a copy of the machine's mounts. Copies of
+// other tests' loop-disk mounts would pin those filesystems for as long as
+// the daemon runs (after their unmount the device would stay busy: e2fsck,
+// mkfs and loop detach fail), so they are detached at once, microseconds
+// after the copy, before anything else. Then /sys becomes private in the
+// namespace, so the tmpfs over /sys/block can never propagate to the
+// machine's. Everything runs on the main thread (package init is locked to
+// it), which exec turns into the daemon with its namespace.
+func isolate(argv []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("no daemon to run")
+	}
+	runtime.LockOSThread()
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	f, err := os.Open("/proc/thread-self/mountinfo")
+	if err != nil {
+		return err
+	}
+	mounts, err := mountinfo.Parse(f)
+	_ = f.Close()
+	if err != nil {
+		return err
+	}
+	var loops []string
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Source, "/dev/loop") {
+			loops = append(loops, m.MountPoint)
+		}
+	}
+	sort.Slice(loops, func(i, j int) bool { return len(loops[i]) > len(loops[j]) })
+	for _, mp := range loops {
+		_ = unix.Unmount(mp, unix.MNT_DETACH) // gone already (a parent went first) is fine
+	}
+	if err := unix.Mount("", "/sys", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make /sys private: %w", err)
+	}
+	if err := unix.Mount("csi-node-proxy-test-sysblock", "/sys/block", "tmpfs", 0, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount a tmpfs on /sys/block: %w", err)
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, isolateEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	return syscall.Exec(argv[0], argv, env)
+}
