@@ -45,31 +45,37 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 		if isHealth(info.FullMethod) {
 			level = max(level, healthLogLevel)
 		}
-		c, _ := identity.FromContext(ctx)
-		caller := c.String()
+		// The caller's description is built only when a line is written:
+		// at the default verbosity a successful call writes none.
+		callerOf := func() string {
+			c, _ := identity.FromContext(ctx)
+			return c.String()
+		}
 		payloads := klog.V(payloadLevel).Enabled()
 		if payloads {
-			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "request", renderPayload(req))
+			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "request", renderPayload(req))
 		}
 		start := time.Now()
 		resp, err := handler(ctx, req)
 		d := time.Since(start)
 		code := status.Code(err)
 		switch {
+		case err == nil && !klog.V(level).Enabled():
+			// Nothing to write: skip building the arguments.
 		case err == nil:
 			if payloads {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d,
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d,
 					"response", renderPayload(resp))
 			} else {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d)
+				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d)
 			}
 		case callerFault(code):
 			// The caller's mistake or the node's state, not a daemon
 			// fault: visible at the default level, not as an error.
-			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d,
+			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d,
 				"err", status.Convert(err).Message())
 		default:
-			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", caller, "code", code, "duration", d)
+			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d)
 		}
 		return resp, err
 	}
