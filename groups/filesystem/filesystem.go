@@ -16,7 +16,9 @@ type Interface interface {
 	// is success.
 	Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error)
 	// Rmdir removes an empty directory, or with Force a whole tree. A
-	// symlink or mount point is removed itself, never its target.
+	// symlink or mount point is removed itself, never its target. With
+	// Force a path that does not exist is success (as upstream); without,
+	// it is errdefs.ErrNotFound.
 	Rmdir(context.Context, *RmdirRequest) (*RmdirResponse, error)
 	// RmdirContents removes everything inside the directory and keeps it.
 	RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error)

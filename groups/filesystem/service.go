@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -86,6 +87,13 @@ func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse,
 	}
 	defer unlock()
 	if err := s.host.Rmdir(ctx, p, req.Force); err != nil {
+		// With force, a path that is already gone is the goal reached:
+		// upstream's os.RemoveAll succeeds there, and kubelet's retried
+		// unpublish and unstage depend on it. Without force it stays an
+		// error, as upstream's os.Remove.
+		if req.Force && errors.Is(err, errdefs.ErrNotFound) {
+			return &RmdirResponse{}, nil
+		}
 		return nil, fmt.Errorf("rmdir %q: %w", p, err)
 	}
 	return &RmdirResponse{}, nil

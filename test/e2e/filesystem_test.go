@@ -212,7 +212,8 @@ func filesystemSuite(t *testing.T, e *env, api filesystemAPI) {
 	if exists, err := api.PathExists(ctx, tree); err != nil || exists {
 		t.Errorf("PathExists after Rmdir(force) = %v, %v; want false", exists, err)
 	}
-	wantErr(t, "Rmdir(missing)", api.Rmdir(ctx, tree, true), codes.NotFound, "does not exist")
+	ok(t, "Rmdir(missing, force) is success, as upstream's os.RemoveAll", api.Rmdir(ctx, tree, true))
+	wantErr(t, "Rmdir(missing, no force)", api.Rmdir(ctx, tree, false), codes.NotFound, "does not exist")
 	wantErr(t, "Rmdir(working dir)", api.Rmdir(ctx, kubelet, true), codes.PermissionDenied, "is a working directory itself")
 	wantErr(t, "Rmdir(working dir, other spelling)", api.Rmdir(ctx, `c:\VAR\LIB\KUBELET\`, true), codes.PermissionDenied, "is a working directory itself")
 	for _, bp := range badPaths {

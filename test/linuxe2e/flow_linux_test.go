@@ -268,7 +268,7 @@ func stageFlow(t *testing.T, n *node, size int64) {
 
 	// 10. Unpublish: Rmdir(force) of the link removes the link, never the
 	// data behind it.
-	n.twiceRemove("Rmdir(publish, force)", func() error {
+	n.twice("Rmdir(publish, force)", func() error {
 		_, err := n.fs.Rmdir(n.ctx(), &filesystemv1.RmdirRequest{Path: publish, Force: true})
 		return err
 	})

@@ -108,10 +108,10 @@ func (n *node) twice(what string, call func() error) {
 	n.twiceCalls++
 }
 
-// twiceRemove is twice for Rmdir, which this project answers with NotFound
-// once the path is gone (docs/linux-filesystem-system.md), where upstream's
-// Rmdir with force (os.RemoveAll) succeeds. The second call must either
-// succeed or say NotFound, and change nothing.
+// twiceRemove is twice for Rmdir without force, which answers NotFound once
+// the path is gone, as upstream's os.Remove does (with force a missing path
+// is success, as upstream's os.RemoveAll, and twice applies). The second
+// call must either succeed or say NotFound, and change nothing.
 func (n *node) twiceRemove(what string, call func() error) {
 	n.t.Helper()
 	if err := call(); err != nil {
