@@ -61,6 +61,23 @@ func (b *Backend) lookup(ctx context.Context, id string) (*snapshot, *volRef, er
 	return s, v, nil
 }
 
+// writable finds a volume that may be changed: not on a disk of the host's
+// own and not on an offline disk. verb names the change in the refusal
+// ("format a volume of").
+func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error) {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch d := v.disk; {
+	case d.host != "":
+		return nil, d.hostErr(verb)
+	case d.offline:
+		return nil, d.offlineErr(verb)
+	}
+	return v, nil
+}
+
 // probeDevice reports what a block device holds.
 func probeDevice(dev string) (fsInfo, error) {
 	f, err := os.Open(dev)
@@ -112,16 +129,12 @@ func mkfsArgv(fs, dev string) []string {
 // with anything mounted, a boot or reserved partition, and a volume already
 // holding a signature; XFS needs at least 300 MiB (errdefs.ErrOutOfRange).
 func (b *Backend) FormatVolume(ctx context.Context, id string) error {
-	_, v, err := b.lookup(ctx, id)
+	v, err := b.writable(ctx, id, "format a volume of")
 	if err != nil {
 		return err
 	}
 	d := v.disk
 	switch {
-	case d.host != "":
-		return d.hostErr("format a volume of")
-	case d.offline:
-		return d.offlineErr("format a volume of")
 	case d.inUse() != "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.describe(), d.inUse())
 	case v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved:
@@ -167,16 +180,9 @@ func toolError(err error) error {
 // symlink, not a directory, or a non-empty directory is refused: mounting
 // there would follow the link or hide data.
 func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
-	_, v, err := b.lookup(ctx, id)
+	v, err := b.writable(ctx, id, "mount a volume of")
 	if err != nil {
 		return err
-	}
-	d := v.disk
-	switch {
-	case d.host != "":
-		return d.hostErr("mount a volume of")
-	case d.offline:
-		return d.offlineErr("mount a volume of")
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
@@ -328,16 +334,9 @@ func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum 
 // e2fsck -f -y and resize2fs on an unmounted one. A mounted ext4 without
 // CAP_SYS_RESOURCE is refused before anything changes.
 func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error {
-	_, v, err := b.lookup(ctx, id)
+	v, err := b.writable(ctx, id, "resize a volume of")
 	if err != nil {
 		return err
-	}
-	d := v.disk
-	switch {
-	case d.host != "":
-		return d.hostErr("resize a volume of")
-	case d.offline:
-		return d.offlineErr("resize a volume of")
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
