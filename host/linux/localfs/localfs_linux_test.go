@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
@@ -195,9 +196,9 @@ func TestMkdirMissingWorkingDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "Mkdir in a missing working dir", f.Mkdir(context.Background(), f.roots[0]+"/x"), errdefs.ErrNotFound)
-	wantErr(t, "Mkdir of the missing working dir", f.Mkdir(context.Background(), f.roots[0]), errdefs.ErrNotFound)
-	if ok, err := f.PathExists(context.Background(), f.roots[0]+"/x"); ok || err != nil {
+	wantErr(t, "Mkdir in a missing working dir", f.Mkdir(context.Background(), f.WorkingDirs()[0]+"/x"), errdefs.ErrNotFound)
+	wantErr(t, "Mkdir of the missing working dir", f.Mkdir(context.Background(), f.WorkingDirs()[0]), errdefs.ErrNotFound)
+	if ok, err := f.PathExists(context.Background(), f.WorkingDirs()[0]+"/x"); ok || err != nil {
 		t.Errorf("PathExists in a missing working dir = %v, %v", ok, err)
 	}
 }
@@ -623,7 +624,7 @@ func TestMountedByTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFd(dirfd)
+	defer beneath.Close(dirfd)
 	for name, want := range map[string]bool{"tmpfs": true, "bind": true, "plain": false} {
 		var stx unix.Statx_t
 		if err := unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_TYPE, &stx); err != nil {

@@ -12,8 +12,6 @@ import (
 // there only so that cross-platform wiring compiles.
 var errUnsupported = errdefs.Errorf(errdefs.ErrUnimplemented, "localfs: the local POSIX filesystem backend is implemented only on Linux")
 
-func probe() error { return errUnsupported }
-
 // PathExists implements filesystem.Host; off Linux it always fails.
 func (f *FS) PathExists(context.Context, string) (bool, error) { return false, errUnsupported }
 
