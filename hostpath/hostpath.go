@@ -12,9 +12,10 @@ package hostpath
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+	"unicode/utf16"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // Style is a family of path rules.
@@ -39,11 +40,20 @@ func (s Style) String() string {
 	return fmt.Sprintf("Style(%d)", int(s))
 }
 
-// Longest accepted path, in bytes of UTF-8: Windows' extended path limit and
-// Linux's PATH_MAX.
+// Longest accepted path, in bytes of UTF-8: Windows' extended path limit,
+// and Linux's PATH_MAX (4096) less the NUL that ends it in the kernel.
 const (
 	maxWindowsPath = 32767
-	maxPOSIXPath   = 4096
+	maxPOSIXPath   = 4095
+)
+
+// Longest accepted path element: Linux's NAME_MAX counts bytes, NTFS and
+// ReFS count UTF-16 code units. A longer element would reach a backend and
+// fail there with ENAMETOOLONG or ERROR_FILENAME_EXCED_RANGE, which is the
+// caller's mistake, not the host's: refuse it here as InvalidArgument.
+const (
+	maxPOSIXElement   = 255
+	maxWindowsElement = 255
 )
 
 // Separator returns the style's path separator.
@@ -60,18 +70,17 @@ func (s Style) Separator() byte {
 // upper-cased. It rejects, with an error wrapping errdefs.ErrInvalidArgument,
 // the empty path, relative paths, ".." elements, NUL and control characters,
 // overlong paths, and on Windows UNC (\\server\share), device (\\.\, \\?\)
-// and drive-relative (C:dir) paths and the characters <>"|?* .
+// and drive-relative (C:dir) paths and the characters <>"|?* . Text that
+// is not printable (invalid UTF-8, C0 and C1 controls, DEL, line
+// separators, bidirectional controls) is refused as package printable
+// says. An element may be at most 255 bytes long on POSIX and 255 UTF-16
+// code units on Windows.
 func (s Style) Clean(p string) (string, error) {
 	if p == "" {
 		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is empty")
 	}
-	if !utf8.ValidString(p) {
-		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not valid UTF-8", p)
-	}
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
-			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains a control character", p)
-		}
+	if err := printable.Check("path", p); err != nil {
+		return "", err
 	}
 	switch s {
 	case Windows:
@@ -88,27 +97,30 @@ func cleanWindows(p string) (string, error) {
 	}
 	q := strings.ReplaceAll(p, "/", `\`)
 	if strings.HasPrefix(q, `\\`) {
-		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is a UNC or device path; a drive letter path such as C:\\dir is expected", p)
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s is a UNC or device path; a drive letter path such as C:\\dir is expected", printable.Quote(p))
 	}
 	if len(q) < 3 || !isLetter(q[0]) || q[1] != ':' || q[2] != '\\' {
-		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not an absolute Windows path (want a drive letter path such as C:\\dir)", p)
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s is not an absolute Windows path (want a drive letter path such as C:\\dir)", printable.Quote(p))
 	}
 	rest := q[3:]
 	if i := strings.IndexAny(rest, `<>:"|?*`); i >= 0 {
-		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains the character %q, which Windows does not allow in names", p, rest[i])
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s contains the character %q, which Windows does not allow in names", printable.Quote(p), rest[i])
 	}
 	elems, err := elements(p, rest, '\\')
 	if err != nil {
 		return "", err
 	}
 	for _, e := range elems {
+		if n := len(utf16.Encode([]rune(e))); n > maxWindowsElement {
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s has an element of %d UTF-16 code units; Windows allows %d", printable.Quote(p), n, maxWindowsElement)
+		}
 		// Windows drops trailing dots and spaces from names, so "dir." and
 		// "dir " would silently name "dir": refuse them.
 		if strings.HasSuffix(e, ".") || strings.HasSuffix(e, " ") {
-			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q has an element %q ending in a dot or space", p, e)
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s has an element %q ending in a dot or space", printable.Quote(p), e)
 		}
 		if isReservedDeviceName(e) {
-			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q has an element %q that Windows reads as a device (CON, NUL, COM1, ...), not a file", p, e)
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s has an element %q that Windows reads as a device (CON, NUL, COM1, ...), not a file", printable.Quote(p), e)
 		}
 	}
 	return strings.ToUpper(q[:1]) + `:\` + strings.Join(elems, `\`), nil
@@ -119,11 +131,16 @@ func cleanPOSIX(p string) (string, error) {
 		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is %d bytes long, the limit is %d", len(p), maxPOSIXPath)
 	}
 	if p[0] != '/' {
-		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q is not absolute", p)
+		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s is not absolute", printable.Quote(p))
 	}
 	elems, err := elements(p, p[1:], '/')
 	if err != nil {
 		return "", err
+	}
+	for _, e := range elems {
+		if len(e) > maxPOSIXElement {
+			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s has an element of %d bytes; the limit is %d (NAME_MAX)", printable.Quote(p), len(e), maxPOSIXElement)
+		}
 	}
 	return "/" + strings.Join(elems, "/"), nil
 }
@@ -137,7 +154,7 @@ func elements(orig, rest string, sep byte) ([]string, error) {
 		case "", ".":
 			continue
 		case "..":
-			return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "path %q contains a \"..\" element", orig)
+			return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s contains a \"..\" element", printable.Quote(orig))
 		}
 		out = append(out, e)
 	}
@@ -263,5 +280,24 @@ func (p *Policy) Check(field, path string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %q is outside the working directories %v", field, path, p.roots)
+	return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %s is outside the working directories %v", field, printable.Quote(path), p.roots)
+}
+
+// CheckBelow is Check for a path that must lie strictly below a working
+// directory: the object of a removal, a mount or unmount target, and where
+// a link is created. Removing a working directory, mounting over it or
+// replacing it with a link would hide or destroy everything kubelet keeps
+// in it, so a working directory itself is refused with
+// errdefs.ErrPermissionDenied, as a path outside them is.
+func (p *Policy) CheckBelow(field, path string) (string, error) {
+	c, err := p.Check(field, path)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range p.roots {
+		if p.style.Equal(c, r) {
+			return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %s is the working directory %s itself; only paths below it may be removed, mounted on or linked", field, printable.Quote(path), r)
+		}
+	}
+	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
@@ -36,7 +37,8 @@ func FuzzWindowsClean(f *testing.F) {
 // is absolute, canonical (Clean(Clean(p)) == Clean(p)), names what p names
 // (path.Clean's answer, with the style's separator and drive letter), and
 // holds no "..", "." or empty element, no invalid UTF-8, no control
-// character, nothing over the length limit, and on Windows none of the
+// character, nothing over the length limits (the whole path, and 255 bytes
+// per element on POSIX, 255 UTF-16 code units on Windows), and on Windows none of the
 // characters and names Windows reads otherwise.
 func checkClean(t *testing.T, s Style, p string) {
 	c, err := s.Clean(p)
@@ -96,6 +98,10 @@ func checkClean(t *testing.T, s Style, p string) {
 		switch {
 		case e == "" || e == "." || e == "..":
 			t.Fatalf("Clean(%q) = %q: holds the element %q", p, c, e)
+		case s == POSIX && len(e) > 255:
+			t.Fatalf("Clean(%q): an element of %d bytes, over NAME_MAX", p, len(e))
+		case s == Windows && len(utf16.Encode([]rune(e))) > 255:
+			t.Fatalf("Clean(%q): an element of %d UTF-16 code units, over 255", p, len(utf16.Encode([]rune(e))))
 		case s == Windows && (strings.HasSuffix(e, ".") || strings.HasSuffix(e, " ")):
 			t.Fatalf("Clean(%q) = %q: element %q ends in a dot or space, which Windows drops", p, c, e)
 		case s == Windows && windowsDevice(e):

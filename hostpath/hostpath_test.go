@@ -117,3 +117,83 @@ func TestPolicyCheck(t *testing.T) {
 		t.Error("NewPolicy accepted a relative working dir")
 	}
 }
+
+// TestCleanLimits: the element limit counts bytes on POSIX (NAME_MAX) and
+// UTF-16 code units on Windows; the whole path is at most PATH_MAX less
+// its NUL on POSIX.
+func TestCleanLimits(t *testing.T) {
+	for _, c := range []struct {
+		s  Style
+		in string
+		ok bool
+	}{
+		{POSIX, "/a/" + strings.Repeat("n", 255), true},
+		{POSIX, "/a/" + strings.Repeat("n", 256), false},
+		{POSIX, "/a/" + strings.Repeat("é", 127), true},          // 254 bytes
+		{POSIX, "/a/" + strings.Repeat("é", 128), false},         // 256 bytes
+		{POSIX, "/" + strings.Repeat("a/", 2046) + "bc", true},   // 4095 bytes
+		{POSIX, "/" + strings.Repeat("a/", 2046) + "bcd", false}, // 4096 bytes
+		{Windows, `C:\a\` + strings.Repeat("n", 255), true},
+		{Windows, `C:\a\` + strings.Repeat("n", 256), false},
+		{Windows, `C:\a\` + strings.Repeat("é", 255), true},  // 510 bytes, 255 units
+		{Windows, `C:\a\` + strings.Repeat("😀", 127), true},  // 254 units
+		{Windows, `C:\a\` + strings.Repeat("😀", 128), false}, // 256 units
+	} {
+		_, err := c.s.Clean(c.in)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("%v Clean(%d bytes) = %v, want ok %v", c.s, len(c.in), err, c.ok)
+		}
+	}
+}
+
+// TestCleanRefusesNonPrintable: C1 controls, line separators and
+// bidirectional controls in either style, with a message that names the
+// path and is printable itself.
+func TestCleanRefusesNonPrintable(t *testing.T) {
+	for _, bad := range []string{"\u0085", "\u009b", "\u2028", "\u202e", "\u2066", "\xff", "\xc0\xae"} {
+		for _, c := range []struct {
+			s  Style
+			in string
+		}{{POSIX, "/var/lib/kubelet/a" + bad + "b"}, {Windows, `C:\var\a` + bad + "b"}} {
+			_, err := c.s.Clean(c.in)
+			if !errors.Is(err, errdefs.ErrInvalidArgument) {
+				t.Errorf("%v Clean(%q) = %v, want InvalidArgument", c.s, c.in, err)
+				continue
+			}
+			if strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "path ") {
+				t.Errorf("%v Clean(%q): message %q", c.s, c.in, err)
+			}
+		}
+	}
+}
+
+// TestPolicyCheckBelow: a working directory itself, however spelt, is
+// refused with PermissionDenied; paths below it pass as Check returns
+// them; malformed and outside paths fail as in Check.
+func TestPolicyCheckBelow(t *testing.T) {
+	p, err := NewPolicy(POSIX, []string{"/var/lib/kubelet", "/var/lib/kubelet/plugins", "/csi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"/var/lib/kubelet", "/var/lib/kubelet/", "//var/lib/kubelet/.", "/var/lib/kubelet/plugins//", "/csi"} {
+		if _, err := p.CheckBelow("target_path", in); !errors.Is(err, errdefs.ErrPermissionDenied) || !strings.Contains(err.Error(), "target_path") {
+			t.Errorf("CheckBelow(%q) = %v, want PermissionDenied naming the field", in, err)
+		}
+	}
+	if got, err := p.CheckBelow("target_path", "/var/lib/kubelet/plugins/x/"); err != nil || got != "/var/lib/kubelet/plugins/x" {
+		t.Errorf("CheckBelow below a working dir = %q, %v", got, err)
+	}
+	if _, err := p.CheckBelow("target_path", "/etc"); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("CheckBelow(/etc) = %v", err)
+	}
+	if _, err := p.CheckBelow("target_path", "/csi/../etc"); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("CheckBelow of a traversal = %v", err)
+	}
+	w, err := NewPolicy(Windows, []string{`C:\var\lib\kubelet`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CheckBelow("path", `c:/VAR/lib/Kubelet/`); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("Windows CheckBelow of the working dir in another case = %v", err)
+	}
+}
