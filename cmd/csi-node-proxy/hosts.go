@@ -1,27 +1,20 @@
 package main
 
 import (
-	"fmt"
-	"runtime"
-	"strings"
-
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/files"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/iscsiinit"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/services"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/smbmap"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/storage"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 )
 
 // hostSet is one host backend seen through the six group Host interfaces,
-// with the path style its paths follow.
+// with the path style its paths follow: hostset.Set as the daemon's
+// metrics wrap it (instrumentHost replaces the fields).
 type hostSet struct {
 	style      hostpath.Style
 	disk       disk.Host
@@ -32,101 +25,54 @@ type hostSet struct {
 	system     system.Host
 }
 
-// newHost builds the backend --host names. This is the only place that
-// knows the backends; adding the real Windows and Linux backends means
-// adding their cases here.
+// newHost builds the backend --host names. Package hostset knows the
+// backends; library mode (package inprocess) builds its hosts there too,
+// so the two cannot drift apart.
 func newHost(cfg Config) (hostSet, error) {
-	switch cfg.Host {
-	case hostSimulated:
-		sc := simulated.DefaultConfig(cfg.WorkingDirs)
-		if cfg.SimConfig != "" {
-			var err error
-			if sc, err = simulated.LoadConfig(cfg.SimConfig); err != nil {
-				return hostSet{}, err
-			}
-			// The daemon's working dirs must exist on the simulated
-			// host whatever the file says, or every path call fails.
-			sc.WorkingDirs = appendMissing(sc.WorkingDirs, cfg.WorkingDirs)
-		}
-		for _, spec := range cfg.SimDisks {
-			d, err := simulated.ParseDiskFlag(spec)
-			if err != nil {
-				return hostSet{}, fmt.Errorf("-sim-disk: %w", err)
-			}
-			sc.Disks = append(sc.Disks, d)
-		}
-		h, err := simulated.New(sc)
-		if err != nil {
-			return hostSet{}, fmt.Errorf("simulated host: %w", err)
-		}
-		return hostSet{
-			style:      hostpath.Windows,
-			disk:       h.Disk(),
-			volume:     h.Volume(),
-			filesystem: h.Filesystem(),
-			smb:        h.Smb(),
-			iscsi:      h.Iscsi(),
-			system:     h.System(),
-		}, nil
-	case hostWindows:
-		return newWindowsHost(cfg)
-	case hostLinux:
-		return newLinuxHost(cfg)
-	}
-	return hostSet{}, fmt.Errorf("unknown host backend %q", cfg.Host)
-}
-
-// newWindowsHost wires the Windows backends. They build on every OS (so
-// this file needs no build tags) but only work on Windows, so say so
-// before anything is created.
-func newWindowsHost(cfg Config) (hostSet, error) {
-	if runtime.GOOS != "windows" {
-		return hostSet{}, fmt.Errorf("--host=windows runs only on Windows; use --host=simulated to try Windows semantics on %s", runtime.GOOS)
-	}
-	st, err := storage.New(storage.Config{})
+	s, err := hostset.New(hostset.Config{
+		Host:            cfg.Host,
+		WorkingDirs:     cfg.WorkingDirs,
+		RequirePrivacy:  cfg.RequirePrivacy,
+		LinuxFilesystem: cfg.LinuxFilesystem,
+		SimConfigFile:   cfg.SimConfig,
+		SimDisks:        cfg.SimDisks,
+	})
 	if err != nil {
-		return hostSet{}, fmt.Errorf("windows storage backend: %w", err)
-	}
-	fs, err := files.New()
-	if err != nil {
-		return hostSet{}, fmt.Errorf("windows filesystem backend: %w", err)
-	}
-	smbConfig := smbmap.DefaultConfig()
-	smbConfig.RequirePrivacy = cfg.RequirePrivacy
-	sm, err := smbmap.New(smbConfig)
-	if err != nil {
-		return hostSet{}, fmt.Errorf("windows SMB backend: %w", err)
-	}
-	initiator, err := iscsiinit.New()
-	if err != nil {
-		return hostSet{}, fmt.Errorf("windows iSCSI backend: %w", err)
-	}
-	svc, err := services.New()
-	if err != nil {
-		return hostSet{}, fmt.Errorf("windows system backend: %w", err)
+		return hostSet{}, err
 	}
 	return hostSet{
-		style:      hostpath.Windows,
-		disk:       st.Disk(),
-		volume:     st.Volume(),
-		filesystem: fs,
-		smb:        sm,
-		iscsi:      initiator,
-		system:     svc,
+		style:      s.Style,
+		disk:       s.Disk,
+		volume:     s.Volume,
+		filesystem: s.Filesystem,
+		smb:        s.SMB,
+		iscsi:      s.ISCSI,
+		system:     s.System,
 	}, nil
 }
 
-// appendMissing appends the dirs of add that list lacks, comparing as
-// Windows does, without case.
-func appendMissing(list, add []string) []string {
-next:
-	for _, a := range add {
-		for _, l := range list {
-			if strings.EqualFold(a, l) {
-				continue next
-			}
-		}
-		list = append(list, a)
+// newGroups builds the six group services on the host, confined to the
+// working directories, the way hostset does for library mode.
+func newGroups(cfg Config, h hostSet) (adapter.Groups, error) {
+	s := hostset.Set{
+		Style:      h.style,
+		Disk:       h.disk,
+		Volume:     h.volume,
+		Filesystem: h.filesystem,
+		SMB:        h.smb,
+		ISCSI:      h.iscsi,
+		System:     h.system,
 	}
-	return list
+	svc, err := s.Services(cfg.WorkingDirs, cfg.AllowedServices)
+	if err != nil {
+		return adapter.Groups{}, err
+	}
+	return adapter.Groups{
+		Disk:       svc.Disk,
+		Volume:     svc.Volume,
+		Filesystem: svc.Filesystem,
+		Smb:        svc.SMB,
+		Iscsi:      svc.ISCSI,
+		System:     svc.System,
+	}, nil
 }

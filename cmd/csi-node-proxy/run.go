@@ -11,14 +11,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 )
@@ -31,23 +23,6 @@ func checkStartup(cfg Config) error {
 		return errors.New("-windows-service is only available on Windows")
 	}
 	return nil
-}
-
-// newGroups builds the six group services on the host, confined to the
-// working directories.
-func newGroups(cfg Config, h hostSet) (adapter.Groups, error) {
-	paths, err := hostpath.NewPolicy(h.style, cfg.WorkingDirs)
-	if err != nil {
-		return adapter.Groups{}, err
-	}
-	return adapter.Groups{
-		Disk:       disk.NewService(h.disk),
-		Volume:     volume.NewService(h.volume, paths),
-		Filesystem: filesystem.NewService(h.filesystem, paths),
-		Smb:        smb.NewService(h.smb, paths),
-		Iscsi:      iscsi.NewService(h.iscsi),
-		System:     system.NewService(h.system, cfg.AllowedServices),
-	}, nil
 }
 
 // run serves cfg until SIGTERM or SIGINT, then shuts down gracefully: the

@@ -1,4 +1,6 @@
-package main
+//go:build linux
+
+package hostset
 
 import (
 	"fmt"
@@ -11,12 +13,12 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
-// newLinuxHost wires the Linux backends: block devices for disks and
-// volumes, the local filesystem (confined with openat2) for paths, CIFS
-// mounts for SMB, open-iscsi for iSCSI and systemd for services. Their
-// constructors only check configuration; nothing on the host changes until
-// a call arrives.
-func newLinuxHost(cfg Config) (hostSet, error) {
+// newLinux wires the Linux backends: block devices for disks and volumes,
+// the local filesystem (confined with openat2) for paths, CIFS mounts for
+// SMB, open-iscsi for iSCSI and systemd for services. Their constructors
+// only check configuration; nothing on the host changes until a call
+// arrives.
+func newLinux(cfg Config) (Set, error) {
 	blocks, err := blockdev.New(blockdev.Config{
 		Filesystem: cfg.LinuxFilesystem,
 		// A disk with anything mounted outside the working dirs belongs
@@ -24,31 +26,31 @@ func newLinuxHost(cfg Config) (hostSet, error) {
 		MountRoots: cfg.WorkingDirs,
 	})
 	if err != nil {
-		return hostSet{}, fmt.Errorf("linux block backend: %w", err)
+		return Set{}, fmt.Errorf("linux block backend: %w", err)
 	}
 	fs, err := localfs.New(cfg.WorkingDirs)
 	if err != nil {
-		return hostSet{}, fmt.Errorf("linux filesystem backend: %w", err)
+		return Set{}, fmt.Errorf("linux filesystem backend: %w", err)
 	}
 	smbConfig := cifs.DefaultConfig()
 	smbConfig.RequirePrivacy = cfg.RequirePrivacy
 	smbHost, err := cifs.New(smbConfig)
 	if err != nil {
-		return hostSet{}, fmt.Errorf("linux SMB backend: %w", err)
+		return Set{}, fmt.Errorf("linux SMB backend: %w", err)
 	}
 	// Disk numbers of iSCSI LUNs follow the block backend's scheme (the
 	// kernel's diskseq), which is the initiator's default.
 	initiator, err := iscsiinit.New(iscsiinit.Config{}, nil)
 	if err != nil {
-		return hostSet{}, fmt.Errorf("linux iSCSI backend: %w", err)
+		return Set{}, fmt.Errorf("linux iSCSI backend: %w", err)
 	}
-	return hostSet{
-		style:      hostpath.POSIX,
-		disk:       blocks.Disk(),
-		volume:     blocks.Volume(),
-		filesystem: fs,
-		smb:        smbHost,
-		iscsi:      initiator,
-		system:     systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus("")),
+	return Set{
+		Style:      hostpath.POSIX,
+		Disk:       blocks.Disk(),
+		Volume:     blocks.Volume(),
+		Filesystem: fs,
+		SMB:        smbHost,
+		ISCSI:      initiator,
+		System:     systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus("")),
 	}, nil
 }
