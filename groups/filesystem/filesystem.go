@@ -18,11 +18,14 @@ type Interface interface {
 	// Rmdir removes an empty directory, or with Force a whole tree. A
 	// symlink or mount point is removed itself, never its target. With
 	// Force a path that does not exist is success (as upstream); without,
-	// it is errdefs.ErrNotFound.
+	// it is errdefs.ErrNotFound. A working directory itself is refused
+	// with errdefs.ErrPermissionDenied.
 	Rmdir(context.Context, *RmdirRequest) (*RmdirResponse, error)
-	// RmdirContents removes everything inside the directory and keeps it.
+	// RmdirContents removes everything inside the directory and keeps it;
+	// a working directory itself is refused, as for Rmdir.
 	RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error)
 	// CreateSymlink creates a link at TargetPath pointing to SourcePath.
+	// TargetPath must lie below a working directory, not be one.
 	CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error)
 	// IsSymlink tells whether the path is a symlink or mount point whose
 	// target exists.

@@ -60,6 +60,11 @@ func TestSimPathPolicy(t *testing.T) {
 	}
 	_, err := s.Rmdir(ctx, &filesystem.RmdirRequest{Path: `c:\VAR\lib\kubelet`, Force: true})
 	wantKind(t, err, errdefs.ErrPermissionDenied)
+	// A working directory itself is not emptied, and no link replaces it.
+	_, err = s.RmdirContents(ctx, &filesystem.RmdirContentsRequest{Path: kubelet + `\`})
+	wantKind(t, err, errdefs.ErrPermissionDenied)
+	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: kubelet + `\pods`, TargetPath: kubelet})
+	wantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: `C:\Windows`, TargetPath: kubelet + `\evil`})
 	wantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.PathExists(ctx, &filesystem.PathExistsRequest{Path: kubelet + `\..\x`})

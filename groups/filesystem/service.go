@@ -31,17 +31,6 @@ func (s *Service) lockPath(ctx context.Context, p string) (func(), error) {
 	return s.locks.Lock(ctx, "path/"+strings.ToLower(p))
 }
 
-// checkNotRoot refuses a working directory itself as the object of a
-// removal: removing C:\var\lib\kubelet is never what a driver means.
-func (s *Service) checkNotRoot(field, p string) error {
-	for _, r := range s.paths.Roots() {
-		if s.paths.Style().Equal(p, r) {
-			return errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %q is a working directory itself and cannot be removed", field, p)
-		}
-	}
-	return nil
-}
-
 // PathExists implements Interface.
 func (s *Service) PathExists(ctx context.Context, req *PathExistsRequest) (*PathExistsResponse, error) {
 	p, err := s.paths.Check("path", req.Path)
@@ -74,11 +63,10 @@ func (s *Service) Mkdir(ctx context.Context, req *MkdirRequest) (*MkdirResponse,
 
 // Rmdir implements Interface.
 func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse, error) {
-	p, err := s.paths.Check("path", req.Path)
+	// Removing a working directory itself (C:\var\lib\kubelet) is never
+	// what a driver means.
+	p, err := s.paths.CheckBelow("path", req.Path)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkNotRoot("path", p); err != nil {
 		return nil, err
 	}
 	unlock, err := s.lockPath(ctx, p)
@@ -101,11 +89,10 @@ func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse,
 
 // RmdirContents implements Interface.
 func (s *Service) RmdirContents(ctx context.Context, req *RmdirContentsRequest) (*RmdirContentsResponse, error) {
-	p, err := s.paths.Check("path", req.Path)
+	// Removing a working directory itself (C:\var\lib\kubelet) is never
+	// what a driver means.
+	p, err := s.paths.CheckBelow("path", req.Path)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkNotRoot("path", p); err != nil {
 		return nil, err
 	}
 	unlock, err := s.lockPath(ctx, p)
@@ -125,7 +112,9 @@ func (s *Service) CreateSymlink(ctx context.Context, req *CreateSymlinkRequest) 
 	if err != nil {
 		return nil, err
 	}
-	link, err := s.paths.Check("target_path", req.TargetPath)
+	// The link replaces nothing: a working directory itself is refused
+	// rather than left to the host to find occupied.
+	link, err := s.paths.CheckBelow("target_path", req.TargetPath)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // Service is the SMB group on top of a Host: the one implementation of
@@ -37,42 +38,44 @@ func ParseRemotePath(p string) (share, full string, err error) {
 	if len(p) > 32767 {
 		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path is %d bytes long, the limit is 32767", len(p))
 	}
+	if err := printable.Check("remote_path", p); err != nil {
+		return "", "", err
+	}
 	q := strings.ReplaceAll(p, "/", `\`)
 	if !strings.HasPrefix(q, `\\`) {
-		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %q is not of the form \\server\share`, p)
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %s is not of the form \\server\share`, printable.Quote(p))
 	}
 	parts := strings.Split(strings.TrimRight(q[2:], `\`), `\`)
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %q is not of the form \\server\share`, p)
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, `remote_path %s is not of the form \\server\share`, printable.Quote(p))
 	}
 	for _, e := range parts {
 		switch {
 		case e == "" || e == "." || e == "..":
-			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q has an empty, \".\" or \"..\" element", p)
+			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s has an empty, \".\" or \"..\" element", printable.Quote(p))
 		case strings.ContainsAny(e, "<>:\"|?*"):
-			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q contains a character Windows does not allow", p)
-		}
-		for _, r := range e {
-			if r < 0x20 || r == 0x7f {
-				return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q contains a control character", p)
-			}
+			return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s contains a character Windows does not allow", printable.Quote(p))
 		}
 	}
 	if parts[0] == "?" || parts[0] == "." {
-		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %q is a device path, not a share", p)
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s is a device path, not a share", printable.Quote(p))
 	}
 	share = strings.ToLower(`\\` + parts[0] + `\` + parts[1])
 	return share, `\\` + strings.Join(parts, `\`), nil
 }
 
 // checkUsername refuses user names that could not be a Windows account
-// name (DOMAIN\user or user@domain).
+// name (DOMAIN\user or user@domain): text that is not printable (package
+// printable) and the characters account names cannot hold.
 func checkUsername(u string) error {
 	if len(u) > 256 {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "username is %d bytes long, the limit is 256", len(u))
 	}
+	if err := printable.Check("username", u); err != nil {
+		return err
+	}
 	for _, r := range u {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(`"/[]:|<>+=;,?*`, r) {
+		if strings.ContainsRune(`"/[]:|<>+=;,?*`, r) {
 			return errdefs.Errorf(errdefs.ErrInvalidArgument, "username %q contains %q, which an account name cannot", u, r)
 		}
 	}
@@ -88,12 +91,16 @@ func (s *Service) NewSmbGlobalMapping(ctx context.Context, req *NewSmbGlobalMapp
 	if err := checkUsername(req.Username); err != nil {
 		return nil, err
 	}
+	// The password is opaque: only its length is checked here, so that
+	// no refusal tells anything about its content. A backend refuses what
+	// it cannot carry (the Linux one a NUL).
 	if len(req.Password) > 1024 {
 		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "password is longer than 1024 bytes")
 	}
 	m := Mapping{Share: share, RemotePath: full, Username: req.Username, Password: req.Password}
 	if req.LocalPath != "" {
-		if m.LocalPath, err = s.paths.Check("local_path", req.LocalPath); err != nil {
+		// The link must not replace a working directory itself.
+		if m.LocalPath, err = s.paths.CheckBelow("local_path", req.LocalPath); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // Service is the system group on top of a Host: the one implementation of
@@ -31,7 +32,9 @@ func NewService(host Host, allowed []string) *Service {
 }
 
 // CheckServiceName validates a service name: Windows allows up to 256
-// characters and no / or \; control characters are never valid.
+// characters and no / or \; text that is not printable (package
+// printable: invalid UTF-8, control characters, line separators,
+// bidirectional controls) is never valid.
 func CheckServiceName(name string) error {
 	if name == "" {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "name is empty")
@@ -39,8 +42,11 @@ func CheckServiceName(name string) error {
 	if len(name) > 256 {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "name is %d bytes long, the limit is 256", len(name))
 	}
+	if err := printable.Check("name", name); err != nil {
+		return err
+	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' {
+		if r == '/' || r == '\\' {
 			return errdefs.Errorf(errdefs.ErrInvalidArgument, "service name %q contains %q", name, r)
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // MinResizeGain is the smallest growth ResizeVolume acts on. Smaller
@@ -52,8 +54,11 @@ func checkWindowsVolumeID(id string) error {
 	return nil
 }
 
-// checkPOSIXVolumeID accepts the IDs a Linux host hands out: printable,
-// without path separators, at most 256 bytes.
+// checkPOSIXVolumeID accepts the IDs a Linux host hands out: at most 256
+// bytes of printable text (package printable) made of visible characters
+// only, so no space of any kind (U+00A0 too) and no invisible format
+// character (U+200B), which would make two IDs look the same in a log,
+// and without path separators.
 func checkPOSIXVolumeID(id string) error {
 	if id == "" {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id is empty")
@@ -61,9 +66,12 @@ func checkPOSIXVolumeID(id string) error {
 	if len(id) > 256 {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id is %d bytes long, the limit is 256", len(id))
 	}
+	if err := printable.Check("volume_id", id); err != nil {
+		return err
+	}
 	for _, r := range id {
-		if r <= ' ' || r == 0x7f || r == '/' || r == '\\' {
-			return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id %q contains %q", id, r)
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '/' || r == '\\' {
+			return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume_id %q contains %q (%U): a volume ID is visible characters without spaces or separators", id, r, r)
 		}
 	}
 	return nil
@@ -104,7 +112,7 @@ func (s *Service) MountVolume(ctx context.Context, req *MountVolumeRequest) (*Mo
 	if err := s.idRule(req.VolumeID); err != nil {
 		return nil, err
 	}
-	target, err := s.paths.Check("target_path", req.TargetPath)
+	target, err := s.paths.CheckBelow("target_path", req.TargetPath)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +142,7 @@ func (s *Service) UnmountVolume(ctx context.Context, req *UnmountVolumeRequest) 
 	if err := s.idRule(req.VolumeID); err != nil {
 		return nil, err
 	}
-	target, err := s.paths.Check("target_path", req.TargetPath)
+	target, err := s.paths.CheckBelow("target_path", req.TargetPath)
 	if err != nil {
 		return nil, err
 	}

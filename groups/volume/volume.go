@@ -14,12 +14,16 @@ type Interface interface {
 	// ListVolumesOnDisk returns the volumes on a disk; partition number 0
 	// means every partition.
 	ListVolumesOnDisk(context.Context, *ListVolumesOnDiskRequest) (*ListVolumesOnDiskResponse, error)
-	// MountVolume mounts the volume at the target path. The same volume at
-	// the same path again succeeds; another volume there fails with
+	// MountVolume mounts the volume at the target path, which must lie
+	// below a working directory: a working directory itself is refused
+	// with errdefs.ErrPermissionDenied, since a mount over it would hide
+	// everything kubelet keeps there. The same volume at the same path
+	// again succeeds; another volume there fails with
 	// errdefs.ErrFailedPrecondition.
 	MountVolume(context.Context, *MountVolumeRequest) (*MountVolumeResponse, error)
 	// UnmountVolume flushes the volume and removes its mount at the target
-	// path. Nothing mounted there is success.
+	// path, which must lie below a working directory, as for MountVolume.
+	// Nothing mounted there is success.
 	UnmountVolume(context.Context, *UnmountVolumeRequest) (*UnmountVolumeResponse, error)
 	// IsVolumeFormatted tells whether the volume carries a filesystem.
 	IsVolumeFormatted(context.Context, *IsVolumeFormattedRequest) (*IsVolumeFormattedResponse, error)

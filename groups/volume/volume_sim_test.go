@@ -126,6 +126,14 @@ func TestSimMountVolume(t *testing.T) {
 		_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: a, TargetPath: p})
 		wantKind(t, err, errdefs.ErrPermissionDenied)
 	}
+	// A working directory itself, however spelt: mounting over it would
+	// hide everything kubelet keeps there; unmounting it likewise.
+	for _, p := range []string{kubelet, `c:/var/lib/kubelet/`, kubelet + `\.`} {
+		_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: a, TargetPath: p})
+		wantKind(t, err, errdefs.ErrPermissionDenied)
+		_, err = e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: a, TargetPath: p})
+		wantKind(t, err, errdefs.ErrPermissionDenied)
+	}
 	_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: "not-a-volume", TargetPath: target})
 	wantKind(t, err, errdefs.ErrInvalidArgument)
 	// A non-empty directory: the host refuses it.
