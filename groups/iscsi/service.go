@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // DefaultPort is the iSCSI port used when a request says 0.
@@ -28,15 +29,23 @@ var _ Interface = (*Service)(nil)
 // NewService returns the iSCSI group served by host.
 func NewService(host Host) *Service { return &Service{host: host} }
 
-// hostname follows RFC 1123: dot-separated labels of letters, digits and
-// hyphens.
-var hostname = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$`)
-
-// iqn matches iSCSI names (RFC 3720 3.2.6.3): iqn.yyyy-mm.reverse-domain[:id]
-// and the eui.<16 hex> and naa.<16 or 32 hex> forms.
-var iqn = regexp.MustCompile(`^(iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[^\x00-\x20\x7f]+)?|eui\.[0-9a-fA-F]{16}|naa\.([0-9a-fA-F]{16}|[0-9a-fA-F]{32}))$`)
-
-// ParsePortal validates a wire portal and applies the default port.
+// ParsePortal validates a wire portal and applies the default port. The
+// address is one of
+//
+//   - an IPv4 address in dotted-quad form: four decimal numbers from 0 to
+//     255 without leading zeros. The short, octal and hexadecimal forms
+//     inet_aton(3) also reads (0, 2130706433, 127.1, 0x7f.1, 010.0.0.1)
+//     are refused: iscsiadm and the resolver would read them as an address
+//     other than the one the caller appears to name;
+//   - an IPv6 address, bare or in one pair of brackets, without a zone
+//     (fe80::1%eth0 names an interface of this node) and not an
+//     IPv4-mapped one (::ffff:10.0.0.1, which is an IPv4 address);
+//   - an RFC 1123 host name: dot-separated labels of ASCII letters, digits
+//     and inner hyphens, 1 to 63 bytes each and 253 in all, whose last
+//     label is not all digits (RFC 1123 2.1: a host name never has the
+//     dotted-decimal form) and which is not a number inet_aton reads.
+//
+// The port is 1 to 65535; 0 means DefaultPort (3260).
 func ParsePortal(p *TargetPortal) (Portal, error) {
 	if p == nil {
 		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal is missing")
@@ -45,41 +54,212 @@ func ParsePortal(p *TargetPortal) (Portal, error) {
 	if addr == "" {
 		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_address is empty")
 	}
-	if len(addr) > 253 || (net.ParseIP(strings.Trim(addr, "[]")) == nil && !hostname.MatchString(addr)) {
-		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_address %q is neither an IP address nor a host name", addr)
+	host, why := portalHost(addr)
+	if why != "" {
+		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_address %s %s", printable.Quote(addr), why)
 	}
 	port := p.TargetPort
 	if port == 0 {
 		port = DefaultPort
 	}
 	if port > 65535 {
-		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_port %d is not a TCP port", port)
+		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_port %d is not a TCP port (1 to 65535)", port)
 	}
-	return Portal{Address: strings.Trim(addr, "[]"), Port: port}, nil
+	return Portal{Address: host, Port: port}, nil
 }
 
-// CheckIQN validates an iSCSI qualified name.
+// portalHost returns the address a portal names (an IPv6 address without
+// its brackets), or why addr is none of the accepted forms.
+func portalHost(addr string) (string, string) {
+	if len(addr) > 255 {
+		return "", fmt.Sprintf("is %d bytes long; a host name has at most 253", len(addr))
+	}
+	if err := printable.Check("target_portal.target_address", addr); err != nil {
+		return "", "is not printable text"
+	}
+	if inner, ok := strings.CutPrefix(addr, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		if a, err := netip.ParseAddr(inner); !ok || err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+			return "", "is not an IPv6 address in brackets ([fd00::1])"
+		}
+		return inner, ""
+	}
+	if strings.ContainsAny(addr, "[]") {
+		return "", "has an unbalanced bracket"
+	}
+	if strings.Contains(addr, ":") {
+		a, err := netip.ParseAddr(addr)
+		switch {
+		case err != nil || !a.Is6():
+			return "", "is neither an IPv6 address nor a host name (a port goes in target_port)"
+		case a.Zone() != "":
+			return "", "is an IPv6 address with a zone, which names an interface of this node"
+		case a.Is4In6():
+			return "", "is an IPv4-mapped IPv6 address; send the IPv4 address"
+		}
+		return addr, ""
+	}
+	labels := strings.Split(addr, ".")
+	if isDecimal(labels[len(labels)-1]) || inetAtonForm(labels) {
+		if a, err := netip.ParseAddr(addr); err == nil && a.Is4() {
+			return addr, ""
+		}
+		return "", "is not an IPv4 address in dotted-quad form (four numbers 0 to 255 without leading zeros)"
+	}
+	if len(addr) > 253 {
+		return "", fmt.Sprintf("is %d bytes long; a host name has at most 253", len(addr))
+	}
+	for _, l := range labels {
+		if !hostLabel(l) {
+			return "", fmt.Sprintf("is not an RFC 1123 host name: label %q", l)
+		}
+	}
+	return addr, ""
+}
+
+// hostLabel tells whether l is a host name label: 1 to 63 ASCII letters,
+// digits and hyphens, not starting or ending with a hyphen.
+func hostLabel(l string) bool {
+	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// inetAtonForm tells whether inet_aton(3) would read the labels as an IPv4
+// address: one to four parts, each a C number (decimal, 0x hexadecimal or
+// 0 octal), such as 0x7f000001 or 0x7f.1, which are valid host names by
+// RFC 1123's letters but not names.
+func inetAtonForm(labels []string) bool {
+	if len(labels) > 4 {
+		return false
+	}
+	for _, l := range labels {
+		digits := l
+		hex := false
+		if len(l) >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X') {
+			digits, hex = l[2:], true
+		}
+		if digits == "" && !hex {
+			return false
+		}
+		for i := 0; i < len(digits); i++ {
+			c := digits[i]
+			if !(c >= '0' && c <= '9' || hex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maxIQN is the longest iSCSI name in bytes (RFC 3720 3.2.6.1).
+const maxIQN = 223
+
+// CheckIQN validates an iSCSI name (RFC 3720 3.2.6.3, RFC 3721):
+//
+//   - iqn.yyyy-mm.<naming authority>[:<id>]: a date with a month from 01
+//     to 12, the authority a reversed domain name in lower case (labels of
+//     a-z, 0-9 and inner hyphens), and an optional non-empty id;
+//   - eui.<16 hex digits> (an EUI-64);
+//   - naa.<16 or 32 hex digits> (an NAA identifier).
+//
+// The id holds only the characters RFC 3720 3.2.6.2 lists for a name after
+// the RFC 3722 string profile: ASCII letters, digits, '-', '.' and ':'.
+// Upper-case letters are accepted as a spelling the profile folds to lower
+// case (some targets, such as Synology's, put them in their names, and
+// open-iscsi compares names as given). Non-ASCII characters, which the
+// profile allows after NFKC normalisation, are refused: the proxy does not
+// run the profile, so it could not tell two spellings of one name apart,
+// and no target is known to use them. A name is at most 223 bytes.
 func CheckIQN(name string) error {
 	if name == "" {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "iqn is empty")
 	}
-	if len(name) > 223 || !iqn.MatchString(name) {
-		return errdefs.Errorf(errdefs.ErrInvalidArgument, "iqn %q is not an iSCSI name (iqn.yyyy-mm.domain[:id], eui. or naa.)", name)
+	if why := iqnProblem(name); why != "" {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, "iqn %s is not an iSCSI name (iqn.yyyy-mm.domain[:id], eui.<16 hex digits>, naa.<16 or 32 hex digits>): %s", printable.Quote(name), why)
 	}
 	return nil
 }
 
-// checkChap validates CHAP fields without ever quoting the secret.
+// iqnProblem says why name is not an iSCSI name, or returns "".
+func iqnProblem(name string) string {
+	if len(name) > maxIQN {
+		return fmt.Sprintf("%d bytes long, the limit is %d", len(name), maxIQN)
+	}
+	if rest, ok := strings.CutPrefix(name, "eui."); ok {
+		if !isHex(rest) || len(rest) != 16 {
+			return "an EUI name has 16 hex digits"
+		}
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(name, "naa."); ok {
+		if !isHex(rest) || len(rest) != 16 && len(rest) != 32 {
+			return "an NAA name has 16 or 32 hex digits"
+		}
+		return ""
+	}
+	rest, ok := strings.CutPrefix(name, "iqn.")
+	if !ok {
+		return "the type is not iqn., eui. or naa."
+	}
+	if len(rest) < 8 || !isDecimal(rest[:4]) || rest[4] != '-' || !isDecimal(rest[5:7]) || rest[7] != '.' ||
+		rest[5:7] < "01" || rest[5:7] > "12" {
+		return "no yyyy-mm. date after iqn."
+	}
+	authority, id, hasID := strings.Cut(rest[8:], ":")
+	for _, l := range strings.Split(authority, ".") {
+		if !hostLabel(l) || strings.ToLower(l) != l {
+			return "the naming authority is not a reversed domain name in lower case"
+		}
+	}
+	if hasID && id == "" {
+		return "nothing after the colon"
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':') {
+			return fmt.Sprintf("the id holds %q; an iSCSI name holds only letters, digits, '-', '.' and ':'", rune(c))
+		}
+	}
+	return ""
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// checkChap validates a CHAP field (user name or secret) without ever
+// quoting it: its length, then printable text (package printable).
 func checkChap(field, v string, min, max int) error {
 	if len(v) < min || len(v) > max {
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s must be %d to %d bytes long, not %d", field, min, max, len(v))
 	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s contains a control character", field)
-		}
-	}
-	return nil
+	return printable.CheckSecret(field, v)
 }
 
 func portalKey(p Portal) string {
