@@ -13,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 )
 
@@ -29,6 +30,9 @@ type Backend struct {
 	cfg  Config
 	k    kernel
 	exec Exec
+	// roots confines the paths callers name (mount targets, lookups) to
+	// the working directories, Config.MountRoots.
+	roots *beneath.Roots
 
 	// mu serialises scans with partition table writes and BLKPG changes,
 	// so a scan never reads a table half written or races another scan
@@ -49,11 +53,15 @@ var (
 
 // New returns the backend for this host. It fails with an error wrapping
 // errdefs.ErrInvalidArgument for a bad Config and errdefs.ErrUnimplemented
-// on an OS other than Linux.
+// on an OS other than Linux or a kernel without openat2(2), which confining
+// mount targets to the working directories needs.
 func New(cfg Config) (*Backend, error) {
 	k, err := newKernel()
 	if err != nil {
 		return nil, err
+	}
+	if err := beneath.Probe(); err != nil {
+		return nil, fmt.Errorf("linux block backend: %w", err)
 	}
 	return newBackend(cfg, k)
 }
@@ -63,10 +71,15 @@ func newBackend(cfg Config, k kernel) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	roots, err := beneath.New(cfg.MountRoots)
+	if err != nil {
+		return nil, fmt.Errorf("mount roots: %w", err)
+	}
 	return &Backend{
 		cfg:            cfg,
 		k:              k,
 		exec:           cfg.Exec,
+		roots:          roots,
 		extraNumbers:   map[string]uint32{},
 		deviceReadOnly: map[uint32]bool{},
 	}, nil

@@ -628,11 +628,25 @@ func TestMountTargetRules(t *testing.T) {
 	file := filepath.Join(root, "file")
 	writeFile(t, file, "x")
 	wantErr(t, mount(file), errdefs.ErrFailedPrecondition, "not a directory")
+	// A link as the target: refused either way, PermissionDenied when it
+	// leads out of the working directory (the caller tried to reach
+	// outside), FailedPrecondition when it stays inside (a mount point is
+	// the directory at the path, never a link to it).
 	link := filepath.Join(root, "link")
 	if err := os.Symlink(t.TempDir(), link); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, mount(link), errdefs.ErrFailedPrecondition, "symlink")
+	wantErr(t, mount(link), errdefs.ErrPermissionDenied, "resolves outside")
+	inside := filepath.Join(root, "inside")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	innerLink := filepath.Join(root, "inner-link")
+	if err := os.Symlink(inside, innerLink); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, mount(innerLink), errdefs.ErrFailedPrecondition, "symlink")
+	wantErr(t, mount(link+"/sub"), errdefs.ErrPermissionDenied, "resolves outside")
 
 	// Something else mounted at the target: never stacked on.
 	other := filepath.Join(root, "tmpfs")

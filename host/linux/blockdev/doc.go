@@ -16,7 +16,10 @@
 //     on may not scan partition tables, and a re-read would drop partitions);
 //   - volume: a GPT partition; its ID is the partition's unique GUID in lower
 //     case, which is stored on disk and so survives reboots;
-//   - format: mkfs.ext4 or mkfs.xfs; mount: mount(2) into a directory;
+//   - format: mkfs.ext4 or mkfs.xfs; mount: mount(2) into a directory,
+//     which is resolved beneath the working directories (package beneath)
+//     so a link that leads out of them is refused, and mounted on through
+//     the resolved descriptor;
 //   - offline: SCSI device state "offline", or the kernel read-only flag for
 //     other disks, with the backend refusing changes while it is set;
 //   - host disks (anything mounted outside the working directories, swap,
@@ -24,5 +27,6 @@
 //
 // Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
 // files built on every OS and are tested there against fixture trees under
-// testdata/ with a fake kernel; kernel_linux.go issues the system calls.
+// testdata/ with a fake kernel; kernel_linux.go issues the system calls and
+// volume_paths_linux.go resolves the paths callers name.
 package blockdev

@@ -240,7 +240,28 @@ func (k *fakeKernel) devOf(name string) devNum {
 	return devNum{}
 }
 
+// fdTarget turns a /proc/self/fd/N[/name] path, as the backend hands the
+// kernel a target it resolved beneath its working directory, into the path
+// it names, so recorded calls and the fake mount table read like paths.
+// Other paths come back unchanged.
+func fdTarget(p string) string {
+	const prefix = "/proc/self/fd/"
+	if !strings.HasPrefix(p, prefix) {
+		return p
+	}
+	n, rest, _ := strings.Cut(strings.TrimPrefix(p, prefix), "/")
+	dir, err := os.Readlink(prefix + n)
+	if err != nil {
+		return p
+	}
+	if rest == "" {
+		return dir
+	}
+	return dir + "/" + rest
+}
+
 func (k *fakeKernel) mount(source, target, fstype, data string) error {
+	target = fdTarget(target)
 	k.record("mount %s %s %s %s", filepath.Base(source), target, fstype, data)
 	d := k.devOf(filepath.Base(source))
 	// The kernel records resolved paths (macOS temp dirs are symlinked).
@@ -257,6 +278,7 @@ func (k *fakeKernel) mount(source, target, fstype, data string) error {
 }
 
 func (k *fakeKernel) unmount(target string) error {
+	target = fdTarget(target)
 	k.record("unmount %s", target)
 	if r, err := filepath.EvalSymlinks(target); err == nil {
 		target = r
@@ -273,6 +295,7 @@ func (k *fakeKernel) unmount(target string) error {
 }
 
 func (k *fakeKernel) syncFS(dir string) error {
+	dir = fdTarget(dir)
 	k.record("syncfs %s", dir)
 	return nil
 }
@@ -295,7 +318,7 @@ func (k *fakeKernel) deviceOf(path string) (devNum, error) {
 	defer k.mu.Unlock()
 	ms := append([]mountinfo.Mount(nil), k.mountTable...)
 	sort.SliceStable(ms, func(i, j int) bool { return len(ms[i].MountPoint) > len(ms[j].MountPoint) })
-	p := filepath.ToSlash(path)
+	p := filepath.ToSlash(fdTarget(path))
 	for _, m := range ms {
 		if isWithin(p, m.MountPoint) {
 			return devNum{m.Major, m.Minor}, nil

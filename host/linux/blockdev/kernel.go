@@ -30,7 +30,9 @@ type kernel interface {
 	flushDevice(devPath string, dropCache bool) error
 	// mount mounts source at target with mount(2), no flags.
 	mount(source, target, fstype, data string) error
-	// unmount unmounts target with umount2(2), no flags.
+	// unmount unmounts target with umount2(2) and UMOUNT_NOFOLLOW, so a
+	// last element swapped for a link is not followed (it is not a mount
+	// point: EINVAL).
 	unmount(target string) error
 	// syncFS flushes the filesystem holding dir (syncfs(2)).
 	syncFS(dir string) error

@@ -89,7 +89,7 @@ func (linuxKernel) mount(source, target, fstype, data string) error {
 	return unix.Mount(source, target, fstype, 0, data)
 }
 
-func (linuxKernel) unmount(target string) error { return unix.Unmount(target, 0) }
+func (linuxKernel) unmount(target string) error { return unix.Unmount(target, unix.UMOUNT_NOFOLLOW) }
 
 func (linuxKernel) syncFS(dir string) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"path"
 	"strings"
 	"syscall"
 
@@ -173,91 +171,6 @@ func toolError(err error) error {
 	return err
 }
 
-// MountVolume implements volume.Host with mount(2) and the filesystem type
-// the probe finds (XFS with nouuid, so a clone of a mounted volume mounts
-// too). The target's parent must exist; a missing target directory is
-// created (0750) and removed again if the mount fails. A target that is a
-// symlink, not a directory, or a non-empty directory is refused: mounting
-// there would follow the link or hide data.
-func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
-	v, err := b.writable(ctx, id, "mount a volume of")
-	if err != nil {
-		return err
-	}
-	dev, err := v.device(b.cfg.DevRoot)
-	if err != nil {
-		return err
-	}
-	info, err := probeDevice(dev)
-	if err != nil {
-		return err
-	}
-	fstype := info.mountType()
-	switch {
-	case info.Type == "":
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted; FormatVolume it first", id)
-	case fstype == "":
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s holds %s, which is not a filesystem the proxy mounts", id, info.Type)
-	}
-	created, err := prepareTarget(target)
-	if err != nil {
-		return err
-	}
-	data := ""
-	if fstype == "xfs" {
-		data = "nouuid"
-	}
-	if err := b.k.mount(dev, target, fstype, data); err != nil {
-		if created {
-			_ = os.Remove(target) // undo our mkdir; the mount error is what matters
-		}
-		return mountError(err, dev, target, fstype)
-	}
-	return nil
-}
-
-// prepareTarget checks a mount target and creates it if missing; created
-// tells whether it did.
-func prepareTarget(target string) (created bool, err error) {
-	fi, err := os.Lstat(target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		parent := filepath.Dir(target)
-		pi, err := os.Stat(parent)
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, errdefs.Errorf(errdefs.ErrNotFound, "the parent directory %s of target %s does not exist; create it first (filesystem Mkdir)", parent, target)
-		}
-		if err != nil {
-			return false, err
-		}
-		if !pi.IsDir() {
-			return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "the parent %s of target %s is not a directory", parent, target)
-		}
-		if err := os.Mkdir(target, 0o750); err != nil {
-			return false, fmt.Errorf("create target %s: %w", target, err)
-		}
-		return true, nil
-	case err != nil:
-		return false, err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s is a symlink; refusing to mount through it", target)
-	case !fi.IsDir():
-		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s exists and is not a directory", target)
-	}
-	dir, err := os.Open(target)
-	if err != nil {
-		return false, err
-	}
-	defer dir.Close() //nolint:errcheck // read-only: a close error changes nothing
-	if _, err := dir.Readdirnames(1); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return false, fmt.Errorf("read target %s: %w", target, err)
-		}
-		return false, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target %s is not empty; refusing to hide its contents under a mount", target)
-	}
-	return false, nil
-}
-
 // mountError maps mount(2) failures to what a driver can act on.
 func mountError(err error, dev, target, fstype string) error {
 	var errno syscall.Errno
@@ -276,29 +189,6 @@ func mountError(err error, dev, target, fstype string) error {
 		}
 	}
 	return fmt.Errorf("mount %s at %s as %s: %w", dev, target, fstype, err)
-}
-
-// UnmountVolume implements volume.Host: syncfs, then umount2(2) of the
-// target. The target directory stays, as Windows leaves the folder of a
-// deleted mount point; drivers remove it with filesystem Rmdir.
-func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := b.k.syncFS(target); err != nil {
-		return fmt.Errorf("flush volume %s before unmounting it: %w", id, err)
-	}
-	if err := b.k.unmount(target); err != nil {
-		var errno syscall.Errno
-		switch {
-		case errors.As(err, &errno) && errno == syscall.EINVAL:
-			return nil // not a mount point any more: someone unmounted it meanwhile
-		case errors.As(err, &errno) && errno == syscall.EBUSY:
-			return errdefs.Errorf(errdefs.ErrUnavailable, "unmount %s: it is busy (open files, or mounts below it)", target)
-		}
-		return fmt.Errorf("unmount %s: %w", target, err)
-	}
-	return nil
 }
 
 // VolumeSizes implements volume.Host. current is the partition's size, or
@@ -505,25 +395,39 @@ func (b *Backend) DiskNumber(ctx context.Context, id string) (uint32, error) {
 	return v.disk.number, nil
 }
 
+// resolvedPath is a caller's path resolved beneath its working directory
+// (lookupPath, per OS): resolved is where it leads, as the mount table
+// spells paths; handle names the resolved object itself for a system call
+// (/proc/self/fd/N on Linux), so a link swapped in since cannot redirect
+// it; release frees the handle.
+type resolvedPath struct {
+	resolved, handle string
+	release          func()
+}
+
 // VolumeAt implements volume.Host from the mount table: the topmost mount
-// at path (symlinks in path resolved, as the mount table records resolved
-// paths) must be of a partition of a managed disk. Nothing mounted there is
-// errdefs.ErrNotFound; something else mounted there (a tmpfs, a host disk's
-// whole-disk filesystem) is errdefs.ErrFailedPrecondition, so MountVolume
-// never stacks a volume on it.
+// at path must be of a partition of a managed disk. path is resolved
+// beneath its working directory, following links that stay inside (a
+// publish link to the staging path names the staging mount); a link that
+// leads out is errdefs.ErrPermissionDenied, never an answer about the
+// outside. Nothing mounted there is errdefs.ErrNotFound; something else
+// mounted there (a tmpfs, a host disk's whole-disk filesystem) is
+// errdefs.ErrFailedPrecondition, so MountVolume never stacks a volume on
+// it.
 func (b *Backend) VolumeAt(ctx context.Context, p string) (string, error) {
-	resolved, err := filepath.EvalSymlinks(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	rp, err := b.lookupPath("mounted at", p)
+	if errors.Is(err, errdefs.ErrNotFound) {
 		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it does not exist", p)
 	}
 	if err != nil {
 		return "", err
 	}
+	defer rp.release()
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return "", err
 	}
-	ms := mountinfo.At(s.mounts, filepath.ToSlash(resolved))
+	ms := mountinfo.At(s.mounts, rp.resolved)
 	if len(ms) == 0 {
 		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it is not a mount point", p)
 	}
@@ -535,29 +439,35 @@ func (b *Backend) VolumeAt(ctx context.Context, p string) (string, error) {
 }
 
 // ClosestVolume implements volume.Host: from path (or its nearest existing
-// ancestor, at most 256 levels up, as upstream walks), resolve symlinks and
-// take the filesystem holding the result (st_dev). It must be a partition
-// of a managed disk; anything else is errdefs.ErrNotFound naming the mount
-// that holds the path.
+// ancestor, at most 256 levels up as upstream walks, and never above its
+// working directory), resolved beneath the working directory as VolumeAt
+// resolves it, take the filesystem holding the result (st_dev). It must be
+// a partition of a managed disk; anything else is errdefs.ErrNotFound
+// naming the mount that holds the path. A link that leads out is
+// errdefs.ErrPermissionDenied.
 func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
-	cur := p
-	for i := 0; i < 256; i++ {
-		if _, err := os.Lstat(cur); err == nil {
+	cur, root, err := b.roots.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	var rp *resolvedPath
+	for i := 0; ; i++ {
+		rp, err = b.lookupPath("holding", cur)
+		if err == nil {
 			break
 		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			break
+		if !errors.Is(err, errdefs.ErrNotFound) {
+			return "", err
 		}
-		cur = parent
+		if cur == root || i == 256 {
+			return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume holds %s: %v", p, err)
+		}
+		cur = path.Dir(cur)
 	}
-	resolved, err := filepath.EvalSymlinks(cur)
+	defer rp.release()
+	dev, err := b.k.deviceOf(rp.handle)
 	if err != nil {
-		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume holds %s: %v", p, err)
-	}
-	dev, err := b.k.deviceOf(resolved)
-	if err != nil {
-		return "", fmt.Errorf("stat %s: %w", resolved, err)
+		return "", fmt.Errorf("stat %s: %w", rp.resolved, err)
 	}
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
@@ -569,7 +479,7 @@ func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
 	holder := "an unknown filesystem"
 	best := ""
 	for _, m := range s.mounts {
-		if (devNum{m.Major, m.Minor}) == dev && isWithin(filepath.ToSlash(resolved), m.MountPoint) && len(m.MountPoint) >= len(best) {
+		if (devNum{m.Major, m.Minor}) == dev && isWithin(rp.resolved, m.MountPoint) && len(m.MountPoint) >= len(best) {
 			best = m.MountPoint
 			holder = fmt.Sprintf("%s (%s at %s)", m.Source, m.FSType, m.MountPoint)
 		}
