@@ -9,6 +9,7 @@ tool (
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
+	github.com/csi-node-proxy/csi-node-proxy/client v0.0.0-00010101000000-000000000000
 	github.com/diskfs/go-diskfs v1.9.4
 	github.com/go-ole/go-ole v1.3.0
 	github.com/godbus/dbus/v5 v5.2.4
@@ -41,3 +42,5 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 )
+
+replace github.com/csi-node-proxy/csi-node-proxy/client => ./client

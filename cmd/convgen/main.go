@@ -1,5 +1,7 @@
-// Command convgen regenerates the gRPC adapters under internal/adapter from
-// the api/ packages and the group models under groups/. Run it from the
+// Command convgen regenerates the gRPC adapters under internal/adapter, and
+// the client module's per-version stubs under client/internal with its
+// registry of known versions, from the api/ packages and the group models
+// under groups/. Run it from the
 // module root (make generate does). See package internal/convgen for the
 // rules and how to write overrides.
 package main
@@ -18,6 +20,7 @@ func main() {
 	files, err := convgen.Generate(convgen.Config{
 		Dir:         *dir,
 		ErrdefsPath: "github.com/csi-node-proxy/csi-node-proxy/errdefs",
+		ClientDir:   "client",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -76,6 +76,11 @@ type Config struct {
 	ErrdefsPath string
 	// Tool names the generator in the "Code generated" header.
 	Tool string
+	// ClientDir, when set, is the root of the client module: the client
+	// stubs go to <ClientDir>/internal/<group><version> and the registry
+	// of known versions to <ClientDir>/zz_generated.versions.go (see
+	// client.go in this package). Empty generates no client side.
+	ClientDir string
 }
 
 // GeneratedFileName is the name of the generated file in each adapter
@@ -93,6 +98,7 @@ type groupVersion struct {
 	modelPkg       *packages.Package
 	outDir         string // relative to Dir
 	outImport      string
+	clientImport   string // import path of the client stub, with Config.ClientDir
 }
 
 // Generate computes every generated file. It returns file contents keyed by
@@ -138,6 +144,25 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[filepath.ToSlash(filepath.Join(cfg.OutRoot, RegistryFileName))] = reg
+	if cfg.ClientDir == "" {
+		return files, nil
+	}
+	for _, gv := range gvs {
+		src, err := generateClient(cfg, gv)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		files[filepath.ToSlash(filepath.Join(clientOutDir(cfg, gv), ClientFileName))] = src
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("convgen:\n  %s", strings.Join(errs, "\n  "))
+	}
+	creg, err := generateClientRegistry(cfg, gvs)
+	if err != nil {
+		return nil, err
+	}
+	files[filepath.ToSlash(filepath.Join(cfg.ClientDir, ClientRegistryFileName))] = creg
 	return files, nil
 }
 
@@ -248,6 +273,9 @@ func load(cfg Config, gvs []*groupVersion) error {
 		}
 		base := strings.TrimSuffix(gv.apiPkg.PkgPath, "/"+rel)
 		gv.outImport = base + "/" + filepath.ToSlash(gv.outDir)
+		if cfg.ClientDir != "" {
+			gv.clientImport = base + "/" + filepath.ToSlash(clientOutDir(cfg, gv))
+		}
 	}
 	return nil
 }
@@ -259,16 +287,20 @@ type handWritten struct {
 	methods  map[string]bool   // methods on Server
 	renames  map[string]string // //convgen:rename RPC=Method
 	ignore   map[string]string // //convgen:ignore, lower-cased field -> as written
+	skip     map[string]bool   // //convgen:skip RPC (client stubs only)
 	errs     []string          // malformed directives
 }
 
 // directivePrefix starts every convgen directive comment.
 const directivePrefix = "//convgen:"
 
-func scanHandWritten(dir string) (handWritten, error) {
+// scanHandWritten reads the hand-written files of an output package: its
+// functions, the methods on recv (Server for adapters, Client for client
+// stubs) and the directives.
+func scanHandWritten(dir, recv string) (handWritten, error) {
 	hw := handWritten{
 		funcs: map[string]bool{}, fallible: map[string]bool{}, methods: map[string]bool{},
-		renames: map[string]string{}, ignore: map[string]string{},
+		renames: map[string]string{}, ignore: map[string]string{}, skip: map[string]bool{},
 	}
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
@@ -310,7 +342,7 @@ func scanHandWritten(dir string) (handWritten, error) {
 			if st, ok := t.(*ast.StarExpr); ok {
 				t = st.X
 			}
-			if id, ok := t.(*ast.Ident); ok && id.Name == "Server" {
+			if id, ok := t.(*ast.Ident); ok && id.Name == recv {
 				hw.methods[fd.Name.Name] = true
 			}
 		}
@@ -355,8 +387,19 @@ func (hw *handWritten) directive(pos, text string) {
 			}
 			hw.ignore[strings.ToLower(f)] = f
 		}
+	case "skip":
+		if len(fields) == 0 {
+			bad("want //convgen:skip <RPC> ...")
+		}
+		for _, f := range fields {
+			if !identRE.MatchString(f) {
+				bad("%q is not an RPC name", f)
+				continue
+			}
+			hw.skip[f] = true
+		}
 	default:
-		bad("unknown directive (want rename or ignore)")
+		bad("unknown directive (want rename, ignore or skip)")
 	}
 }
 
@@ -464,7 +507,9 @@ type gen struct {
 	queue    []conv
 	queued   map[conv]bool
 	funcs    map[string]conv // function name -> the conversion it is
-	requests map[conv]bool   // the request conversions of handlers
+	client   bool            // generating client stubs, not adapters
+	outDir   string          // the output package's directory, relative to Config.Dir
+	requests map[conv]bool   // the conversions of an RPC's request or response that may fail
 	nested   map[conv]bool   // conversions called for a message's field
 	ignored  map[string]bool // //convgen:ignore names that matched a field
 	errs     []string
@@ -490,9 +535,12 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	hw, err := scanHandWritten(filepath.Join(cfg.Dir, gv.outDir))
+	hw, err := scanHandWritten(filepath.Join(cfg.Dir, gv.outDir), "Server")
 	if err != nil {
 		return nil, err
+	}
+	if len(hw.skip) > 0 {
+		hw.errs = append(hw.errs, fmt.Sprintf("%s: //convgen:skip is for client stubs only: the daemon serves every RPC", gv.outDir))
 	}
 	iface, ok := gv.modelPkg.Types.Scope().Lookup("Interface").(*types.TypeName)
 	if !ok {
@@ -502,7 +550,7 @@ func generateAdapter(cfg Config, gv *groupVersion) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: Interface is not an interface", gv.modelPkg.PkgPath)
 	}
-	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, queued: map[conv]bool{},
+	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, outDir: gv.outDir, queued: map[conv]bool{},
 		funcs: map[string]conv{}, requests: map[conv]bool{}, nested: map[conv]bool{}, ignored: map[string]bool{}}
 	g.errs = append(g.errs, hw.errs...)
 	pkgName := gv.group + gv.version
@@ -637,8 +685,12 @@ func (g *gen) structOf(pkg *packages.Package, name string) *types.Struct {
 // exists.
 func (g *gen) conversion(c conv) {
 	override := g.hw.funcs[c.funcName()]
-	if override && g.hw.fallible[c.funcName()] && (c.dir != toModel || !g.requests[c] || g.nested[c]) {
-		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s returns an error, which only the conversion of an RPC's request may; write %s", g.gv.group, g.gv.version, c.funcName(), g.signature(c, c.funcName())))
+	if override && g.hw.fallible[c.funcName()] && !g.mayFail(c) {
+		what := "an RPC's request"
+		if g.client {
+			what = "an RPC's request or response"
+		}
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s returns an error, which only the conversion of %s may; write %s", g.gv.group, g.gv.version, c.funcName(), what, g.signature(c, c.funcName())))
 	}
 	wire := g.structOf(g.gv.apiPkg, c.wire)
 	model := g.structOf(g.gv.modelPkg, c.model)
@@ -648,7 +700,7 @@ func (g *gen) conversion(c conv) {
 	}
 	if model == nil {
 		if !override {
-			g.errs = append(g.errs, fmt.Sprintf("%s/%s: message %s has no type %s.%s; write %s in a hand-written file of %s", g.gv.group, g.gv.version, c.wire, g.modelPkg, c.model, g.signature(c, c.funcName()), g.gv.outDir))
+			g.errs = append(g.errs, fmt.Sprintf("%s/%s: message %s has no type %s.%s; write %s in a hand-written file of %s", g.gv.group, g.gv.version, c.wire, g.modelPkg, c.model, g.signature(c, c.funcName()), g.outDir))
 		}
 		return
 	}
@@ -687,20 +739,30 @@ func (g *gen) conversion(c conv) {
 		}
 		body.WriteString(code)
 	}
+	// A client must not drop what the caller asked for: model fields the
+	// wire message has no field for are refused when set, unless an
+	// override carries them some other way.
+	uncarried := g.uncarried(c)
+	if len(uncarried) > 0 && !override && !g.mayFail(c) {
+		unmatched = append(unmatched, fmt.Sprintf("model field %s has no counterpart", strings.Join(uncarried, " and ")))
+	}
 	name := c.funcName()
 	if override {
 		name = "auto" + strings.ToUpper(name[:1]) + name[1:]
+		for _, f := range uncarried {
+			unmatched = append(unmatched, fmt.Sprintf("model field %s has no counterpart", f))
+		}
 	} else if len(unmatched) > 0 {
 		write := g.signature(c, c.funcName())
-		if c.dir == toModel && g.requests[c] && !g.nested[c] {
-			write += fmt.Sprintf(" (or, if the conversion can fail, one returning (*%s.%s, error))", g.modelPkg, c.model)
+		if g.mayFail(c) {
+			write += fmt.Sprintf(" (or, if the conversion can fail, one returning (%s, error))", g.resultType(c))
 		}
 		ignore := ""
 		if len(orphans) > 0 {
 			ignore = fmt.Sprintf("; or, if %s carries nothing the model needs, add //convgen:ignore %s there", strings.Join(orphans, " and "), strings.Join(orphans, " "))
 		}
 		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s: %s; write %s in a hand-written file of %s (it may call the generated auto%s)%s",
-			g.gv.group, g.gv.version, c.wire, strings.Join(unmatched, ", "), write, g.gv.outDir, strings.ToUpper(name[:1])+name[1:], ignore))
+			g.gv.group, g.gv.version, c.wire, strings.Join(unmatched, ", "), write, g.outDir, strings.ToUpper(name[:1])+name[1:], ignore))
 		return
 	}
 	if override && len(unmatched) > 0 {
@@ -716,10 +778,101 @@ func (g *gen) conversion(c conv) {
 	} else {
 		g.p("\n// %s converts a model %s into the wire's %s.\n", name, c.model, c.wire)
 	}
+	if !override && len(uncarried) > 0 {
+		// Generated fallible conversion: refuse what the version cannot carry.
+		g.p("%s {\n\tif in == nil {\n\t\treturn nil, nil\n\t}\n", g.fallibleSignature(c, name))
+		for _, f := range uncarried {
+			mf := fieldFold(model, f)
+			g.p("\tif %s {\n\t\treturn nil, errdefs.Errorf(errdefs.ErrInvalidArgument, %q)\n\t}\n",
+				nonZero("in."+mf.Name(), mf.Type()),
+				fmt.Sprintf("%s.%s is set, but the %s %s API has no field for it: leave it unset or use a daemon that serves a version with it", c.model, mf.Name(), g.gv.group, g.gv.version))
+		}
+		g.p("\tout := &%s{}\n", g.target(c))
+		g.buf.Write(body.Bytes())
+		g.p("\treturn out, nil\n}\n")
+		return
+	}
 	g.p("%s {\n\tif in == nil {\n\t\treturn nil\n\t}\n", g.signature(c, name))
 	g.p("\tout := &%s{}\n", g.target(c))
 	g.buf.Write(body.Bytes())
 	g.p("\treturn out\n}\n")
+}
+
+// mayFail tells whether the conversion c may return an error: an adapter's
+// request conversion (a malformed request is the caller's error), or a
+// client stub's request or response conversion (a field the version cannot
+// carry, a malformed answer), but never a nested message's.
+func (g *gen) mayFail(c conv) bool {
+	if !g.requests[c] || g.nested[c] {
+		return false
+	}
+	return g.client || c.dir == toModel
+}
+
+// fallible tells whether the function for c returns an error: a
+// hand-written override that does, or a generated client conversion that
+// must refuse model fields its version cannot carry.
+func (g *gen) fallible(c conv) bool {
+	if g.hw.funcs[c.funcName()] {
+		return g.hw.fallible[c.funcName()]
+	}
+	return len(g.uncarried(c)) > 0
+}
+
+// uncarried returns, for a client stub's conversion of a model message to
+// the wire, the model fields no wire field matches by name. An adapter
+// leaves a model field the wire lacks at its zero value, which is right:
+// the older version never had it. A client sending it would drop the
+// caller's value silently, so the client refuses a set value instead.
+func (g *gen) uncarried(c conv) []string {
+	if !g.client || c.dir != fromModel {
+		return nil
+	}
+	wire := g.structOf(g.gv.apiPkg, c.wire)
+	model := g.structOf(g.gv.modelPkg, c.model)
+	if wire == nil || model == nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < model.NumFields(); i++ {
+		mf := model.Field(i)
+		if mf.Exported() && fieldFold(wire, mf.Name()) == nil {
+			out = append(out, mf.Name())
+		}
+	}
+	return out
+}
+
+// nonZero returns a condition that holds when expr, of type t, is set.
+func nonZero(expr string, t types.Type) string {
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsBoolean != 0:
+			return expr
+		case u.Info()&types.IsString != 0:
+			return expr + ` != ""`
+		}
+		return expr + " != 0"
+	case *types.Slice, *types.Map:
+		return "len(" + expr + ") != 0"
+	}
+	return expr + " != nil"
+}
+
+// resultType is what the function for c returns, without the error.
+func (g *gen) resultType(c conv) string {
+	if c.dir == toModel {
+		return "*" + g.modelPkg + "." + c.model
+	}
+	return "*pb." + c.wire
+}
+
+func (g *gen) fallibleSignature(c conv, name string) string {
+	if c.dir == toModel {
+		return fmt.Sprintf("func %s(in *pb.%s) (*%s.%s, error)", name, c.wire, g.modelPkg, c.model)
+	}
+	return fmt.Sprintf("func %s(in *%s.%s) (*pb.%s, error)", name, g.modelPkg, c.model, c.wire)
 }
 
 func (g *gen) target(c conv) string {

@@ -1,0 +1,238 @@
+package convgen
+
+// Client mode: the other side of the wire. For every group-version the
+// generator also writes a client stub into
+// <ClientDir>/internal/<group><version>/zz_generated.client.go, a type
+// Client that implements the group's model Interface by converting each
+// model request to the version's wire request, calling the RPC, converting
+// the response back and mapping the error with errdefs.FromGRPC; and a
+// registry, <ClientDir>/zz_generated.versions.go, of every group-version
+// the client module is built with, newest first per group.
+//
+// The rules are the adapters' with the directions swapped (fromModel for
+// requests, toModel for responses), plus:
+//
+//   - a model field the wire request has no field for is refused when set
+//     (errdefs.ErrInvalidArgument), never dropped: the generated request
+//     conversion then returns (*pb.Msg, error). An override that converts
+//     such a field (a disk number sent as a decimal string) replaces that
+//     check and must refuse what it cannot carry itself;
+//   - both an RPC's request and its response conversion may be hand-written
+//     to return an error (a response the client cannot represent);
+//   - a model method the version has no RPC for (after //convgen:rename)
+//     fails with errdefs.ErrUnimplemented naming the method and version;
+//     a hand-written (c *Client) <Method> replaces the generated one;
+//   - an RPC no model method calls must be named in //convgen:skip <RPC>,
+//     so that a forgotten rename cannot silently leave a method
+//     unimplemented.
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Client-mode file names.
+const (
+	ClientFileName         = "zz_generated.client.go"
+	ClientRegistryFileName = "zz_generated.versions.go"
+)
+
+// clientOutDir is where a group-version's client stub goes.
+func clientOutDir(cfg Config, gv *groupVersion) string {
+	return filepath.Join(cfg.ClientDir, "internal", gv.group+gv.version)
+}
+
+func generateClient(cfg Config, gv *groupVersion) ([]byte, error) {
+	svc, err := findService(gv.apiPkg)
+	if err != nil {
+		return nil, err
+	}
+	outDir := clientOutDir(cfg, gv)
+	hw, err := scanHandWritten(filepath.Join(cfg.Dir, outDir), "Client")
+	if err != nil {
+		return nil, err
+	}
+	iface, ok := gv.modelPkg.Types.Scope().Lookup("Interface").(*types.TypeName)
+	if !ok {
+		return nil, fmt.Errorf("%s: no Interface type", gv.modelPkg.PkgPath)
+	}
+	modelIface, ok := iface.Type().Underlying().(*types.Interface)
+	if !ok {
+		return nil, fmt.Errorf("%s: Interface is not an interface", gv.modelPkg.PkgPath)
+	}
+	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, outDir: outDir, client: true, queued: map[conv]bool{},
+		funcs: map[string]conv{}, requests: map[conv]bool{}, nested: map[conv]bool{}, ignored: map[string]bool{}}
+	g.errs = append(g.errs, hw.errs...)
+	pkgName := gv.group + gv.version
+	where := fmt.Sprintf("%s/%s", gv.group, gv.version)
+
+	// Which RPC serves each model method: the RPC of the same name, or the
+	// one a //convgen:rename points at it.
+	rpcs := map[string]*types.Func{}
+	for _, m := range svc.methods {
+		rpcs[m.Name()] = m
+	}
+	byMethod := map[string]*types.Func{}
+	for _, rpc := range sortedKeys(hw.renames) {
+		method := hw.renames[rpc]
+		m, ok := rpcs[rpc]
+		switch {
+		case !ok:
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:rename %s=%s: %s has no RPC %s", where, rpc, method, svc.fullName, rpc))
+			continue
+		case lookupMethod(modelIface, method) == nil:
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:rename %s=%s: %s.Interface has no method %s", where, rpc, method, g.modelPkg, method))
+			continue
+		case byMethod[method] != nil:
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:rename %s=%s: %s.%s is called through %s already", where, rpc, method, g.modelPkg, method, byMethod[method].Name()))
+			continue
+		}
+		byMethod[method] = m
+	}
+	for _, m := range svc.methods {
+		if _, renamed := hw.renames[m.Name()]; renamed {
+			continue
+		}
+		if lookupMethod(modelIface, m.Name()) == nil {
+			if !hw.skip[m.Name()] {
+				g.errs = append(g.errs, fmt.Sprintf("%s: RPC %s has no method in %s.Interface; add //convgen:rename %s=<Method> to a hand-written file of %s if a method does the same under another name, or //convgen:skip %s if the client never calls it", where, m.Name(), g.modelPkg, m.Name(), outDir, m.Name()))
+			}
+			continue
+		}
+		if hw.skip[m.Name()] {
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:skip %s: %s.Interface has a method %s, which calls it", where, m.Name(), g.modelPkg, m.Name()))
+			continue
+		}
+		if byMethod[m.Name()] == nil {
+			byMethod[m.Name()] = m
+		}
+	}
+	for _, rpc := range sortedKeys(hw.skip) {
+		if rpcs[rpc] == nil {
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:skip %s: %s has no RPC %s", where, rpc, svc.fullName, rpc))
+		}
+	}
+
+	g.p("// Code generated by %s from %s and %s. DO NOT EDIT.\n\n", cfg.Tool, filepath.ToSlash(gv.apiDir), filepath.ToSlash(filepath.Join(cfg.ModelRoot, gv.group)))
+	g.p("// Package %s implements %s.Interface with the %s %s API\n// (gRPC service %s) for the client: it converts each model request\n// to the wire, calls the RPC, converts the response back and maps the\n// error with errdefs.FromGRPC.\n", pkgName, g.modelPkg, gv.group, gv.version, svc.fullName)
+	g.p("package %s\n\n", pkgName)
+	g.p("import (\n\t\"context\"\n\n\t\"google.golang.org/grpc\"\n\n\tpb %q\n\t%q\n\t%q\n)\n\n", gv.apiPkg.PkgPath, cfg.ErrdefsPath, gv.modelPkg.PkgPath)
+	g.p("// Group, Version and ServiceName name the API this package calls.\nconst (\n\tGroup       = %q\n\tVersion     = %q\n\tServiceName = %q\n)\n\n", gv.group, gv.version, svc.fullName)
+	g.p("// Client implements %s.Interface over a connection to a %s %s\n// endpoint.\ntype Client struct {\n\tc pb.%sClient\n}\n\n", g.modelPkg, gv.group, gv.version, svc.name)
+	g.p("var _ %s.Interface = (*Client)(nil)\n\n", g.modelPkg)
+	g.p("// New returns a Client calling cc.\nfunc New(cc grpc.ClientConnInterface) *Client { return &Client{c: pb.New%sClient(cc)} }\n", svc.name)
+
+	methods := make([]*types.Func, 0, modelIface.NumMethods())
+	for i := 0; i < modelIface.NumMethods(); i++ {
+		methods = append(methods, modelIface.Method(i))
+	}
+	sort.Slice(methods, func(i, j int) bool { return methods[i].Pos() < methods[j].Pos() })
+	for _, mm := range methods {
+		name := mm.Name()
+		if hw.methods[name] {
+			continue // hand-written
+		}
+		msig := mm.Type().(*types.Signature)
+		if msig.Params().Len() != 2 || msig.Results().Len() != 2 {
+			g.errs = append(g.errs, fmt.Sprintf("%s: %s.Interface.%s is not func(context.Context, *Request) (*Response, error)", where, g.modelPkg, name))
+			continue
+		}
+		mReq := messageName(msig.Params().At(1).Type())
+		mResp := messageName(msig.Results().At(0).Type())
+		rpc := byMethod[name]
+		if rpc == nil {
+			g.p("\n// %s is not in the %s %s API: it fails with errdefs.ErrUnimplemented.\n", name, gv.group, gv.version)
+			g.p("func (c *Client) %s(context.Context, *%s.%s) (*%s.%s, error) {\n", name, g.modelPkg, mReq, g.modelPkg, mResp)
+			g.p("\treturn nil, errdefs.Errorf(errdefs.ErrUnimplemented, %q)\n}\n",
+				fmt.Sprintf("%s %s: the %s %s API the client uses has no such call; a daemon serving a newer %s version has it", gv.group, name, gv.group, gv.version, gv.group))
+			continue
+		}
+		sig := rpc.Type().(*types.Signature)
+		reqT := messageName(sig.Params().At(1).Type())
+		respT := messageName(sig.Results().At(0).Type())
+		in := conv{fromModel, reqT, mReq}
+		out := conv{toModel, respT, mResp}
+		g.requests[in] = true
+		g.requests[out] = true
+		if rpc.Name() != name {
+			g.p("\n// %s calls %s/%s (//convgen:rename).\n", name, svc.fullName, rpc.Name())
+		} else {
+			g.p("\n// %s calls %s/%s.\n", name, svc.fullName, rpc.Name())
+		}
+		g.p("func (c *Client) %s(ctx context.Context, in *%s.%s) (*%s.%s, error) {\n", name, g.modelPkg, mReq, g.modelPkg, mResp)
+		// A nil request means an empty one, as it does to the daemon.
+		g.p("\tif in == nil {\n\t\tin = &%s.%s{}\n\t}\n", g.modelPkg, mReq)
+		if g.fallible(in) {
+			g.p("\treq, err := %s(in)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n", g.need(in))
+			g.p("\tresp, err := c.c.%s(ctx, req)\n", rpc.Name())
+		} else {
+			g.p("\tresp, err := c.c.%s(ctx, %s(in))\n", rpc.Name(), g.need(in))
+		}
+		g.p("\tif err != nil {\n\t\treturn nil, errdefs.FromGRPC(err)\n\t}\n")
+		if g.fallible(out) {
+			g.p("\treturn %s(resp)\n}\n", g.need(out))
+		} else {
+			g.p("\treturn %s(resp), nil\n}\n", g.need(out))
+		}
+	}
+	for i := 0; i < len(g.queue); i++ {
+		g.conversion(g.queue[i])
+	}
+	for _, lower := range sortedKeys(hw.ignore) {
+		if !g.ignored[lower] {
+			g.errs = append(g.errs, fmt.Sprintf("%s: //convgen:ignore %s: no converted message has such a field", where, hw.ignore[lower]))
+		}
+	}
+	if len(g.errs) > 0 {
+		return nil, fmt.Errorf("client %s", strings.Join(g.errs, "\n  client "))
+	}
+	src, err := format.Source(g.buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: gofmt of generated code: %w\n%s", outDir, err, g.buf.String())
+	}
+	return src, nil
+}
+
+// generateClientRegistry writes the list of group-versions the client is
+// built with, per group from the newest to the oldest: the order in which
+// the client's Dial tries them. The package it is written into defines
+// groupVersion and groupSet (a field per group, named as the group).
+func generateClientRegistry(cfg Config, gvs []*groupVersion) ([]byte, error) {
+	sorted := append([]*groupVersion(nil), gvs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].group != sorted[j].group {
+			return sorted[i].group < sorted[j].group
+		}
+		return CompareVersions(sorted[i].version, sorted[j].version) > 0
+	})
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// Code generated by %s. DO NOT EDIT.\n\npackage %s\n\nimport (\n\t\"google.golang.org/grpc\"\n\n", cfg.Tool, filepath.Base(cfg.ClientDir))
+	for _, gv := range sorted {
+		fmt.Fprintf(&b, "\t%q\n", gv.clientImport)
+	}
+	b.WriteString(")\n\n// builtIn is every group-version this client is built with, by group and,\n// within a group, from the newest version to the oldest: the order Dial\n// tries them in.\n//\n")
+	var line []string
+	for i, gv := range sorted {
+		line = append(line, gv.version)
+		if i == len(sorted)-1 || sorted[i+1].group != gv.group {
+			fmt.Fprintf(&b, "//\t%-11s %s\n", gv.group+":", strings.Join(line, ", "))
+			line = nil
+		}
+	}
+	b.WriteString("var builtIn = []groupVersion{\n")
+	for _, gv := range sorted {
+		pkg := gv.group + gv.version
+		fmt.Fprintf(&b, "\t{group: %q, version: %q, service: %s.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.%s = %s.New(cc) }},\n", gv.group, gv.version, pkg, gv.group, pkg)
+	}
+	b.WriteString("}\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("convgen: gofmt of client registry: %w\n%s", err, b.String())
+	}
+	return src, nil
+}
