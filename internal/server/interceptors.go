@@ -21,8 +21,13 @@ import (
 // Without it one bad request would take every endpoint of the daemon down
 // with it. The stack is logged here, once; the client learns only that the
 // error is internal, since the panic value may quote the request.
+//
+// Being the first interceptor of every endpoint, it also moves the mark of
+// a request the codec could not decode into the call's context, for
+// mapErrors to answer (see requestCodec).
 func recoverPanics(endpoint string) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		ctx = liftDecodeError(ctx, req)
 		defer func() {
 			if r := recover(); r != nil {
 				klog.ErrorS(nil, "panic in call", "endpoint", endpoint, "method", info.FullMethod,
@@ -115,7 +120,13 @@ func renderPayload(v any) string {
 // must not reach the client as codes.Unknown, which drivers can only
 // handle by matching text. A status error passes unchanged unless its code
 // is Unknown; that becomes Internal with the same message and details.
+//
+// A request the codec could not decode never reaches the handler: it is
+// answered here, innermost, with InvalidArgument (see requestCodec).
 func mapErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := decodeErrorFrom(ctx); err != nil {
+		return nil, err
+	}
 	resp, err := handler(ctx, req)
 	if err == nil {
 		return resp, nil

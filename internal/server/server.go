@@ -24,7 +24,10 @@
 //  4. logging: each call is logged once when it completes, with the caller
 //     and, at high verbosity, payloads (secrets redacted, see Redact);
 //  5. error mapping: any error that is not already a gRPC status goes
-//     through errdefs.ToGRPC, so no call ever ends in codes.Unknown.
+//     through errdefs.ToGRPC, so no call ever ends in codes.Unknown; and a
+//     request that did not decode (invalid UTF-8 in a string, a malformed
+//     field) is answered codes.InvalidArgument here, not by the handler
+//     (see requestCodec: grpc-go itself would answer codes.Internal).
 package server
 
 import (
@@ -154,7 +157,7 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		// the chain when configured; the caller's identity reaches
 		// handlers through the connection's AuthInfo either way.
 		unary := []grpc.UnaryServerInterceptor{recoverPanics(name)}
-		var stream []grpc.StreamServerInterceptor
+		stream := []grpc.StreamServerInterceptor{checkStreamDecode}
 		if cfg.Policy != nil {
 			unary = append(unary, g.authorize)
 			stream = append(stream, g.authorizeStream)
@@ -169,6 +172,7 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 			stream = append([]grpc.StreamServerInterceptor{cfg.Metrics.StreamServerInterceptor()}, stream...)
 		}
 		gs := grpc.NewServer(
+			grpc.ForceServerCodecV2(newRequestCodec()),
 			grpc.Creds(identity.NewCredentials(cfg.Identity)),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
