@@ -1,0 +1,112 @@
+package client
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// mainModule is the module of the api/ stubs, the group models and errdefs.
+const mainModule = "github.com/csi-node-proxy/csi-node-proxy"
+
+// allowedModules are the only modules the client may link, each with why.
+var allowedModules = map[string]string{
+	mainModule:                                  "api/ stubs, groups/ model types, errdefs",
+	mainModule + "/client":                      "this module",
+	"google.golang.org/grpc":                    "the calls and the health check",
+	"google.golang.org/protobuf":                "the wire messages (grpc needs it too)",
+	"google.golang.org/genproto/googleapis/rpc": "grpc's status message",
+	"golang.org/x/net":                          "grpc's HTTP/2",
+	"golang.org/x/text":                         "x/net's IDNA tables, through grpc",
+	"golang.org/x/sys":                          "grpc and go-winio's system calls",
+	"github.com/Microsoft/go-winio":             "named pipes on Windows",
+}
+
+// clientMayImport tells whether a client package may import a main-module
+// package directly: only the wire stubs, the model types and the error
+// kinds (and hostpath, the model's path rules).
+func clientMayImport(rel string) bool {
+	return strings.HasPrefix(rel, "api/") || strings.HasPrefix(rel, "groups/") ||
+		rel == "groups" || rel == "errdefs" || rel == "hostpath"
+}
+
+// daemonPackage tells whether a main-module package is part of the daemon
+// (its backends, server, adapters, transport, policy, audit, metrics,
+// wiring): none may reach the client, not even through the model packages.
+// Small helpers the model packages import (internal/keylock, the
+// validators' internal/printable) are allowed: they are part of the model.
+func daemonPackage(rel string) bool {
+	for _, p := range []string{"cmd/", "host/", "hostset", "inprocess", "internal/adapter", "internal/server",
+		"internal/transport", "internal/policy", "internal/audit", "internal/metrics", "internal/identity",
+		"internal/winsvc", "internal/version", "internal/convgen"} {
+		if strings.HasPrefix(rel, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDependencies keeps the client small for the drivers that import it:
+// for linux and windows builds, every non-standard package its packages
+// link must come from an allowed module, and main-module packages must be
+// among the few the client needs (never the daemon's: no host backends,
+// server, metrics, policy or audit, and so none of their dependencies:
+// prometheus, yaml, klog, dbus, go-smb2, go-ole, go-diskfs).
+func TestDependencies(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("the go command is needed to list the client's dependencies: %v", err)
+	}
+	for _, goos := range []string{"linux", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{with .Module}}{{.Path}}{{end}} {{join .Imports \",\"}}{{end}}", "./...")
+			cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "GOFLAGS=-mod=mod")
+			out, err := cmd.Output()
+			if err != nil {
+				var stderr string
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = string(ee.Stderr)
+				}
+				t.Fatalf("go list: %v\n%s", err, stderr)
+			}
+			pkgs, modules := 0, map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if line == "" {
+					continue
+				}
+				f := strings.Fields(line)
+				if len(f) < 2 {
+					t.Fatalf("unexpected go list line %q", line)
+				}
+				pkg, mod := f[0], f[1]
+				pkgs++
+				modules[mod] = true
+				if _, ok := allowedModules[mod]; !ok {
+					t.Errorf("%s links %s from module %q, which the client must not depend on", goos, pkg, mod)
+					continue
+				}
+				if rel, ok := strings.CutPrefix(pkg, mainModule+"/"); ok && mod == mainModule && daemonPackage(rel) {
+					t.Errorf("%s links the daemon's package %s", goos, pkg)
+				}
+				if mod != mainModule+"/client" || len(f) < 3 {
+					continue
+				}
+				for _, imp := range strings.Split(f[2], ",") {
+					rel, ok := strings.CutPrefix(imp, mainModule+"/")
+					if ok && !strings.HasPrefix(rel, "client/") && !clientMayImport(rel) {
+						t.Errorf("%s: client package %s imports %s; it may import only api/, groups/, errdefs and hostpath of the main module", goos, pkg, imp)
+					}
+				}
+			}
+			if !modules["google.golang.org/grpc"] || !modules[mainModule] {
+				t.Fatalf("go list found neither grpc nor the main module among %d packages; the listing is broken:\n%s", pkgs, out)
+			}
+			if goos == "windows" && !modules["github.com/Microsoft/go-winio"] {
+				t.Errorf("the windows build does not link go-winio: how does it dial pipes?")
+			}
+			if goos == "linux" && modules["github.com/Microsoft/go-winio"] {
+				t.Errorf("the linux build links go-winio")
+			}
+		})
+	}
+}
