@@ -19,6 +19,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 )
 
@@ -64,6 +65,13 @@ type Config struct {
 	// time counts as stale; its goroutine may stay blocked in the kernel
 	// until the mount is detached.
 	StatTimeout time.Duration
+	// WorkingDirs are the proxy's working directories (the kubelet
+	// directory and every -working-dir), the only places a local_path link
+	// is made: its parent is resolved beneath them, so a link planted
+	// there that leads out cannot redirect it. Without them no local_path
+	// link is made at all (errdefs.ErrFailedPrecondition); mappings
+	// without a local_path work either way.
+	WorkingDirs []string
 }
 
 // DefaultConfig returns the configuration upstream's defaults correspond
@@ -122,14 +130,24 @@ type Host struct {
 	cfg   Config
 	k     kernel
 	check checker
+	// roots confines local_path links to Config.WorkingDirs; nil when
+	// none are configured.
+	roots *beneath.Roots
 }
 
 var _ smb.Host = (*Host)(nil)
 
 // New returns the CIFS backend configured by cfg (zero fields take their
-// defaults). It checks the configuration only; the mount root is created
-// on first use.
+// defaults). It checks the configuration, and that the kernel has
+// openat2(2) when working directories are given (errdefs.ErrUnimplemented
+// otherwise: local_path links could not be confined); the mount root is
+// created on first use.
 func New(cfg Config) (*Host, error) {
+	if len(cfg.WorkingDirs) > 0 {
+		if err := beneath.Probe(); err != nil {
+			return nil, fmt.Errorf("cifs: %w", err)
+		}
+	}
 	return newHost(cfg, realKernel{}, checkShare)
 }
 
@@ -145,7 +163,15 @@ func newHost(cfg Config, k kernel, check checker) (*Host, error) {
 	if strings.ContainsAny(cfg.Version, ",= ") {
 		return nil, fmt.Errorf("cifs: version %q is not a cifs vers= value", cfg.Version)
 	}
-	return &Host{cfg: cfg, k: k, check: check}, nil
+	h := &Host{cfg: cfg, k: k, check: check}
+	if len(cfg.WorkingDirs) > 0 {
+		roots, err := beneath.New(cfg.WorkingDirs)
+		if err != nil {
+			return nil, fmt.Errorf("cifs: %w", err)
+		}
+		h.roots = roots
+	}
+	return h, nil
 }
 
 // MountDir returns the directory where share (\\server\share, lower-cased
@@ -190,7 +216,7 @@ func (h *Host) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 	}
 	// Check the link first, so that a failure there maps nothing.
 	if m.LocalPath != "" {
-		if err := checkLink(m.LocalPath, target); err != nil {
+		if err := h.checkLink(m.LocalPath, target); err != nil {
 			return err
 		}
 	}
@@ -202,7 +228,7 @@ func (h *Host) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 		return err
 	}
 	if m.LocalPath != "" {
-		return makeLink(m.LocalPath, target)
+		return h.makeLink(m.LocalPath, target)
 	}
 	return nil
 }
@@ -414,43 +440,75 @@ func (h *Host) stale(dir string) (bool, error) {
 	return false, fmt.Errorf("check mapping at %s: %w", dir, err)
 }
 
-// checkLink checks that local can become a link to target: its parent
-// exists and local is absent or already that link.
-func checkLink(local, target string) error {
-	fi, err := os.Lstat(local)
+// openLinkParent opens the directory that holds (or will hold) the link
+// local, resolved beneath its working directory: links in its parents are
+// followed only while they stay inside the working directories, and one
+// that leads out is errdefs.ErrPermissionDenied. The link is then made,
+// read or checked with *at calls on the returned descriptor, so the name
+// is never resolved again through a path string.
+func (h *Host) openLinkParent(local string) (int, string, error) {
+	if h.roots == nil {
+		return -1, "", errdefs.Errorf(errdefs.ErrFailedPrecondition, "local path %q: the SMB backend was configured without working directories (cifs Config.WorkingDirs), so it cannot confine the link and makes none", local)
+	}
+	dirfd, name, err := h.roots.Parent(local)
 	switch {
 	case err == nil:
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if cur, err := os.Readlink(local); err == nil && cur == target {
-				return nil
-			}
-		}
-		return errdefs.Errorf(errdefs.ErrAlreadyExists, "local path %q already exists", local)
-	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("local path %q: %w", local, err)
+		return dirfd, name, nil
+	case errors.Is(err, errdefs.ErrPermissionDenied):
+		return -1, "", fmt.Errorf("refusing to link local path %q: %w", local, err)
+	case errors.Is(err, errdefs.ErrNotFound):
+		return -1, "", errdefs.Errorf(errdefs.ErrNotFound, "parent of local path %q does not exist (%v)", local, err)
 	}
-	if _, err := os.Stat(filepath.Dir(local)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return errdefs.Errorf(errdefs.ErrNotFound, "parent of local path %q does not exist", local)
-		}
-		return fmt.Errorf("parent of local path %q: %w", local, err)
-	}
-	return nil
+	return -1, "", fmt.Errorf("parent of local path %q: %w", local, err)
 }
 
-// makeLink links local to target; an existing identical link is success.
-func makeLink(local, target string) error {
-	err := os.Symlink(target, local)
-	if err == nil {
+// checkLink checks that local can become a link to target: its parent
+// exists beneath its working directory and local is absent or already that
+// link.
+func (h *Host) checkLink(local, target string) error {
+	dirfd, name, err := h.openLinkParent(local)
+	if err != nil {
+		return err
+	}
+	defer beneath.Close(dirfd)
+	return linkAt(dirfd, name, local, target)
+}
+
+// linkAt tells whether name in dirfd (local, for messages) may become a
+// link to target: nil when it is absent or already that link.
+func linkAt(dirfd int, name, local, target string) error {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT)
+	switch {
+	case errors.Is(err, unix.ENOENT):
 		return nil
+	case err != nil:
+		return fmt.Errorf("local path %q: %w", local, beneath.PathError("lstat", local, err))
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		if cur, err := beneath.Readlinkat(dirfd, name); err == nil && cur == target {
+			return nil
+		}
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return checkLink(local, target) // a concurrent identical link is fine
+	return errdefs.Errorf(errdefs.ErrAlreadyExists, "local path %q already exists", local)
+}
+
+// makeLink links local to target with symlinkat(2) in local's parent,
+// resolved beneath its working directory; an existing identical link is
+// success.
+func (h *Host) makeLink(local, target string) error {
+	dirfd, name, err := h.openLinkParent(local)
+	if err != nil {
+		return err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return errdefs.Errorf(errdefs.ErrNotFound, "parent of local path %q does not exist", local)
+	defer beneath.Close(dirfd)
+	err = unix.Symlinkat(target, dirfd, name)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		return linkAt(dirfd, name, local, target) // a concurrent identical link is fine
 	}
-	return fmt.Errorf("link %q to %q: %w", local, target, err)
+	return fmt.Errorf("link %q to %q: %w", local, target, beneath.PathError("symlink", local, err))
 }
 
 // RemoveSmbGlobalMapping implements smb.Host: it unmounts the share

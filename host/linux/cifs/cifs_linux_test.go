@@ -152,6 +152,7 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
 	f := &fixture{k: newFakeKernel(), c: &fakeCheck{}, root: filepath.Join(t.TempDir(), "smb"), work: t.TempDir()}
 	cfg.MountRoot = f.root
+	cfg.WorkingDirs = []string{f.work}
 	h, err := newHost(cfg, f.k, f.c.check)
 	if err != nil {
 		t.Fatal(err)
@@ -400,6 +401,87 @@ func TestNewSmbGlobalMapping_FakeKernel_LocalLink(t *testing.T) {
 		}
 		if f.k.mountCount() != 1 {
 			t.Error("not mounted")
+		}
+	})
+}
+
+// TestNewSmbGlobalMapping_FakeKernel_LinkEscape: a link planted below the
+// working directory that leads out of it cannot redirect local_path:
+// PermissionDenied, nothing mapped, nothing created outside. A link that
+// stays inside is followed, as the filesystem group follows it.
+func TestNewSmbGlobalMapping_FakeKernel_LinkEscape(t *testing.T) {
+	ctx := context.Background()
+	outside := t.TempDir()
+	for name, link := range map[string]string{
+		"absolute link out":       outside,
+		"relative link out":       "../", // made relative to the working directory below
+		"link to /proc magic":     "/proc/self/cwd",
+		"chain through a link in": "escape",
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, Config{})
+			if err := os.Symlink(outside, filepath.Join(f.work, "escape")); err != nil {
+				t.Fatal(err)
+			}
+			planted := filepath.Join(f.work, "planted")
+			if link == "../" {
+				rel, err := filepath.Rel(f.work, outside)
+				if err != nil {
+					t.Fatal(err)
+				}
+				link = rel
+			}
+			if err := os.Symlink(link, planted); err != nil {
+				t.Fatal(err)
+			}
+			m := f.share
+			m.LocalPath = filepath.Join(planted, "pod-vol")
+			err := f.h.NewSmbGlobalMapping(ctx, m)
+			if !errors.Is(err, errdefs.ErrPermissionDenied) || !strings.Contains(err.Error(), m.LocalPath) {
+				t.Fatalf("err = %v, want ErrPermissionDenied naming %s", err, m.LocalPath)
+			}
+			if len(f.k.callLog()) != 0 {
+				t.Errorf("kernel calls %q despite the refusal", f.k.callLog())
+			}
+			// The link step alone, as if the checks had passed.
+			if err := f.h.makeLink(m.LocalPath, "/target"); !errors.Is(err, errdefs.ErrPermissionDenied) {
+				t.Fatalf("makeLink = %v, want ErrPermissionDenied", err)
+			}
+			entries, err := os.ReadDir(outside)
+			if err != nil || len(entries) != 0 {
+				t.Fatalf("the directory outside holds %v (%v); want nothing", entries, err)
+			}
+		})
+	}
+	t.Run("a link that stays inside is followed", func(t *testing.T) {
+		f := newFixture(t, Config{})
+		if err := os.Mkdir(filepath.Join(f.work, "pods"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(f.work, "pods"), filepath.Join(f.work, "in")); err != nil {
+			t.Fatal(err)
+		}
+		m := f.share
+		m.LocalPath = filepath.Join(f.work, "in", "pod-vol")
+		if err := f.h.NewSmbGlobalMapping(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.Readlink(filepath.Join(f.work, "pods", "pod-vol")); err != nil || got != filepath.Join(f.root, "srv+share", "PV-1", "data") {
+			t.Fatalf("link = %q, %v", got, err)
+		}
+	})
+	t.Run("without working directories no link is made", func(t *testing.T) {
+		h, err := newHost(Config{MountRoot: filepath.Join(t.TempDir(), "smb")}, newFakeKernel(), (&fakeCheck{}).check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := filepath.Join(t.TempDir(), "pod-vol")
+		m := smb.Mapping{Share: `\\srv\share`, RemotePath: `\\srv\share\pv`, LocalPath: local, Username: "alice", Password: "pw"}
+		if err := h.NewSmbGlobalMapping(ctx, m); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+			t.Fatalf("err = %v, want ErrFailedPrecondition", err)
+		}
+		if _, err := os.Lstat(local); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a link was made: %v", err)
 		}
 	})
 }

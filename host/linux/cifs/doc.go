@@ -16,6 +16,11 @@
 //   - local_path, when set, becomes a symbolic link to the mount directory
 //     plus the sub-path of remote_path: \\srv\share\a\b links to
 //     <MountRoot>/srv+share/a/b.
+//     The link is made with symlinkat(2) in local_path's parent directory,
+//     opened beneath the proxy's working directories (Config.WorkingDirs,
+//     package beneath): a link in the parents that stays inside them is
+//     followed, one that leads out is errdefs.ErrPermissionDenied, and
+//     nothing is mapped or linked.
 //   - A healthy mapping (mounted, and a stat(2) of the mount succeeds) is
 //     reused when the same user maps the share again. A different user is
 //     errdefs.ErrAlreadyExists, in the spirit of Windows error 1219. Unlike

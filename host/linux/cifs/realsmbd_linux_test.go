@@ -103,11 +103,12 @@ func TestNewSmbGlobalMapping_RealSmbd_KernelHasNoCIFS(t *testing.T) {
 	srv := startSmbd(t)
 	m := smb.Mapping{Share: `\\127.0.0.1\share`, RemotePath: `\\127.0.0.1\share\pv`, Username: "root", Password: smbdPassword}
 	root := filepath.Join(t.TempDir(), "smb")
-	h, err := New(Config{MountRoot: root, Port: srv.port, RequirePrivacy: true})
+	work := t.TempDir()
+	h, err := New(Config{MountRoot: root, Port: srv.port, RequirePrivacy: true, WorkingDirs: []string{work}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.LocalPath = filepath.Join(t.TempDir(), "link")
+	m.LocalPath = filepath.Join(work, "link")
 	err = h.NewSmbGlobalMapping(context.Background(), m)
 	if !errors.Is(err, errdefs.ErrFailedPrecondition) {
 		t.Fatalf("err = %v, want ErrFailedPrecondition", err)
