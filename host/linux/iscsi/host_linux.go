@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -165,6 +167,11 @@ func (h *Host) iscsiadm(ctx context.Context, args ...string) (output, error) {
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return out, errdefs.Errorf(errdefs.ErrUnavailable, "iscsiadm %s did not finish within %v", strings.Join(args, " "), h.cfg.CommandTimeout)
+		}
+		// A node without the initiator tools is not a fault of the
+		// daemon: the call can work once they are installed.
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return out, errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s not found: open-iscsi is not installed on this node (%v)", h.cfg.Iscsiadm, err)
 		}
 		return out, err
 	}

@@ -633,3 +633,27 @@ func TestReadInitiatorName(t *testing.T) {
 		t.Errorf("fallback initiatorName = %q", got)
 	}
 }
+
+// TestMissingIscsiadmIsFailedPrecondition: a node without open-iscsi
+// answers FailedPrecondition, saying so, for a program name looked up in
+// PATH and for an absolute path alike.
+func TestMissingIscsiadmIsFailedPrecondition(t *testing.T) {
+	ctx := context.Background()
+	for _, prog := range []string{"csi-node-proxy-no-such-iscsiadm", "/nonexistent/iscsiadm"} {
+		cfg := Config{Iscsiadm: prog, NodeDir: filepath.Join(t.TempDir(), "nodes"), SysfsRoot: t.TempDir()}
+		if err := os.Mkdir(cfg.NodeDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		h, err := newHost(cfg, execRunner{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.ListTargetPortals(ctx)
+		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "open-iscsi is not installed") {
+			t.Errorf("%s: ListTargetPortals = %v, want FailedPrecondition saying open-iscsi is not installed", prog, err)
+		}
+		if err := h.RemoveTargetPortal(ctx, recPortal); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+			t.Errorf("%s: RemoveTargetPortal = %v, want FailedPrecondition", prog, err)
+		}
+	}
+}
