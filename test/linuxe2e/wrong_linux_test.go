@@ -191,8 +191,9 @@ func TestWrongInputs(t *testing.T) {
 // TestMountTargetThroughLink: the volume group must not mount through a
 // link planted below the working directory that leads out of it, as the
 // filesystem group refuses to follow one (docs/linux-filesystem-system.md,
-// "Symlink safety"). The link here leads to a directory of the test, so
-// nothing outside the test is touched either way.
+// "Symlink safety"), nor unmount or name a volume mounted outside through
+// such a link. The link here leads to a directory of the test, so nothing
+// outside the test is touched either way.
 func TestMountTargetThroughLink(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
@@ -219,25 +220,48 @@ func TestMountTargetThroughLink(t *testing.T) {
 			escaped = true
 		}
 	}
-	if err == nil || escaped {
+	if escaped {
 		// Undo it here (the cleanup would too) and say what happened.
 		_ = unix.Unmount(filepath.Join(outside, "mnt"), 0)
-		knownBug(t, fmt.Sprintf("MountVolume(%s) followed the link %s -> %s and mounted the volume at %s (error: %v)",
-			target, n.path("pods", "evil", "escape"), outside, filepath.Join(outside, "mnt"), err))
+		t.Fatalf("MountVolume(%s) followed the link %s -> %s and mounted the volume at %s (error: %v)",
+			target, n.path("pods", "evil", "escape"), outside, filepath.Join(outside, "mnt"), err)
 	}
-	n.wantErr("MountVolume(through a link out)", err, codes.PermissionDenied, "outside")
+	n.wantErr("MountVolume(through a link out)", err, codes.PermissionDenied, "resolves outside")
+	if exists(filepath.Join(outside, "mnt")) {
+		t.Error("a refused MountVolume created its target outside the working directory")
+	}
+
+	// The volume mounted outside the working directory (as a host mount
+	// would be): neither unmounted nor named through the link.
+	mnt := filepath.Join(outside, "mnt")
+	n.ok("mkdir", os.Mkdir(mnt, 0o750))
+	dev := partitionOf(t, l.Path)
+	n.ok("mount outside", unix.Mount(dev, mnt, "ext4", 0, ""))
+	_, err = n.vol.UnmountVolume(ctx, &volumev1.UnmountVolumeRequest{VolumeId: id, TargetPath: target})
+	n.wantErr("UnmountVolume(through a link out)", err, codes.PermissionDenied, "resolves outside")
+	_, err = n.vol.GetVolumeIDFromTargetPath(ctx, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: target})
+	n.wantErr("GetVolumeIDFromTargetPath(through a link out)", err, codes.PermissionDenied, "resolves outside")
+	still := false
+	for _, m := range n.s.Mounts() {
+		if m.MountPoint == mnt {
+			still = true
+		}
+	}
+	if !still {
+		t.Fatalf("UnmountVolume through the link %s unmounted %s outside the working directory", n.path("pods", "evil", "escape"), mnt)
+	}
+	n.ok("unmount outside", unix.Unmount(mnt, 0))
 }
 
-// knownBug skips with a report of a backend bug found by this suite that
-// the suite's owners cannot fix (host/linux is another team's): the check
-// stays, and turns into a pass or a failure once the backend changes. Set
-// LINUXE2E_STRICT=1 to fail instead.
-func knownBug(t *testing.T, what string) {
+// partitionOf returns the device node of the first partition of the loop
+// disk at disk (/dev/loopN -> /dev/loopNp1).
+func partitionOf(t *testing.T, disk string) string {
 	t.Helper()
-	if os.Getenv("LINUXE2E_STRICT") != "" {
-		t.Fatalf("BUG: %s", what)
+	p := disk + "p1"
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("no partition device for %s: %v", disk, err)
 	}
-	t.Skipf("KNOWN BUG (reported; LINUXE2E_STRICT=1 fails on it): %s", what)
+	return p
 }
 
 // mkdir calls filesystem Mkdir.
