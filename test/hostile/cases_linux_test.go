@@ -131,11 +131,13 @@ func buildCases(e *env) []hcase {
 		}
 	}
 
-	// Well-formed paths inside that name nothing: NotFound.
+	// Well-formed paths inside that name nothing: NotFound. Rmdir only
+	// without force: with force a path already gone is the goal reached
+	// (success, as upstream's os.RemoveAll; kubelet retries depend on it).
 	missing := pods + "/missing"
 	for _, v := range e.fs {
 		in := nf(missing, "a path inside that does not exist")
-		b.add(v.api, "Rmdir", "path", "force", in, func(c context.Context) error { return v.rmdir(c, in.value, true) })
+		b.add(v.api, "Rmdir", "path", "no force", in, func(c context.Context) error { return v.rmdir(c, in.value, false) })
 		b.add(v.api, v.isLinkName, "path", "", in, func(c context.Context) error { return v.isLink(c, in.value) })
 		if v.rmdirContents != nil {
 			b.add(v.api, "RmdirContents", "path", "", in, func(c context.Context) error { return v.rmdirContents(c, in.value) })
