@@ -1,0 +1,175 @@
+package clientneg
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// The world of testdata/sim.json.
+const (
+	kubelet     = `C:\var\lib\kubelet`
+	dataDisk    = uint32(1) // RAW 1 GiB, page83 ...c01
+	offlineDisk = uint32(2) // offline, partitioned
+	missingDisk = uint32(99)
+	dataPage83  = "60022480000000000000000000000c01"
+	dataSerial  = "NEG-DATA-0001"
+	smbShare    = `\\fileserver\share`
+	smbUser     = `CONTOSO\csi`
+	smbPassword = "Sh4re-P@ssw0rd!"
+	portal      = "10.0.0.10"
+	iqnOpen     = "iqn.2003-01.org.example:open"
+	biosSerial  = "NEG-BIOS-0001"
+)
+
+// allowedServices is the system group's allow-list: W32Time is one of the
+// simulated host's default services.
+var allowedServices = []string{"W32Time"}
+
+// oldAPIs is one old version per group, each older than the version the
+// client prefers, and with renamed RPCs or retyped fields where the group
+// has them: disk v1beta1 (string disk IDs, DiskStats), volume v1beta1
+// (Dismount, VolumeStats, int64 disk number, mount), filesystem v1beta1
+// (LinkPath, IsMountPoint), smb v1beta1 (error strings), iscsi v1alpha1,
+// system v1alpha1 (its only version).
+const oldAPIs = "disk-v1beta1,volume-v1beta1,filesystem-v1beta1,smb-v1beta1,iscsi-v1alpha1,system-v1alpha1"
+
+// daemon is the daemon's server code on a simulated Windows host, serving
+// some group-versions on unix sockets in dir.
+type daemon struct {
+	dir  string
+	host *simulated.Host
+	srv  *server.Server
+}
+
+// socketDir returns a fresh short directory for sockets (a socket path must
+// fit in 108 bytes; t.TempDir's can be longer).
+func socketDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startDaemon serves the group-versions spec selects (the daemon's --apis
+// syntax) in dir until the test ends.
+func startDaemon(t *testing.T, dir, spec string) *daemon {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("these tests dial unix sockets; pipe_windows_test.go covers named pipes")
+	}
+	cfg, err := simulated.LoadConfig(filepath.Join("testdata", "sim.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := simulated.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := newGroups(h, cfg.WorkingDirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apis, err := server.SelectAPIs(adapter.All(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := transport.DefaultOptions()
+	opts.SocketDir = dir
+	srv, err := server.New(server.Config{Transport: opts}, groups, apis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("stop daemon: %v", err)
+		}
+		if err := srv.Wait(); err != nil {
+			t.Errorf("daemon stopped with %v", err)
+		}
+	})
+	return &daemon{dir: dir, host: h, srv: srv}
+}
+
+// newGroups builds the six group Services as the daemon does.
+func newGroups(h *simulated.Host, workingDirs []string) (adapter.Groups, error) {
+	paths, err := hostpath.NewPolicy(hostpath.Windows, workingDirs)
+	if err != nil {
+		return adapter.Groups{}, err
+	}
+	return adapter.Groups{
+		Disk:       disk.NewService(h.Disk()),
+		Volume:     volume.NewService(h.Volume(), paths),
+		Filesystem: filesystem.NewService(h.Filesystem(), paths),
+		Smb:        smb.NewService(h.Smb(), paths),
+		Iscsi:      iscsi.NewService(h.Iscsi()),
+		System:     system.NewService(h.System(), allowedServices),
+	}, nil
+}
+
+// serverConns counts the connections the daemon holds open on sockets in
+// dir, read from /proc/net/unix: a socket accepted by a listener shows the
+// listener's path (the daemon binds in a private directory under dir and
+// links the socket into place, so the path is under dir), and a connected
+// one has state 03. Client-side sockets have no path and are not counted.
+func serverConns(t *testing.T, dir string) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatalf("counting connections needs /proc/net/unix: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		// Num RefCount Protocol Flags Type St Inode Path
+		if len(f) >= 8 && f[5] == "03" && strings.HasPrefix(f[7], dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitConns waits until the daemon holds want connections in dir: a
+// connection the client closed ends on the server side a moment later.
+func waitConns(t *testing.T, dir string, want int, when string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := serverConns(t, dir)
+		if got == want {
+			// Stay a moment: a late probe connection would show now.
+			time.Sleep(50 * time.Millisecond)
+			if got = serverConns(t, dir); got == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the daemon holds %d connections, want %d", when, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
