@@ -67,6 +67,12 @@ type Record struct {
 	Decision, Rule, Reason string
 	// Request is the request message; the Logger redacts it.
 	Request proto.Message
+	// Model is the request as a group model struct (groups/<group>), for
+	// callers that have no wire message: library mode. It is written
+	// when Request is nil, with the wire's field names (snake_case) and
+	// every secret replaced by the Logger itself (see RedactModel), so
+	// it never depends on Options.Redact.
+	Model any
 	// Code and Message are the call's outcome.
 	Code    codes.Code
 	Message string
@@ -268,6 +274,13 @@ func (l *Logger) encode(r Record) ([]byte, error) {
 	if c.HasUnixIDs {
 		uid, gid := c.UID, c.GID
 		out.Caller.UID, out.Caller.GID = &uid, &gid
+	}
+	if r.Request == nil && r.Model != nil {
+		b, err := json.Marshal(RedactModel(r.Model))
+		if err != nil {
+			b, _ = json.Marshal(fmt.Sprintf("<%T: %v>", r.Model, err)) // marshalling a string cannot fail
+		}
+		out.Request = b
 	}
 	if r.Request != nil && l.opts.Redact != nil {
 		if m := l.opts.Redact(r.Request); m != nil {

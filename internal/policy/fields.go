@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"reflect"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/fieldname"
 )
 
 // PathField is one host path in a request.
@@ -77,6 +80,69 @@ func collectPaths(m protoreflect.Message, out *[]PathField) {
 			if s := v.String(); s != "" {
 				*out = append(*out, PathField{Name: string(fd.Name()), Value: s})
 			}
+		}
+	}
+}
+
+// ModelPaths returns the non-empty host paths of a request given as a
+// group model struct (or a pointer to one), as PathFields does for a wire
+// message: a string field, or a list of strings, is a path when
+// IsPathField accepts the snake_case form of its Go name (TargetPath →
+// target_path; RemotePath → remote_path is not), in nested structs,
+// pointers, lists and map values too, in field order. The models use the
+// wire's field names, so one rule confines both.
+func ModelPaths(model any) []PathField {
+	var out []PathField
+	collectModelPaths(reflect.ValueOf(model), &out, 0)
+	return out
+}
+
+// maxModelDepth bounds the walk; the models nest two levels deep.
+const maxModelDepth = 16
+
+func collectModelPaths(v reflect.Value, out *[]PathField, depth int) {
+	if depth > maxModelDepth {
+		return
+	}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			fv := v.Field(i)
+			name := fieldname.Snake(f.Name)
+			switch {
+			case fv.Kind() == reflect.String && IsPathField(name):
+				if s := fv.String(); s != "" {
+					*out = append(*out, PathField{Name: name, Value: s})
+				}
+			case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String && IsPathField(name):
+				for j := range fv.Len() {
+					if s := fv.Index(j).String(); s != "" {
+						*out = append(*out, PathField{Name: name, Value: s})
+					}
+				}
+			default:
+				collectModelPaths(fv, out, depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for j := range v.Len() {
+			collectModelPaths(v.Index(j), out, depth+1)
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			collectModelPaths(iter.Value(), out, depth+1)
 		}
 	}
 }

@@ -313,6 +313,24 @@ type Call struct {
 	// Request is the request message, for its paths; nil when unknown (a
 	// stream), which fails any rule with PathRoots.
 	Request proto.Message
+	// Model is the request as a group model struct (groups/<group>), for
+	// callers that have no wire message: library mode. Its paths are
+	// found by ModelPaths, with the same name rule as a message's. It is
+	// read only when Request is nil; with neither, the request cannot be
+	// inspected.
+	Model any
+}
+
+// paths returns the request's paths, and false when there is no request
+// to inspect.
+func (c Call) paths() ([]PathField, bool) {
+	switch {
+	case c.Request != nil:
+		return PathFields(c.Request), true
+	case c.Model != nil:
+		return ModelPaths(c.Model), true
+	}
+	return nil, false
 }
 
 // Decision is the policy's answer.
@@ -344,7 +362,7 @@ func (p *Policy) Decide(c Call) Decision {
 		if !r.matchesCaller(c.Caller) || !r.allows(c) {
 			continue
 		}
-		reason := r.checkPaths(p.style, c.Request)
+		reason := r.checkPaths(p.style, c)
 		if reason == "" {
 			return Decision{Allowed: true, Rule: r.Name}
 		}
@@ -458,21 +476,22 @@ func (a Allow) matches(c Call) bool {
 
 // checkPaths returns why a request's paths are not all under the rule's
 // roots, or "" when they are (or the rule has no roots).
-func (r *rule) checkPaths(style hostpath.Style, req proto.Message) string {
+func (r *rule) checkPaths(style hostpath.Style, c Call) string {
 	if len(r.roots) == 0 {
 		return ""
 	}
-	if req == nil {
+	fields, ok := c.paths()
+	if !ok {
 		return fmt.Sprintf("rule %q confines paths, and the request cannot be inspected", r.Name)
 	}
 next:
-	for _, f := range PathFields(req) {
-		c, err := style.Clean(f.Value)
+	for _, f := range fields {
+		cleaned, err := style.Clean(f.Value)
 		if err != nil {
 			return fmt.Sprintf("%s %q is not a valid path", f.Name, f.Value)
 		}
 		for _, root := range r.roots {
-			if style.Within(c, root) {
+			if style.Within(cleaned, root) {
 				continue next
 			}
 		}

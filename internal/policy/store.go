@@ -50,7 +50,17 @@ func Load(path string, o Options) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the policy file's path.
+// Static returns a Store holding p for good: for a policy that was given
+// rather than read from a file (library mode's Options.PolicyData). Its
+// Reload and Watch do nothing. p must not be nil; a Store with no policy
+// is a nil *Store.
+func Static(p *Policy) *Store {
+	s := &Store{}
+	s.cur.Store(p)
+	return s
+}
+
+// Path returns the policy file's path; "" for a Static Store.
 func (s *Store) Path() string { return s.path }
 
 // Policy returns the current policy.
@@ -79,6 +89,9 @@ func (s *Store) Reloads() uint64 { return s.reloads.Load() }
 // first time a given content or error is seen it is also counted and
 // logged.
 func (s *Store) Reload() (changed bool, err error) {
+	if s.path == "" {
+		return false, nil // Static: there is no file to read
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, sum, err := s.read()
@@ -106,7 +119,7 @@ func (s *Store) Reload() (changed bool, err error) {
 // ConfigMap volumes and need no extra dependency; reading a small file
 // every few seconds costs nothing.
 func (s *Store) Watch(ctx context.Context, interval time.Duration) {
-	if interval <= 0 {
+	if interval <= 0 || s.path == "" {
 		return
 	}
 	t := time.NewTicker(interval)

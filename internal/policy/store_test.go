@@ -179,3 +179,23 @@ func TestStoreWatch(t *testing.T) {
 		t.Error("nil store denied")
 	}
 }
+
+// TestStatic: a Store made from a given policy decides with it and never
+// tries to read a file.
+func TestStatic(t *testing.T) {
+	p, err := Parse([]byte("rules:\n- name: all\n  callers: [{any: true}]\n  allow: [{methods: ['Get*']}]\n"), Options{Style: hostpath.POSIX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Static(p)
+	if d := s.Decide(Call{Group: "disk", Method: "GetDiskStats"}); !d.Allowed || d.Rule != "all" {
+		t.Errorf("allowed call: %+v", d)
+	}
+	if d := s.Decide(Call{Group: "disk", Method: "PartitionDisk"}); d.Allowed {
+		t.Errorf("denied call: %+v", d)
+	}
+	if changed, err := s.Reload(); changed || err != nil || s.Failures() != 0 || s.Path() != "" {
+		t.Errorf("Reload of a static store: %v %v, %d failures", changed, err, s.Failures())
+	}
+	s.Watch(t.Context(), time.Millisecond) // returns at once: nothing to watch
+}

@@ -1,0 +1,102 @@
+package audit
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/fieldname"
+)
+
+// Redacted replaces the value of every non-empty secret string in a
+// model request, as the daemon's redaction of wire messages does.
+const Redacted = "REDACTED"
+
+// secretWords mark a field as secret when its snake_case name contains one
+// of them: the daemon's rule for wire messages (internal/server/redact.go),
+// which covers SMB's password, iSCSI's chap_secret and mutual_chap_secret.
+var secretWords = []string{"password", "secret"}
+
+// IsSecretField tells whether a field with this snake_case name holds a
+// secret.
+func IsSecretField(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxModelDepth bounds the walk; the models nest two levels deep.
+const maxModelDepth = 16
+
+// RedactModel renders a group model request (a struct or a pointer to one)
+// as audit records show requests: a JSON-ready map keyed by the fields'
+// snake_case names, the wire's names, leaving out fields with their zero
+// value (as protojson leaves out unset fields). A secret field (see
+// IsSecretField) that is set becomes Redacted when it is a string and is
+// left out otherwise, so a record shows that a secret was sent and never
+// what it was. Values of types with a String method (enums) are written
+// as that string.
+func RedactModel(model any) any {
+	return renderModel(reflect.ValueOf(model), false, 0)
+}
+
+var stringerType = reflect.TypeFor[fmt.Stringer]()
+
+func renderModel(v reflect.Value, secret bool, depth int) any {
+	if depth > maxModelDepth || !v.IsValid() {
+		return nil
+	}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if secret {
+		// Whatever its type, a secret's value is never rendered.
+		if v.Kind() == reflect.String && v.String() != "" {
+			return Redacted
+		}
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		out := map[string]any{}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() || v.Field(i).IsZero() {
+				continue
+			}
+			name := fieldname.Snake(f.Name)
+			if r := renderModel(v.Field(i), IsSecretField(name), depth+1); r != nil {
+				out[name] = r
+			}
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		out := make([]any, v.Len())
+		for i := range v.Len() {
+			out[i] = renderModel(v.Index(i), false, depth+1)
+		}
+		return out
+	case reflect.Map:
+		out := map[string]any{}
+		iter := v.MapRange()
+		for iter.Next() {
+			out[fmt.Sprint(iter.Key().Interface())] = renderModel(iter.Value(), false, depth+1)
+		}
+		return out
+	}
+	if v.Type().Implements(stringerType) {
+		return v.Interface().(fmt.Stringer).String()
+	}
+	if v.CanInterface() {
+		return v.Interface()
+	}
+	return nil
+}
