@@ -1,0 +1,327 @@
+// Package inprocess is csi-node-proxy's library mode: the six API groups of
+// a node (groups.Node) inside the calling process, backed directly by a
+// host backend, for a CSI driver that would rather link the proxy than
+// talk to a daemon.
+//
+// A driver written against groups.Node switches between the daemon and
+// library mode by its constructor alone:
+//
+//	node, err := client.Dial(ctx, client.Options{SocketDir: dir}) // the daemon
+//	node, err := inprocess.New(ctx, inprocess.Options{})           // this package
+//
+// Library mode is the daemon without the wire, not a second
+// implementation: the host is built by package hostset as the daemon
+// builds it, every call goes to the same group Service (so validation,
+// path confinement to the working directories, idempotency and per-object
+// locking are the daemon's), and, when Options ask for them, the same
+// authorisation policy file decides on every call and the same audit log
+// records it, in the daemon's line schema. The caller is the process
+// itself (identity.Self): its UID, groups, container and pod on Linux, its
+// token's account and groups on Windows. What the daemon's endpoints add
+// and library mode has no use for: endpoint access control (socket mode,
+// pipe security descriptor; there is no endpoint), Prometheus metrics, and
+// the older wire versions (calls take the group models, which have v1
+// semantics).
+//
+// Library mode runs with the privileges of the driver: on a real host the
+// driver itself must be privileged (root on Linux, a HostProcess container
+// on Windows), which is exactly what the daemon exists to avoid. Use it
+// where the driver is privileged anyway, in tests (Host "simulated"), or
+// in tools; see docs/driver-guide.md.
+package inprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+)
+
+// Host backend names for Options.Host, as the daemon's --host spells them.
+const (
+	HostWindows   = hostset.Windows
+	HostLinux     = hostset.Linux
+	HostSimulated = hostset.Simulated
+)
+
+// The daemon's -kubelet-path defaults: the Windows kubelet's directory for
+// the Windows and simulated hosts (the simulated host is a Windows node
+// wherever it runs), the Linux kubelet's for the Linux host.
+const (
+	DefaultWindowsKubeletPath = `C:\var\lib\kubelet`
+	DefaultLinuxKubeletPath   = "/var/lib/kubelet"
+)
+
+// Options configure a Node. The zero Options are the daemon started
+// without flags: the real backend of this OS, the kubelet's directory as
+// the only working directory, no services StartService may touch, SMB
+// encryption required, ext4, no policy and no audit log. Each field names
+// the daemon flag it mirrors.
+type Options struct {
+	// Host is the backend (--host): HostWindows, HostLinux or
+	// HostSimulated; "" is the real backend of this OS.
+	Host string
+	// KubeletPath is the kubelet's directory (-kubelet-path), always a
+	// working directory; "" means DefaultLinuxKubeletPath on the Linux
+	// host and DefaultWindowsKubeletPath otherwise.
+	KubeletPath string
+	// WorkingDirs are further directories callers may touch
+	// (-working-dir), before KubeletPath as the daemon orders them.
+	WorkingDirs []string
+	// AllowedServices are the only services StartService and StopService
+	// may touch (--allowed-service).
+	AllowedServices []string
+	// RequirePrivacy makes new SMB global mappings demand encryption
+	// (-require-privacy); nil means true, the daemon's default.
+	RequirePrivacy *bool
+	// LinuxFilesystem is what FormatVolume creates on the Linux host
+	// (--linux-filesystem): "ext4" (when "") or "xfs".
+	LinuxFilesystem string
+
+	// Simulated describes the simulated host (HostSimulated) in memory;
+	// SimConfigFile names a JSON file describing it (--sim-config); give
+	// at most one. SimDisks adds disks in --sim-disk syntax, e.g.
+	// "size=10GiB,location=1:0:0:2,page83=6002…".
+	Simulated     *simulated.Config
+	SimConfigFile string
+	SimDisks      []string
+
+	// PolicyFile is the YAML authorisation policy (--policy), in the
+	// daemon's format, reloaded every PolicyReloadInterval when it
+	// changes (and by Reload). "" means no policy: every call is allowed,
+	// as by the daemon without --policy.
+	PolicyFile string
+	// PolicyData is a policy already in memory, in the same format; it
+	// never reloads. Give PolicyFile or PolicyData, not both.
+	PolicyData []byte
+	// PolicyReloadInterval is how often PolicyFile is checked for changes
+	// (--policy-reload-interval); 0 means the daemon's default (10 s), a
+	// negative value only reloads on Reload.
+	PolicyReloadInterval time.Duration
+	// AuditLog is the audit log (--audit-log): a file (created 0600,
+	// appended to, reopened by Reload), "-" for stderr, "" for none.
+	AuditLog string
+	// AuditReads audits calls that only read, too (--audit-reads); calls
+	// that change the node and denied calls are always audited.
+	AuditReads bool
+}
+
+// Version is what library mode calls carry as their API version in the
+// policy and in audit records, and Endpoint their endpoint. They name no
+// wire version on purpose: a policy rule that lists versions is about the
+// daemon's wire versions and does not match library mode; leave versions
+// out of a rule that should.
+const (
+	Version  = "inprocess"
+	Endpoint = "inprocess"
+)
+
+// Node is the six groups of this node, served in-process. It implements
+// groups.Node and is safe for concurrent use.
+type Node struct {
+	sec *security
+	sim *simulated.Host
+
+	disk       disk.Interface
+	volume     volume.Interface
+	filesystem filesystem.Interface
+	smb        smb.Interface
+	iscsi      iscsi.Interface
+	system     system.Interface
+}
+
+var _ groups.Node = (*Node)(nil)
+
+// New builds the host o names and the group Services on it, loads the
+// policy and opens the audit log. Like the daemon it refuses to start on
+// anything it cannot honour: a policy that does not load, an audit log
+// that cannot be opened, a backend this OS cannot run. Nothing on the
+// host changes until a call arrives.
+//
+// ctx is used while New runs; the Node (and the reloading of its policy
+// file) lives until Close.
+func New(ctx context.Context, o Options) (*Node, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if o.Host == "" {
+		o.Host = hostset.Default()
+	}
+	dirs := workingDirs(o)
+	requirePrivacy := o.RequirePrivacy == nil || *o.RequirePrivacy
+	fs := o.LinuxFilesystem
+	if fs == "" {
+		fs = "ext4"
+	}
+	h, err := hostset.New(hostset.Config{
+		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy, LinuxFilesystem: fs,
+		Simulated: o.Simulated, SimConfigFile: o.SimConfigFile, SimDisks: o.SimDisks,
+	})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := h.Services(dirs, o.AllowedServices)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := newSecurity(o, h)
+	if err != nil {
+		return nil, err
+	}
+	g := func(group string) *guard { return &guard{sec: sec, group: group} }
+	return &Node{
+		sec:        sec,
+		sim:        h.Simulated,
+		disk:       diskGuard{g("disk"), svc.Disk},
+		volume:     volumeGuard{g("volume"), svc.Volume},
+		filesystem: filesystemGuard{g("filesystem"), svc.Filesystem},
+		smb:        smbGuard{g("smb"), svc.SMB},
+		iscsi:      iscsiGuard{g("iscsi"), svc.ISCSI},
+		system:     systemGuard{g("system"), svc.System},
+	}, nil
+}
+
+// workingDirs are the directories callers may touch: the working dirs
+// followed by the kubelet's directory, as the daemon orders them.
+func workingDirs(o Options) []string {
+	kubelet := o.KubeletPath
+	if kubelet == "" {
+		kubelet = DefaultWindowsKubeletPath
+		if o.Host == HostLinux {
+			kubelet = DefaultLinuxKubeletPath
+		}
+	}
+	return append(append([]string(nil), o.WorkingDirs...), kubelet)
+}
+
+// Disk returns the disk group.
+func (n *Node) Disk() disk.Interface { return n.disk }
+
+// Volume returns the volume group.
+func (n *Node) Volume() volume.Interface { return n.volume }
+
+// Filesystem returns the filesystem group.
+func (n *Node) Filesystem() filesystem.Interface { return n.filesystem }
+
+// SMB returns the SMB group.
+func (n *Node) SMB() smb.Interface { return n.smb }
+
+// ISCSI returns the iSCSI group.
+func (n *Node) ISCSI() iscsi.Interface { return n.iscsi }
+
+// System returns the system group.
+func (n *Node) System() system.Interface { return n.system }
+
+// Simulated returns the simulated host behind the groups, for a test that
+// arranges or inspects the node (AddDisk, ListVolumes, ReadFile); nil
+// unless Options.Host is HostSimulated.
+func (n *Node) Simulated() *simulated.Host { return n.sim }
+
+// Reload does what SIGHUP does to the daemon: the audit file is reopened
+// (after log rotation) and the policy file read again at once. A policy
+// file that no longer loads leaves the previous policy in force, and is
+// returned as an error, as is an audit file that cannot be reopened (the
+// old one stays in use).
+func (n *Node) Reload() error {
+	var errs []error
+	if n.sec.audit != nil {
+		errs = append(errs, n.sec.audit.Reopen())
+	}
+	if n.sec.policy != nil {
+		_, err := n.sec.policy.Reload()
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops reloading the policy and closes the audit log. Calls made
+// after Close fail with errdefs.ErrUnavailable. Closing twice is harmless.
+func (n *Node) Close() error {
+	return n.sec.close()
+}
+
+// security is the policy and audit log of a Node, and who the caller is.
+type security struct {
+	caller identity.Caller
+	policy *policy.Store // nil: no policy, every call allowed
+	audit  *audit.Logger // nil: no audit log
+
+	closed    atomic.Bool
+	stopWatch context.CancelFunc
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// newSecurity loads the policy and opens the audit log o names, as the
+// daemon's setupSecurity does.
+func newSecurity(o Options, h hostset.Set) (*security, error) {
+	s := &security{caller: identity.Self(), stopWatch: func() {}}
+	if o.PolicyFile != "" || o.PolicyData != nil {
+		if o.PolicyFile != "" && o.PolicyData != nil {
+			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")
+		}
+		methods, err := server.GroupMethods(adapter.All())
+		if err != nil {
+			return nil, err
+		}
+		po := policy.Options{Style: h.Style, Methods: methods}
+		if o.PolicyFile != "" {
+			if s.policy, err = policy.Load(o.PolicyFile, po); err != nil {
+				return nil, err
+			}
+		} else {
+			p, err := policy.Parse(o.PolicyData, po)
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			s.policy = policy.Static(p)
+		}
+	}
+	if o.AuditLog != "" {
+		var err error
+		// Wire messages never reach this Logger; model requests are
+		// redacted by the Logger itself (audit.RedactModel).
+		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads}); err != nil {
+			return nil, err
+		}
+	}
+	if s.policy != nil && o.PolicyFile != "" {
+		interval := o.PolicyReloadInterval
+		if interval == 0 {
+			interval = policy.DefaultReloadInterval
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopWatch = cancel
+		go s.policy.Watch(ctx, interval)
+	}
+	return s, nil
+}
+
+// close is Node.Close.
+func (s *security) close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.stopWatch()
+		if s.audit != nil {
+			s.closeErr = s.audit.Close()
+		}
+	})
+	return s.closeErr
+}
