@@ -34,6 +34,9 @@ func newLinux(cfg Config) (Set, error) {
 	}
 	smbConfig := cifs.DefaultConfig()
 	smbConfig.RequirePrivacy = cfg.RequirePrivacy
+	// The local link of a mapping is made beneath these, never at a
+	// path a symlink could redirect.
+	smbConfig.WorkingDirs = cfg.WorkingDirs
 	smbHost, err := cifs.New(smbConfig)
 	if err != nil {
 		return Set{}, fmt.Errorf("linux SMB backend: %w", err)
