@@ -125,7 +125,7 @@ func hostLabel(l string) bool {
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+		if !isAlnum(c) && c != '-' {
 			return false
 		}
 	}
@@ -137,7 +137,7 @@ func isDecimal(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+		if !isDigit(s[i]) {
 			return false
 		}
 	}
@@ -163,7 +163,7 @@ func inetAtonForm(labels []string) bool {
 		}
 		for i := 0; i < len(digits); i++ {
 			c := digits[i]
-			if !(c >= '0' && c <= '9' || hex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')) {
+			if hex && !isHexDigit(c) || !hex && !isDigit(c) {
 				return false
 			}
 		}
@@ -236,7 +236,7 @@ func iqnProblem(name string) string {
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == ':') {
+		if !isAlnum(c) && c != '-' && c != '.' && c != ':' {
 			return fmt.Sprintf("the id holds %q; an iSCSI name holds only letters, digits, '-', '.' and ':'", rune(c))
 		}
 	}
@@ -245,13 +245,16 @@ func iqnProblem(name string) string {
 
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+		if !isHexDigit(s[i]) {
 			return false
 		}
 	}
 	return s != ""
 }
+
+func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
+func isAlnum(c byte) bool    { return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isHexDigit(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // checkChap validates a CHAP field (user name or secret) without ever
 // quoting it: its length, then printable text (package printable).
