@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// view is what a command prints: the JSON document for -o json and the
+// table (or, for a change, the sentence) for people. Both come from the
+// same values, so the formats never disagree.
+type view struct {
+	// json is marshalled as the one JSON document.
+	json any
+	// header and rows are the table; rows are sorted by the command.
+	header []string
+	rows   [][]string
+	// message is printed instead of a table: what a change did.
+	message string
+}
+
+// write prints v in the format -o asks for.
+func (v *view) write(w io.Writer, format string) error {
+	if format == formatJSON {
+		b, err := json.MarshalIndent(v.json, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode JSON output: %w", err)
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	if v.message != "" {
+		_, err := fmt.Fprintln(w, v.message)
+		return err
+	}
+	tw := newTabWriter(w)
+	say(tw, "%s\n", strings.Join(v.header, "\t"))
+	for _, r := range v.rows {
+		say(tw, "%s\n", strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// humanSize renders a byte count in binary units with up to one decimal
+// ("1 GiB", "1.5 GiB", "512 MiB", "900 B"); tables show it next to the
+// exact number of bytes.
+func humanSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	if n < 1024 && n > -1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f := float64(n)
+	i := 0
+	for (f >= 1024 || f <= -1024) && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	s := strconv.FormatFloat(f, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + units[i]
+}
+
+// orDash renders an empty table cell as "-", so columns stay aligned and
+// empty is visibly empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// yesNo renders a boolean for a table.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// say writes to the terminal-facing streams (help, prompts, the error
+// line, table rows into a tabwriter). A failed write there has no better
+// place to be reported, and a tabwriter reports its writer's errors at
+// Flush, which is checked.
+func say(w io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(w, format, args...)
+}
