@@ -1,0 +1,107 @@
+//go:build !windows
+
+package inprocess
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// TestValidationAsDaemon: a bad request is refused with the same code and
+// the same message in-process as through the daemon's v1 endpoints, since
+// both reach the same group Service.
+func TestValidationAsDaemon(t *testing.T) {
+	dir, err := os.MkdirTemp("", "inproc") // a socket path must fit in 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dirs := []string{kubelet}
+	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := h.Services(dirs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apis, err := server.SelectAPIs(adapter.All(), "filesystem-v1,volume-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := transport.DefaultOptions()
+	opts.SocketDir = dir
+	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{Filesystem: svc.Filesystem, Volume: svc.Volume}, apis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(ctx)
+		_ = srv.Wait()
+	})
+	conn := func(name string) *grpc.ClientConn {
+		c, err := grpc.NewClient("unix://"+filepath.Join(dir, name+".sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	fsWire := filesystemv1.NewFilesystemClient(conn("csi-proxy-filesystem-v1"))
+	volWire := volumev1.NewVolumeClient(conn("csi-proxy-volume-v1"))
+	n := simNode(t, Options{})
+	ctx := t.Context()
+
+	cases := []struct {
+		name       string
+		wire, lib  error
+		wantKindOf error
+	}{
+		{name: "traversal", wantKindOf: errdefs.ErrInvalidArgument},
+		{name: "outside", wantKindOf: errdefs.ErrPermissionDenied},
+		{name: "working dir itself", wantKindOf: errdefs.ErrPermissionDenied},
+		{name: "bad volume ID", wantKindOf: errdefs.ErrInvalidArgument},
+	}
+	bad := kubelet + `\a\..\..\..\Windows`
+	_, cases[0].wire = fsWire.Mkdir(ctx, &filesystemv1.MkdirRequest{Path: bad})
+	_, cases[0].lib = n.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: bad})
+	_, cases[1].wire = fsWire.CreateSymlink(ctx, &filesystemv1.CreateSymlinkRequest{SourcePath: kubelet + `\x`, TargetPath: `C:\Windows\x`})
+	_, cases[1].lib = n.Filesystem().CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: kubelet + `\x`, TargetPath: `C:\Windows\x`})
+	_, cases[2].wire = fsWire.Rmdir(ctx, &filesystemv1.RmdirRequest{Path: kubelet, Force: true})
+	_, cases[2].lib = n.Filesystem().Rmdir(ctx, &filesystem.RmdirRequest{Path: kubelet, Force: true})
+	_, cases[3].wire = volWire.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: "not-a-volume"})
+	_, cases[3].lib = n.Volume().FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: "not-a-volume"})
+	for _, c := range cases {
+		if !errors.Is(c.lib, c.wantKindOf) {
+			t.Errorf("%s: in-process %v, want %v", c.name, c.lib, c.wantKindOf)
+			continue
+		}
+		st := status.Convert(c.wire)
+		if st.Code() != errdefs.Code(c.lib) || st.Message() != c.lib.Error() {
+			t.Errorf("%s: daemon %v %q, in-process %v %q", c.name, st.Code(), st.Message(), errdefs.Code(c.lib), c.lib.Error())
+		}
+	}
+}
