@@ -74,9 +74,7 @@ func socketDir(t *testing.T) string {
 // syntax) in dir until the test ends.
 func startDaemon(t *testing.T, dir, spec string) *daemon {
 	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("these tests dial unix sockets; pipe_windows_test.go covers named pipes")
-	}
+	requireUnixSockets(t)
 	cfg, err := simulated.LoadConfig(filepath.Join("testdata", "sim.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +111,15 @@ func startDaemon(t *testing.T, dir, spec string) *daemon {
 		}
 	})
 	return &daemon{dir: dir, host: h, srv: srv}
+}
+
+// requireUnixSockets skips a test on Windows, where the client dials named
+// pipes: pipe_windows_test.go covers those.
+func requireUnixSockets(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("this test serves unix sockets; on Windows the client dials named pipes (pipe_windows_test.go)")
+	}
 }
 
 // newGroups builds the six group Services as the daemon does.

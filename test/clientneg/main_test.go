@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if *showLog {
 		out = os.Stderr
 	}

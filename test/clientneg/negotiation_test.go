@@ -111,6 +111,7 @@ func TestNegotiateNoOverlapPinned(t *testing.T) {
 // TestNegotiateNoDaemon: no endpoint of the group answers at all: the error
 // is Unavailable (the daemon may be starting) and says where it looked.
 func TestNegotiateNoDaemon(t *testing.T) {
+	requireUnixSockets(t)
 	dir := socketDir(t)
 	_, err := client.Dial(context.Background(), client.Options{SocketDir: dir, Groups: []string{"disk"}})
 	want := fmt.Sprintf("disk: no common API version: client supports v1, v1beta3, v1beta2, v1beta1, v1alpha1; server serves none of them (no csi-proxy-disk-* endpoint answered in %s)", dir)
@@ -126,6 +127,7 @@ func TestNegotiateNoDaemon(t *testing.T) {
 // this client is not built with (a daemon newer than the client): the error
 // says so and is FailedPrecondition, not Unavailable.
 func TestNegotiateOnlyNewerVersions(t *testing.T) {
+	requireUnixSockets(t)
 	dir := socketDir(t)
 	serveHealthOnly(t, filepath.Join(dir, "csi-proxy-disk-v9.sock"), "v9.Disk")
 	_, err := client.Dial(context.Background(), client.Options{SocketDir: dir, Groups: []string{"disk"}})
@@ -138,6 +140,7 @@ func TestNegotiateOnlyNewerVersions(t *testing.T) {
 // TestNegotiateUpstreamWithoutHealth: upstream csi-proxy serves no health
 // service; an endpoint that answers gRPC without it counts as serving.
 func TestNegotiateUpstreamWithoutHealth(t *testing.T) {
+	requireUnixSockets(t)
 	dir := socketDir(t)
 	h, err := simulated.New(simulated.DefaultConfig([]string{kubelet}))
 	if err != nil {
