@@ -1,0 +1,193 @@
+package nodeops_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/client"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/examples/driver/nodeops"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// The node both modes run on: the simulated Windows host with the
+// daemon's default kubelet directory and one RAW data disk.
+const (
+	kubelet = `C:\var\lib\kubelet`
+	page83  = "60022480c0ffee00c0ffee00c0ffee01"
+	simDisk = "size=8GiB,location=1:0:0:4,page83=" + page83
+	staging = kubelet + `\plugins\kubernetes.io\csi\example.csi.io\pv-1\globalmount`
+	podDir  = kubelet + `\pods\0f1e2d3c\volumes\kubernetes.io~csi\pv-1`
+	target  = podDir + `\mount`
+)
+
+// TestBothModes runs the driver's sequence, unchanged, in-process and
+// through the daemon's sockets with the client: the constructor is the
+// only difference.
+func TestBothModes(t *testing.T) {
+	t.Run("inprocess", func(t *testing.T) {
+		node, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, SimDisks: []string{simDisk}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer node.Close()
+		driverSequence(t, node)
+	})
+	t.Run("daemon", func(t *testing.T) {
+		dir := startDaemon(t)
+		node, err := client.Dial(t.Context(), client.Options{SocketDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer node.Close()
+		driverSequence(t, node)
+	})
+}
+
+// driverSequence stages, publishes, reads stats, unpublishes and unstages,
+// each twice (kubelet retries), checking what the node says after each
+// step, and that mistakes come back as the same errdefs kinds.
+func driverSequence(t *testing.T, node groups.Node) {
+	ctx := t.Context()
+	if _, err := nodeops.NodeStageVolume(ctx, node, "60022480000000000000000000000bad", staging); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("staging a disk that is not attached: %v, want ErrNotFound", err)
+	}
+	var volumeID string
+	for range 2 {
+		id, err := nodeops.NodeStageVolume(ctx, node, page83, staging)
+		if err != nil {
+			t.Fatalf("NodeStageVolume: %v", err)
+		}
+		if volumeID != "" && id != volumeID {
+			t.Errorf("staged again as %s, first as %s", id, volumeID)
+		}
+		volumeID = id
+	}
+	if _, err := node.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: podDir}); err != nil {
+		t.Fatal(err) // kubelet's part: the pod's volume directory
+	}
+	for range 2 {
+		if err := nodeops.NodePublishVolume(ctx, node, staging, target); err != nil {
+			t.Fatalf("NodePublishVolume: %v", err)
+		}
+	}
+	if link, err := node.Filesystem().IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: target}); err != nil || !link.IsSymlink {
+		t.Errorf("published path: %+v, %v; want a symlink", link, err)
+	}
+	total, used, err := nodeops.NodeGetVolumeStats(ctx, node, staging)
+	if err != nil || total < 7<<30 || used < 0 || used > total {
+		t.Errorf("stats: total %d used %d, %v", total, used, err)
+	}
+	// A path outside the working directories is refused by the group
+	// Service in both modes, with the same kind of error.
+	if err := nodeops.NodePublishVolume(ctx, node, staging, `C:\Windows\evil`); !errors.Is(err, errdefs.ErrInvalidArgument) && !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("publishing outside the working dirs: %v", err)
+	}
+	for range 2 {
+		if err := nodeops.NodeUnpublishVolume(ctx, node, target); err != nil {
+			t.Fatalf("NodeUnpublishVolume: %v", err)
+		}
+	}
+	if st, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: target}); err != nil || st.Exists {
+		t.Errorf("unpublished path: %+v, %v; want gone", st, err)
+	}
+	for range 2 {
+		if err := nodeops.NodeUnstageVolume(ctx, node, staging); err != nil {
+			t.Fatalf("NodeUnstageVolume: %v", err)
+		}
+	}
+	if st, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: staging}); err != nil || st.Exists {
+		t.Errorf("unstaged path: %+v, %v; want gone", st, err)
+	}
+	// The data survived: staging again finds the volume formatted and
+	// mounts the same one.
+	id, err := nodeops.NodeStageVolume(ctx, node, page83, staging)
+	if err != nil || id != volumeID {
+		t.Errorf("restage: %s, %v; want %s", id, err, volumeID)
+	}
+	if err := nodeops.NodeUnstageVolume(ctx, node, staging); err != nil {
+		t.Errorf("final unstage: %v", err)
+	}
+}
+
+// startDaemon serves every group-version on the simulated host, built by
+// hostset as the daemon builds it with --host=simulated --sim-disk, on unix
+// sockets in a fresh directory, until the test ends.
+func startDaemon(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the client dials named pipes on Windows; this test serves unix sockets")
+	}
+	// A socket path must fit in 108 bytes; t.TempDir's can be longer.
+	dir, err := os.MkdirTemp("", "nodeops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dirs := []string{kubelet}
+	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs, RequirePrivacy: true, SimDisks: []string{simDisk}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := h.Services(dirs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := transport.DefaultOptions()
+	opts.SocketDir = dir
+	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{
+		Disk: svc.Disk, Volume: svc.Volume, Filesystem: svc.Filesystem, Smb: svc.SMB, Iscsi: svc.ISCSI, System: svc.System,
+	}, adapter.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("stop daemon: %v", err)
+		}
+		if err := srv.Wait(); err != nil {
+			t.Errorf("daemon stopped with %v", err)
+		}
+	})
+	return dir
+}
+
+// TestGuideShowsThisCode: docs/driver-guide.md shows nodeops.go exactly,
+// so the guide cannot drift from the code the test above runs.
+func TestGuideShowsThisCode(t *testing.T) {
+	src, err := os.ReadFile("nodeops.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../../docs/driver-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "<!-- begin examples/driver/nodeops/nodeops.go -->\n```go\n"
+	const end = "```\n<!-- end examples/driver/nodeops/nodeops.go -->"
+	text := string(doc)
+	i := strings.Index(text, start)
+	j := strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/driver-guide.md has no block between %q and %q", start, end)
+	}
+	if got := text[i+len(start) : j]; got != string(src) {
+		t.Errorf("docs/driver-guide.md shows another nodeops.go than examples/driver/nodeops/nodeops.go; copy the file into the guide")
+	}
+}
