@@ -38,15 +38,17 @@ generate: ## Regenerate protobuf stubs, the versioned adapters and the Win32 sys
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter host/windows)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter client host/windows)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter host/windows; git diff --stat -- api internal/adapter host/windows; exit 1; \
+		git status --porcelain -- api internal/adapter client host/windows; git diff --stat -- api internal/adapter client host/windows; exit 1; \
 	fi
 
 .PHONY: vet
 vet: ## go vet for linux and windows.
 	GOOS=linux GOARCH=amd64 $(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	cd client && GOOS=linux GOARCH=amd64 $(GO) vet ./...
+	cd client && GOOS=windows GOARCH=amd64 $(GO) vet ./...
 
 $(GOLANGCI_LINT):
 	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
@@ -55,6 +57,8 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
 	GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	cd client && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	cd client && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt'ed.
@@ -72,6 +76,10 @@ unit: ## Run the main module's tests with the race detector.
 linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; also part of unit).
 	$(GO) test -race -count=1 ./test/linuxe2e/
 
+.PHONY: client
+client: ## Run the client module's tests (separate module; test/clientneg runs it against the daemon in unit).
+	cd client && $(GO) test -race -count=1 ./...
+
 .PHONY: wirecompat
 wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
 	cd test/wirecompat && $(GO) test -count=1 ./...
@@ -85,7 +93,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
 	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
-	./internal/winsvc/...
+	./internal/winsvc/... ./test/clientneg/
 
 .PHONY: test-windows
 test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).
@@ -146,7 +154,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -tags hardening -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
+test: fmt-check check-generated check-docs cross vet lint unit client wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
