@@ -296,7 +296,7 @@ func (p *Policy) CheckBelow(field, path string) (string, error) {
 	}
 	for _, r := range p.roots {
 		if p.style.Equal(c, r) {
-			return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %s is the working directory %s itself; only paths below it may be removed, mounted on or linked", field, printable.Quote(path), r)
+			return "", errdefs.Errorf(errdefs.ErrPermissionDenied, "%s %s is a working directory itself (%s); only paths below it may be removed, mounted on or linked", field, printable.Quote(path), r)
 		}
 	}
 	return c, nil

@@ -56,7 +56,7 @@ func ParsePortal(p *TargetPortal) (Portal, error) {
 	}
 	host, why := portalHost(addr)
 	if why != "" {
-		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_address %s %s", printable.Quote(addr), why)
+		return Portal{}, errdefs.Errorf(errdefs.ErrInvalidArgument, "target_portal.target_address %s is neither an IP address nor a host name: it %s", printable.Quote(addr), why)
 	}
 	port := p.TargetPort
 	if port == 0 {
@@ -91,7 +91,7 @@ func portalHost(addr string) (string, string) {
 		a, err := netip.ParseAddr(addr)
 		switch {
 		case err != nil || !a.Is6():
-			return "", "is neither an IPv6 address nor a host name (a port goes in target_port)"
+			return "", "has a colon but is not an IPv6 address (a port goes in target_port)"
 		case a.Zone() != "":
 			return "", "is an IPv6 address with a zone, which names an interface of this node"
 		case a.Is4In6():

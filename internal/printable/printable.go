@@ -91,7 +91,7 @@ func CheckSecret(field, s string) error {
 	}
 	for _, r := range s {
 		if Forbidden(r) {
-			return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s contains a control, line separator or bidirectional formatting character", field)
+			return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s contains a control character, a line separator or a bidirectional formatting character", field)
 		}
 	}
 	return nil
