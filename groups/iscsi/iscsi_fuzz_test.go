@@ -1,5 +1,3 @@
-//go:build hardening
-
 package iscsi_test
 
 import (

@@ -1,5 +1,3 @@
-//go:build hardening
-
 package smb_test
 
 import (

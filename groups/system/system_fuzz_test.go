@@ -1,5 +1,3 @@
-//go:build hardening
-
 package system_test
 
 import (

@@ -1,5 +1,3 @@
-//go:build hardening
-
 package volume_test
 
 import (

@@ -1,5 +1,3 @@
-//go:build hardening
-
 package hostile
 
 import (

@@ -1,5 +1,3 @@
-//go:build hardening
-
 // Package hostile is the hostile-input suite of csi-node-proxy: it starts
 // the real daemon binary with --host=linux (as root) on a sandbox of
 // temporary directories, plants symlinks that lead out of the working

@@ -1,4 +1,4 @@
-//go:build hardening && !race
+//go:build !race
 
 package hostile
 
