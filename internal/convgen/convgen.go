@@ -41,6 +41,12 @@
 // When a field or RPC has no counterpart and no override, generation fails
 // with a message naming the function or directive to write. A directive
 // that matches nothing fails too. Output is gofmt'ed and deterministic.
+//
+// With Config.ClientDir set, the generator also writes the other side of
+// the wire for the client module: per group-version stubs that implement
+// the model Interface by calling the version's RPCs, with their own
+// hand-written overrides, and the registry of known versions; client.go
+// in this package has the rules.
 package convgen
 
 import (

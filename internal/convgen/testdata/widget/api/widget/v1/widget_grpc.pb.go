@@ -28,3 +28,18 @@ func (UnimplementedWidgetServer) mustEmbedUnimplementedWidgetServer() {}
 
 // RegisterWidgetServer registers srv.
 func RegisterWidgetServer(s grpc.ServiceRegistrar, srv WidgetServer) {}
+
+// WidgetClient is the client API.
+type WidgetClient interface {
+	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
+}
+
+// NewWidgetClient returns a client whose calls answer empty responses.
+func NewWidgetClient(grpc.ClientConnInterface) WidgetClient { return widgetClient{} }
+
+type widgetClient struct{}
+
+// Get answers an empty response.
+func (widgetClient) Get(context.Context, *GetRequest, ...grpc.CallOption) (*GetResponse, error) {
+	return &GetResponse{}, nil
+}

@@ -35,3 +35,24 @@ func (UnimplementedWidgetServer) mustEmbedUnimplementedWidgetServer() {}
 
 // RegisterWidgetServer registers srv.
 func RegisterWidgetServer(s grpc.ServiceRegistrar, srv WidgetServer) {}
+
+// WidgetClient is the client API.
+type WidgetClient interface {
+	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
+	Old(ctx context.Context, in *OldRequest, opts ...grpc.CallOption) (*OldResponse, error)
+}
+
+// NewWidgetClient returns a client whose calls answer empty responses.
+func NewWidgetClient(grpc.ClientConnInterface) WidgetClient { return widgetClient{} }
+
+type widgetClient struct{}
+
+// Get answers an empty response.
+func (widgetClient) Get(context.Context, *GetRequest, ...grpc.CallOption) (*GetResponse, error) {
+	return &GetResponse{}, nil
+}
+
+// Old answers an empty response.
+func (widgetClient) Old(context.Context, *OldRequest, ...grpc.CallOption) (*OldResponse, error) {
+	return &OldResponse{}, nil
+}
