@@ -27,7 +27,8 @@ const (
 	// mapping, portal or service; also "fs exists" of a missing path.
 	exitNotFound = 3
 	// exitPermission is errdefs.ErrPermissionDenied: the policy refused
-	// the call, or the host refused SMB or CHAP credentials.
+	// the call, a path outside the working directories, a service not on
+	// the allow-list, or SMB or CHAP credentials the host refused.
 	exitPermission = 4
 	// exitUnavailable: the daemon cannot be reached (not running, no
 	// endpoint for the group, no version both sides speak), --timeout
@@ -51,7 +52,7 @@ var exitMeaning = map[int]string{
 	exitFailure:     "failure not listed below (the host refused, a precondition does not hold)",
 	exitUsage:       "usage error: unknown command or flag, missing or malformed argument; with --local, a node the flags do not describe",
 	exitNotFound:    "not found: no such disk, volume, path, mapping, portal or service",
-	exitPermission:  "permission denied: the proxy's policy refused the caller, or the host refused the credentials",
+	exitPermission:  "permission denied: the proxy's policy refused the caller, a path outside the working directories, a service not on the allow-list, or wrong credentials",
 	exitUnavailable: "unavailable: the daemon cannot be reached, serves no version of the group the CLI speaks, or --timeout expired",
 	exitInvalid:     "invalid argument: the proxy refused the request as malformed",
 	exitDeclined:    "confirmation declined, or needed and stdin is not a terminal (pass --yes); nothing changed",

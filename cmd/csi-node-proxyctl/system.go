@@ -77,7 +77,7 @@ func systemCommands() []command {
 			group: "system", name: "start-service", args: []argSpec{serviceArg},
 			summary: "Start a service", mutating: true,
 			about: `Calls StartService. Only services the daemon allows (--allowed-service) may
-be started; others are refused (exit 1, failed precondition). A running
+be started; others are refused (exit 4, permission denied). A running
 service is success.`,
 			example: `csi-node-proxyctl system start-service MSiSCSI --yes`,
 			exits:   []int{exitNotFound, exitInvalid},
@@ -88,8 +88,8 @@ service is success.`,
 			group: "system", name: "stop-service", args: []argSpec{serviceArg},
 			summary: "Stop a service", mutating: true,
 			about: `Calls StopService. Only services the daemon allows (--allowed-service) may
-be stopped. With --force the services that depend on it are stopped too. A
-stopped service is success.`,
+be stopped; others are refused (exit 4, permission denied). With --force the
+services that depend on it are stopped too. A stopped service is success.`,
 			example: `csi-node-proxyctl system stop-service MSiSCSI --yes`,
 			exits:   []int{exitNotFound, exitInvalid},
 			output:  serviceOutput{},

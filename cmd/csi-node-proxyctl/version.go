@@ -66,9 +66,10 @@ func topCommands() []command {
 			summary: "Show the CLI's version and the API versions the daemon serves",
 			about: `Prints the CLI's version, commit, build date and Go version, and for each API
 group the versions the daemon serves (each endpoint answering a gRPC health
-check) and the one the CLI negotiates: the newest both sides have. With
---local the calls would run in-process, where every group is available and no
-version is negotiated.`,
+check) and the one the CLI negotiates: the newest both sides have. When no
+endpoint answers at all it still prints the CLI's version, then exits 5. With
+--local the calls run in-process, where every group is available as version
+"inprocess" and nothing is negotiated.`,
 			example: `csi-node-proxyctl version
 csi-node-proxyctl version -o json | jq -r '.groups[] | "\(.group) \(.negotiated)"'`,
 			output: versionOutput{},
@@ -84,7 +85,6 @@ readiness check. With --local it builds the in-process node instead and
 reports every group served when that works.`,
 			example: `csi-node-proxyctl health
 csi-node-proxyctl health --group disk --group volume -o json | jq .healthy`,
-			exits:  nil,
 			output: healthOutput{},
 			flags: func(fs *flag.FlagSet) runFunc {
 				var want stringList
@@ -157,6 +157,11 @@ func runVersion(c *call) (*view, error) {
 	v := &view{json: out, header: []string{"GROUP", "SERVED", "NEGOTIATED"}}
 	for _, r := range rows {
 		v.rows = append(v.rows, []string{r.Group, orDash(strings.Join(r.Served, ",")), orDash(r.Negotiated)})
+	}
+	if !slices.ContainsFunc(rows, func(r groupVersions) bool { return len(r.Served) > 0 }) {
+		// The CLI's own version is printed, but a script asking "which
+		// versions does the daemon serve" must not read "none" as success.
+		return v, &statusError{code: exitUnavailable, msg: "no endpoint answers (" + where + ")"}
 	}
 	return v, nil
 }
