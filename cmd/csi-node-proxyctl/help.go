@@ -88,6 +88,12 @@ func argsUsage(cmd *command) string {
 // arguments, flags with defaults, JSON output, example and exit codes. The
 // help-completeness test holds every command to these sections.
 func writeCommandHelp(w io.Writer, cmd *command, root *flag.FlagSet) {
+	writeCommandHelpWith(w, cmd, root, true)
+}
+
+// writeCommandHelpWith is writeCommandHelp, with the global flags or (for
+// docs/cli.md, which lists them once) a pointer to them.
+func writeCommandHelpWith(w io.Writer, cmd *command, root *flag.FlagSet, globalFlags bool) {
 	fs, _ := leafFlags(cmd, root)
 	own := flag.NewFlagSet("", flag.ContinueOnError)
 	fs.VisitAll(func(f *flag.Flag) {
@@ -121,7 +127,11 @@ func writeCommandHelp(w io.Writer, cmd *command, root *flag.FlagSet) {
 		writeFlags(w, own, cmd.required)
 	}
 	say(w, "\nGlobal flags:\n")
-	writeFlags(w, root, nil)
+	if globalFlags {
+		writeFlags(w, root, nil)
+	} else {
+		say(w, "  as for every command (see the top of this reference)\n")
+	}
 	say(w, "\nOutput (-o json):\n")
 	writeJSONDoc(w, cmd.output)
 	say(w, "\nExample:\n")
