@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# make release: cross-build the daemon for every release target into
-# dist/<os>-<arch>/ (csi-node-proxy, or csi-node-proxy.exe for Windows),
-# stamped with the version, commit and build date that -version prints, and
-# write dist/SHA256SUMS over every binary.
+# make release: cross-build the daemon and the operator CLI for every
+# release target into dist/<os>-<arch>/ (csi-node-proxy and
+# csi-node-proxyctl, with .exe for Windows), stamped with the version, commit
+# and build date that -version (the CLI: version) prints, and write
+# dist/SHA256SUMS over every binary.
 #
 # Environment (all optional):
 #   RELEASE_TARGETS  space-separated os/arch list (default: linux/amd64 linux/arm64 windows/amd64)
@@ -15,8 +16,8 @@
 # binary) and stripped of symbol tables (-s -w; stack traces still work).
 #
 # hack/release.sh --check (make release-check) builds only this machine's
-# os/arch into a temporary directory, then checks that the binary's -version
-# line carries exactly the stamped values and that SHA256SUMS verifies.
+# os/arch into a temporary directory, then checks that the binaries' version
+# lines carry exactly the stamped values and that SHA256SUMS verifies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,14 +51,16 @@ echo "release ${version} (commit ${commit}, built ${build_date}) into ${dist}/"
 for target in "${targets[@]}"; do
   os=${target%/*}
   arch=${target#*/}
-  exe=csi-node-proxy
-  [ "$os" = windows ] && exe=csi-node-proxy.exe
-  out="${dist}/${os}-${arch}/${exe}"
-  echo "  ${target} -> ${out}"
-  # -buildvcs=false: the version is stamped explicitly, and VCS stamping
-  # fails in some CI checkouts (detached worktrees, unsafe ownership).
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
-    "$GO" build -trimpath -ldflags "$ldflags" -o "$out" ./cmd/csi-node-proxy
+  for cmd in csi-node-proxy csi-node-proxyctl; do
+    exe=$cmd
+    [ "$os" = windows ] && exe=$cmd.exe
+    out="${dist}/${os}-${arch}/${exe}"
+    echo "  ${target} -> ${out}"
+    # -buildvcs=false: the version is stamped explicitly, and VCS stamping
+    # fails in some CI checkouts (detached worktrees, unsafe ownership).
+    CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
+      "$GO" build -trimpath -ldflags "$ldflags" -o "$out" "./cmd/${cmd}"
+  done
 done
 
 # Paths relative to dist/, so "cd dist && sha256sum -c SHA256SUMS" checks them.
@@ -67,11 +70,21 @@ cat "${dist}/SHA256SUMS"
 
 if $check; then
   (cd "$dist" && sha256sum --quiet -c SHA256SUMS)
-  bin=$(find "$dist" -type f -name 'csi-node-proxy*' | head -1)
+  bin=$(find "$dist" -type f \( -name csi-node-proxy -o -name csi-node-proxy.exe \) | head -1)
   got=$("$bin" -version)
   want="csi-node-proxy ${version} (commit ${commit}, built ${build_date}, $("$GO" env GOVERSION))"
   if [ "$got" != "$want" ]; then
     printf 'release-check: -version printed\n  %s\nwant\n  %s\n' "$got" "$want" >&2
+    exit 1
+  fi
+  echo "release-check: ok: $got"
+  # The CLI's version prints its own version first, then exits 5 because no
+  # daemon answers in the empty socket directory; only the first line counts.
+  cli=$(find "$dist" -type f \( -name csi-node-proxyctl -o -name csi-node-proxyctl.exe \) | head -1)
+  got=$("$cli" --socket-dir "$dist" version 2>/dev/null | head -1 || true)
+  want="csi-node-proxyctl ${want#csi-node-proxy }"
+  if [ "$got" != "$want" ]; then
+    printf 'release-check: csi-node-proxyctl version printed\n  %s\nwant\n  %s\n' "$got" "$want" >&2
     exit 1
   fi
   echo "release-check: ok: $got"
