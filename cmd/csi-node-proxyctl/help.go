@@ -251,7 +251,7 @@ func jsonType(t reflect.Type) string {
 
 // writeJSONDoc describes the JSON output of a command from its type.
 func writeJSONDoc(w io.Writer, output any) {
-	say(w, "  one object with these fields (a field that does not apply is null):\n")
+	say(w, "  one object; every field is always present, empty or null where it says so:\n")
 	tw := newTabWriter(w)
 	for _, f := range jsonFields(reflect.TypeOf(output), "") {
 		say(tw, "  %s\t%s\t%s\n", f.path, f.typ, f.doc)
