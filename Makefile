@@ -119,12 +119,14 @@ release-check: ## Build the release binary for this machine only and check its -
 	hack/release.sh --check
 
 .PHONY: docs
-docs: ## Regenerate docs/configuration.md from the daemon's flag definitions.
+docs: ## Regenerate docs/configuration.md (the daemon's flags) and docs/cli.md (the CLI's help texts).
 	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1 -args -update-docs
+	$(GO) test ./cmd/csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1 -args -update-docs
 
 .PHONY: check-docs
-check-docs: ## Fail if docs/configuration.md is stale (run make docs).
+check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make docs).
 	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1
+	$(GO) test ./cmd/csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1
 
 # The hardening suites (docs/security.md, "Hostile inputs and fuzzing"): the
 # hostile-input suite (test/hostile, as root, against the daemon on the
