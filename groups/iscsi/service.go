@@ -348,7 +348,9 @@ func (s *Service) ConnectTarget(ctx context.Context, req *ConnectTargetRequest) 
 		if err := checkChap("chap_username", req.ChapUsername, 1, 223); err != nil {
 			return nil, err
 		}
-		// RFC 3720 wants 12 to 16 byte secrets; Windows enforces the same.
+		// At least 12 bytes (96 bits), as RFC 3720 section 8.2.1 requires;
+		// at most 16, the Microsoft iSCSI initiator's limit, so a secret
+		// that works on one backend works on the other.
 		if err := checkChap("chap_secret", req.ChapSecret, 12, 16); err != nil {
 			return nil, err
 		}
