@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -209,8 +210,20 @@ func TestPolicyReload(t *testing.T) {
 		if err := os.WriteFile(file+".new", []byte(s), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(file+".new", file); err != nil {
-			t.Fatal(err)
+		// Windows refuses to rename over a file while any handle to it
+		// is open (MoveFileEx without POSIX semantics), which the reloads
+		// polling every 10 ms sometimes hold: retry, as an operator's
+		// tool would.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			err := os.Rename(file+".new", file)
+			if err == nil {
+				return
+			}
+			if runtime.GOOS != "windows" || time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	write(onlyBIOS)
