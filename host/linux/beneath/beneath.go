@@ -32,6 +32,33 @@
 // So links that stay inside the working directories are followed, and
 // links that lead out are refused. Either way no path string is resolved
 // twice, so a link swapped in between a check and a use is never followed.
+// An absolute link may also spell a working directory by its resolved path
+// (/data/kubelet/... for a -kubelet-path /var/lib/kubelet that is a link to
+// /data/kubelet). A working directory nested in another whose own path
+// ends in a link (-working-dir=/k/plugins with /k/plugins -> /data/plugins)
+// is opened by its configured path when a walk reaches that path.
+//
+// What "beneath" guarantees, and what it does not:
+//
+//   - Every object opened lies beneath a working directory in the
+//     directory tree, as the kernel sees it at that moment: no link and no
+//     ".." leads above it.
+//   - It does not guarantee that the object is on the working directory's
+//     filesystem or that its data lies "inside" in any other sense.
+//     RESOLVE_NO_XDEV is not set, because volumes are mounts below the
+//     working directories by design; so a mount below one is entered, and
+//     a bind mount there of a directory from elsewhere on the host (kubelet
+//     makes these for local and hostPath persistent volumes and for
+//     subPath mounts, below /var/lib/kubelet/pods) leads to that directory.
+//     A caller can therefore create, remove and mount on what such a mount
+//     exposes. Mounts are made by kubelet, drivers and the proxy, not by a
+//     pod that merely writes below a working directory, so a planted link
+//     cannot do this; the policy's path roots (not the working
+//     directories) are what keeps a caller away from other pods' volumes.
+//   - A working directory itself is not a place to remove, empty, mount on
+//     or replace with a link, however a path reaches it: Guard compares the
+//     object a path reached with every working directory by device and
+//     inode, and the backends refuse it (errdefs.ErrPermissionDenied).
 //
 // The lexical part (Roots, Clean) builds on every OS, so cross-platform
 // wiring and its tests compile; the opening part is Linux's (elsewhere it
@@ -88,8 +115,9 @@ func (r *Roots) Dirs() []string { return append([]string(nil), r.dirs...) }
 // RootOf returns the working directory a cleaned path lies in, or "" when
 // it lies in none. With nested working directories it is the outermost
 // one: everything beneath it is allowed, so a relative link that climbs out
-// of an inner working directory into the outer one is not an escape, and
-// the inner directory's own path is resolved like any other directory.
+// of an inner working directory into the outer one is not an escape. The
+// inner directory's own path is resolved like any other directory, except
+// that when it is a link the walk opens it as configured (see walk).
 func (r *Roots) RootOf(p string) string {
 	root := ""
 	for _, d := range r.dirs {

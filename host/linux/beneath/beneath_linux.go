@@ -5,6 +5,7 @@ package beneath
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -255,8 +256,16 @@ func (r *Roots) resolve(p, root string, create bool) (int, error) {
 // are read and interpreted here (see the package documentation). ".." pops
 // back to the directory the walk came from, which is where the kernel's
 // ".." would lead too, and cannot pop above the working directory.
+//
+// The walk keeps the path text of every directory on its stack as well
+// (".." pops it too), so when it reaches an inner working directory by
+// that text and finds a link there (-working-dir=/k/plugins, with
+// /k/plugins a link to a data disk), it opens the configured working
+// directory as openRoot does (its path is configuration, not caller input)
+// instead of judging the link as one a caller planted.
 func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int, error) {
 	stack := []int{rootFd}
+	names := []string{root}
 	defer func() {
 		for _, d := range stack {
 			Close(d)
@@ -272,8 +281,10 @@ func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int
 			}
 			Close(stack[len(stack)-1])
 			stack = stack[:len(stack)-1]
+			names = names[:len(names)-1]
 			continue
 		}
+		here := hostpath.POSIX.Join(names[len(names)-1], s.name)
 		top := stack[len(stack)-1]
 		fd, err := Openat2(top, s.name, unix.O_PATH|unix.O_NOFOLLOW, Resolve|unix.RESOLVE_NO_SYMLINKS)
 		if errors.Is(err, unix.ENOENT) && create {
@@ -297,9 +308,17 @@ func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int
 			Close(fd)
 			return -1, PathError("stat", p, err)
 		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK && here != root && r.IsRoot(here) {
+			Close(fd)
+			if fd, err = openRoot(here); err != nil {
+				return -1, err
+			}
+			stack, names = append(stack, fd), append(names, here)
+			continue
+		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
-			stack = append(stack, fd)
+			stack, names = append(stack, fd), append(names, here)
 		case unix.S_IFLNK:
 			target, err := Readlinkat(fd, "")
 			Close(fd)
@@ -309,9 +328,9 @@ func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int
 			if links++; links > maxLinks {
 				return -1, PathError("open", p, unix.ELOOP)
 			}
-			names := split(target)
+			elems := split(target)
 			if strings.HasPrefix(target, "/") {
-				r, rest, ok := r.rebase(target)
+				r, rest, ok := r.rebaseLink(target)
 				if !ok {
 					return -1, EscapeError(p, root)
 				}
@@ -322,16 +341,16 @@ func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int
 				for _, d := range stack {
 					Close(d)
 				}
-				stack, root, names = []int{nfd}, r, rest
+				stack, root, names, elems = []int{nfd}, r, []string{r}, rest
 			}
-			next := make([]step, 0, len(names)+len(queue))
-			for _, n := range names {
+			next := make([]step, 0, len(elems)+len(queue))
+			for _, n := range elems {
 				next = append(next, step{name: n, viaLink: true})
 			}
 			queue = append(next, queue...)
 		default:
 			if len(queue) == 0 && !create {
-				stack = append(stack, fd) // the final object may be a file
+				stack, names = append(stack, fd), append(names, here) // the final object may be a file
 				continue
 			}
 			Close(fd)
@@ -344,6 +363,43 @@ func (r *Roots) walk(p, root string, rootFd int, queue []step, create bool) (int
 	fd := stack[len(stack)-1]
 	stack = stack[:len(stack)-1]
 	return fd, nil
+}
+
+// rebaseLink is rebase for an absolute link's target, which may also be
+// spelt with a working directory's resolved path (/data/kubelet/... when
+// the working directory /var/lib/kubelet is a link to /data/kubelet, as
+// the kernel names it and as a tool that resolves paths writes it): the
+// configured path is tried first, then each working directory's path with
+// its links resolved now; the outermost match wins, as in rebase. The
+// rest is still resolved beneath the working directory opened as openRoot
+// opens it.
+func (r *Roots) rebaseLink(target string) (root string, rest []string, ok bool) {
+	if root, rest, ok := r.rebase(target); ok {
+		return root, rest, true
+	}
+	elems := split(target)
+	best := -1
+	for _, d := range r.dirs {
+		res, err := filepath.EvalSymlinks(d)
+		if err != nil || res == d {
+			continue
+		}
+		re := split(res)
+		if len(re) > len(elems) || (best >= 0 && len(re) >= best) {
+			continue
+		}
+		match := true
+		for j := range re {
+			if re[j] != elems[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			best, root, rest, ok = len(re), d, elems[len(re):], true
+		}
+	}
+	return root, rest, ok
 }
 
 // Readlinkat reads the target of the link name in dirfd; with name "" it

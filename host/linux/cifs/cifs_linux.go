@@ -443,7 +443,8 @@ func (h *Host) stale(dir string) (bool, error) {
 // openLinkParent opens the directory that holds (or will hold) the link
 // local, resolved beneath its working directory: links in its parents are
 // followed only while they stay inside the working directories, and one
-// that leads out is errdefs.ErrPermissionDenied. The link is then made,
+// that leads out is errdefs.ErrPermissionDenied, and so is a local path
+// whose last element is a working directory itself. The link is then made,
 // read or checked with *at calls on the returned descriptor, so the name
 // is never resolved again through a path string.
 func (h *Host) openLinkParent(local string) (int, string, error) {
@@ -453,6 +454,12 @@ func (h *Host) openLinkParent(local string) (int, string, error) {
 	dirfd, name, err := h.roots.Parent(local)
 	switch {
 	case err == nil:
+		// A working directory itself never becomes the link, however
+		// local is spelt (a link to the directory holding an inner one).
+		if err := h.roots.CheckEntry(dirfd, name, local); err != nil {
+			beneath.Close(dirfd)
+			return -1, "", fmt.Errorf("refusing to link local path %q: %w", local, err)
+		}
 		return dirfd, name, nil
 	case errors.Is(err, errdefs.ErrPermissionDenied):
 		return -1, "", fmt.Errorf("refusing to link local path %q: %w", local, err)

@@ -91,7 +91,12 @@ func (f *FS) Mkdir(ctx context.Context, path string) error {
 // link or entering a mount point: nested links are unlinked and nested
 // mount points unmounted first, so neither link targets nor mounted data
 // are touched. A busy mount point is errdefs.ErrUnavailable (see unmount).
-// A working directory itself is errdefs.ErrPermissionDenied.
+// A working directory itself is errdefs.ErrPermissionDenied, whatever the
+// path is spelt like (a link to it, or to the directory holding an inner
+// working directory): the entry is compared with the working directories
+// by device and inode (beneath.Guard), and so is every directory a forced
+// removal meets, so a forced removal stops at a working directory nested
+// below the one removed.
 func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -108,7 +113,7 @@ func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
 		return err
 	}
 	defer beneath.Close(dirfd)
-	return removeEntry(ctx, dirfd, name, p, force)
+	return removeEntry(ctx, f.roots.Guard(), dirfd, name, p, force)
 }
 
 // RmdirContents implements filesystem.Host: path is resolved like any
@@ -117,7 +122,10 @@ func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
 // a directory; every entry in it is then removed as Rmdir with force
 // removes it. So emptying a mount point deletes the files of the mounted
 // filesystem (that is what was asked), but a mount point or link inside it
-// is only unmounted or unlinked.
+// is only unmounted or unlinked. A working directory itself is
+// errdefs.ErrPermissionDenied however it is reached (a link to it): the
+// directory opened is compared with the working directories by device and
+// inode before anything is removed.
 func (f *FS) RmdirContents(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -141,13 +149,17 @@ func (f *FS) RmdirContents(ctx context.Context, path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is not a directory", p)
 	}
+	g := f.roots.Guard()
+	if err := g.CheckFd(pfd, p); err != nil {
+		return err
+	}
 	// Reading a directory needs a real descriptor; "." beneath the O_PATH
 	// one is the same directory, with nothing to resolve.
 	dfd, err := unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return beneath.PathError("open", p, err)
 	}
-	return emptyDir(ctx, dfd, p)
+	return emptyDir(ctx, g, dfd, p)
 }
 
 // CreateSymlink implements filesystem.Host: a link at link whose target is
@@ -155,9 +167,13 @@ func (f *FS) RmdirContents(ctx context.Context, path string) error {
 // link's parent is resolved beneath its working directory and must exist
 // (errdefs.ErrNotFound); source must lie in a working directory and must
 // not resolve outside the working directories (errdefs.ErrPermissionDenied),
-// but it need not exist, as upstream allows dangling links. An existing
-// link to the same source is success; anything else at link is
-// errdefs.ErrAlreadyExists.
+// but it need not exist, as upstream allows dangling links. Neither end may
+// be a working directory itself (errdefs.ErrPermissionDenied), by path or
+// by identity (a link to one): drivers link a publish path to a staging
+// directory below a working directory, never to a working directory's
+// root, and a link to one would let RmdirContents or a mount reach it
+// under another name. An existing link to the same source is success;
+// anything else at link is errdefs.ErrAlreadyExists.
 func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -173,13 +189,21 @@ func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
 	if f.roots.IsRoot(l) {
 		return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself and cannot become a link", l)
 	}
+	if f.roots.IsRoot(src) {
+		return errdefs.Errorf(errdefs.ErrPermissionDenied, "source %q is a working directory itself; a link may lead below one, not to it", src)
+	}
+	g := f.roots.Guard()
 	// Resolve the source beneath its working directory. ErrNotFound is
 	// fine: it is reported only after every existing element resolved
 	// beneath, so a dangling source cannot hide an escape.
 	sfd, err := f.roots.Open(src)
 	switch {
 	case err == nil:
+		err = g.CheckFd(sfd, src)
 		beneath.Close(sfd)
+		if err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
 	case errors.Is(err, errdefs.ErrNotFound):
 	default:
 		return fmt.Errorf("source %q: %w", src, err)
@@ -192,6 +216,9 @@ func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
 		return err
 	}
 	defer beneath.Close(dirfd)
+	if err := g.CheckEntry(dirfd, name, nil, l); err != nil {
+		return err
+	}
 	err = unix.Symlinkat(src, dirfd, name)
 	if err == nil {
 		return nil
@@ -252,11 +279,16 @@ func (f *FS) IsSymlink(ctx context.Context, path string) (bool, error) {
 }
 
 // removeEntry removes name in dirfd (display is its path, for messages)
-// the way Rmdir describes.
-func removeEntry(ctx context.Context, dirfd int, name, display string, force bool) error {
+// the way Rmdir describes. g refuses a working directory itself (or the
+// link a working directory's path ends in), at the top and at every level
+// of a forced removal.
+func removeEntry(ctx context.Context, g *beneath.Guard, dirfd int, name, display string, force bool) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT); err != nil {
 		return beneath.PathError("lstat", display, err)
+	}
+	if err := g.CheckEntry(dirfd, name, &st, display); err != nil {
+		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		if err := unix.Unlinkat(dirfd, name, 0); err != nil {
@@ -284,7 +316,7 @@ func removeEntry(ctx context.Context, dirfd int, name, display string, force boo
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := removeChildren(ctx, dirfd, name, display); err != nil {
+		if err := removeChildren(ctx, g, dirfd, name, display); err != nil {
 			return err
 		}
 	}
@@ -294,7 +326,7 @@ func removeEntry(ctx context.Context, dirfd int, name, display string, force boo
 // RESOLVE_NO_XDEV as well: removeEntry unmounted it, so if it is a mount
 // point again (or was swapped for a link) something raced with the removal,
 // and the walk stops rather than enter another filesystem.
-func removeChildren(ctx context.Context, dirfd int, name, display string) error {
+func removeChildren(ctx context.Context, g *beneath.Guard, dirfd int, name, display string) error {
 	fd, err := beneath.Openat2(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW,
 		beneath.Resolve|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_XDEV)
 	switch {
@@ -305,12 +337,12 @@ func removeChildren(ctx context.Context, dirfd int, name, display string) error 
 	case err != nil:
 		return beneath.PathError("open", display, err)
 	}
-	return emptyDir(ctx, fd, display)
+	return emptyDir(ctx, g, fd, display)
 }
 
 // emptyDir removes every entry in the directory open at fd (which it
 // closes) with force.
-func emptyDir(ctx context.Context, fd int, display string) error {
+func emptyDir(ctx context.Context, g *beneath.Guard, fd int, display string) error {
 	d := os.NewFile(uintptr(fd), display)
 	defer func() { _ = d.Close() }()
 	for {
@@ -319,7 +351,7 @@ func emptyDir(ctx context.Context, fd int, display string) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := removeEntry(ctx, fd, n, display+"/"+n, true)
+			err := removeEntry(ctx, g, fd, n, display+"/"+n, true)
 			if err != nil && !errors.Is(err, unix.ENOENT) { // gone meanwhile: fine
 				return err
 			}
