@@ -193,3 +193,88 @@ func mustMounts(t *testing.T) []mountinfo.Mount {
 	}
 	return ms
 }
+
+// nestedEnv is a formatted volume on the fake kernel with nested working
+// directories <base>/kubelet and <base>/kubelet/plugins, and a link
+// <kubelet>/pods/x/l -> <kubelet>, through which <kubelet>/pods/x/l/plugins
+// names the inner working directory.
+func nestedEnv(t *testing.T) (fx *fixture, b *Backend, id, outer, inner string) {
+	t.Helper()
+	fx = newFixture(t)
+	fx.exec.Respond = fakeMkfs(t)
+	base := t.TempDir()
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r
+	}
+	outer, inner = base+"/kubelet", base+"/kubelet/plugins"
+	for _, d := range []string{inner, outer + "/pods/x"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outer, outer+"/pods/x/l"); err != nil {
+		t.Fatal(err)
+	}
+	b = fx.backend(t, Config{MountRoots: []string{outer, inner}})
+	ctx := context.Background()
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("ListVolumesOnDisk = %q, %v", ids, err)
+	}
+	if err := b.FormatVolume(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	_ = fx.k.takeCalls()
+	return fx, b, ids[0], outer, inner
+}
+
+// TestNestedWorkingDirThroughLinkIsNoMountTarget: the inner working
+// directory, named through a link to the outer one, is neither mounted on
+// nor unmounted (the path text is below the outer one; the identity check
+// finds the inner one).
+func TestNestedWorkingDirThroughLinkIsNoMountTarget(t *testing.T) {
+	fx, b, id, outer, inner := nestedEnv(t)
+	ctx := context.Background()
+	via := outer + "/pods/x/l/plugins"
+	wantErr(t, b.MountVolume(ctx, id, via), errdefs.ErrPermissionDenied, "working directory itself")
+	wantErr(t, b.MountVolume(ctx, id, outer+"/pods/x/l"), errdefs.ErrFailedPrecondition, "symlink")
+	// The volume mounted on the inner working directory (by someone
+	// else): not unmounted through the link either.
+	dev := fx.k.devOf("loop3p1")
+	fx.k.mountTable = append(fx.k.mountTable, mountinfo.Mount{ID: 9, Major: dev.major, Minor: dev.minor, Root: "/", MountPoint: inner, FSType: "ext4", Source: filepath.Join(fx.dev, "loop3p1")})
+	wantErr(t, b.UnmountVolume(ctx, id, via), errdefs.ErrPermissionDenied, "working directory itself")
+	if got := fx.k.takeCalls(); len(got) != 0 {
+		t.Fatalf("refused calls reached the kernel: %q", got)
+	}
+}
+
+// TestUnmountChecksTheFilesystemAtTheTarget: the backend unmounts only
+// when what is mounted at the target directory it opened is the volume's
+// filesystem, whatever the Service checked before on its own resolution
+// of the path.
+func TestUnmountChecksTheFilesystemAtTheTarget(t *testing.T) {
+	fx, b, id, outer, _ := nestedEnv(t)
+	ctx := context.Background()
+	mine, other := outer+"/pods/x/mine", outer+"/pods/x/other"
+	if err := b.MountVolume(ctx, id, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fx.k.mountTable = append(fx.k.mountTable, mountinfo.Mount{ID: 9, Major: 0, Minor: 55, Root: "/", MountPoint: other, FSType: "tmpfs", Source: "tmpfs"})
+	_ = fx.k.takeCalls()
+	wantErr(t, b.UnmountVolume(ctx, id, other), errdefs.ErrFailedPrecondition, "not volume")
+	if got := fx.k.takeCalls(); len(got) != 0 {
+		t.Fatalf("a refused unmount reached the kernel: %q", got)
+	}
+	if err := b.UnmountVolume(ctx, id, mine); err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{"syncfs " + mine, "unmount " + mine}) {
+		t.Fatalf("unmount calls = %q", got)
+	}
+}

@@ -77,11 +77,19 @@ func (b *Backend) refuseLink(verb, target string) error {
 
 // openParent opens the directory holding target beneath its working
 // directory for verb, mapping the resolution's errors to messages about
-// the target.
+// the target. A target that is a working directory itself is
+// errdefs.ErrPermissionDenied.
 func (b *Backend) openParent(verb, target string) (int, string, error) {
 	dirfd, name, err := b.roots.Parent(target)
 	switch {
 	case err == nil:
+		// Never mount on or unmount a working directory itself, however
+		// the target is spelt (a link to the directory holding an inner
+		// working directory): compared by device and inode.
+		if err := b.roots.CheckEntry(dirfd, name, target); err != nil {
+			beneath.Close(dirfd)
+			return -1, "", fmt.Errorf("refusing to %s at %s: %w", verb, target, err)
+		}
 		return dirfd, name, nil
 	case errors.Is(err, errdefs.ErrPermissionDenied):
 		return -1, "", fmt.Errorf("refusing to %s at %s: %w", verb, target, err)
@@ -201,7 +209,12 @@ func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
 // UnmountVolume implements volume.Host: syncfs, then umount2(2) of the
 // target with UMOUNT_NOFOLLOW, both through the target's parent directory
 // resolved beneath its working directory (a link in it that leads out is
-// errdefs.ErrPermissionDenied and nothing is unmounted). A target that is
+// errdefs.ErrPermissionDenied and nothing is unmounted). Before either,
+// the filesystem at the target directory, opened once, must be the
+// volume's (errdefs.ErrFailedPrecondition otherwise), so a path swapped
+// after the Service's check cannot redirect the unmount to another mount;
+// what remains is the moment between that check and umount2, which takes
+// the name again (see docs/security.md). A target that is
 // itself a symlink is refused the same way MountVolume refuses it. The
 // target directory stays, as Windows leaves the folder of a deleted mount
 // point; drivers remove it with filesystem Rmdir.
@@ -228,6 +241,15 @@ func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
 	if err != nil {
 		return fmt.Errorf("flush volume %s before unmounting it: %w", id, beneath.PathError("open", target, err))
 	}
+	// The Service checked which volume is mounted at target (VolumeAt),
+	// but that resolved the path on its own, following a last link too;
+	// check on the descriptor about to be flushed and unmounted that the
+	// filesystem there is the volume's, so a link or directory swapped in
+	// since cannot make this unmount another mount.
+	if err := b.checkMountedAt(ctx, id, fd, target); err != nil {
+		beneath.Close(fd)
+		return err
+	}
 	err = b.k.syncFS(fdPath(fd))
 	beneath.Close(fd) // before the unmount: an open descriptor keeps the mount busy
 	if err != nil {
@@ -241,6 +263,24 @@ func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
 			return errdefs.Errorf(errdefs.ErrUnavailable, "unmount %s: it is busy (open files, or mounts below it)", target)
 		}
 		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	return nil
+}
+
+// checkMountedAt checks that the directory open at fd (target, for
+// messages) holds volume id's filesystem: errdefs.ErrFailedPrecondition,
+// and nothing changed, when it holds another.
+func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target string) error {
+	_, v, err := b.lookup(ctx, id)
+	if err != nil {
+		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	dev, err := b.k.deviceOf(fdPath(fd))
+	if err != nil {
+		return fmt.Errorf("unmount %s: find the filesystem there: %w", target, err)
+	}
+	if v.part == nil || v.part.dev != dev {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
 	}
 	return nil
 }
