@@ -110,7 +110,11 @@ func ToGRPC(err error) error {
 
 // FromGRPC converts a gRPC status error back into an error that wraps the
 // matching sentinel, so callers can use errors.Is whether they call the
-// proxy remotely or in-process. Errors that are not statuses pass through.
+// proxy remotely or in-process. codes.DeadlineExceeded and codes.Canceled
+// wrap context.DeadlineExceeded and context.Canceled, as the same call in
+// library mode would. The result keeps the status (GRPCStatus), so Code and
+// ToGRPC map it back to the code received. Errors that are not statuses,
+// and statuses of other codes, pass through.
 func FromGRPC(err error) error {
 	s, ok := status.FromError(err)
 	if !ok || err == nil {
@@ -121,10 +125,17 @@ func FromGRPC(err error) error {
 			return &remoteError{msg: s.Message(), kind: k.err, st: s}
 		}
 	}
+	switch s.Code() {
+	case codes.DeadlineExceeded:
+		return &remoteError{msg: s.Message(), kind: context.DeadlineExceeded, st: s}
+	case codes.Canceled:
+		return &remoteError{msg: s.Message(), kind: context.Canceled, st: s}
+	}
 	return err
 }
 
-// remoteError is a status received from the daemon, wrapping its sentinel.
+// remoteError is a status received from the daemon, wrapping its sentinel
+// (or the context error its code stands for).
 type remoteError struct {
 	msg  string
 	kind error

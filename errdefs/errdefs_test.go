@@ -60,6 +60,33 @@ func TestFromGRPCRestoresSentinels(t *testing.T) {
 			t.Errorf("code lost: %v", status.Code(err))
 		}
 	}
+	// The context codes come back as the context errors, as they are in
+	// library mode, and keep their code both ways.
+	for code, want := range map[codes.Code]error{codes.DeadlineExceeded: context.DeadlineExceeded, codes.Canceled: context.Canceled} {
+		err := FromGRPC(status.Error(code, "context deadline exceeded"))
+		if !errors.Is(err, want) {
+			t.Errorf("%v: errors.Is(err, %v) is false after FromGRPC", code, want)
+		}
+		for _, k := range kinds {
+			if errors.Is(err, k.err) {
+				t.Errorf("%v: wraps %v too", code, k.err)
+			}
+		}
+		if err.Error() != "context deadline exceeded" {
+			t.Errorf("%v: message %q", code, err.Error())
+		}
+		if status.Code(err) != code || Code(err) != code || status.Code(ToGRPC(err)) != code {
+			t.Errorf("%v: code lost: status.Code %v, Code %v, ToGRPC %v", code, status.Code(err), Code(err), status.Code(ToGRPC(err)))
+		}
+		if Code(want) != code || status.Code(ToGRPC(want)) != code {
+			t.Errorf("%v: the context error itself maps to %v / %v", code, Code(want), status.Code(ToGRPC(want)))
+		}
+	}
+	// Other codes without a sentinel pass through unchanged.
+	internal := status.Error(codes.Internal, "boom")
+	if FromGRPC(internal) != internal {
+		t.Error("an Internal status was changed")
+	}
 	plain := errors.New("not a status")
 	if FromGRPC(plain) != plain {
 		t.Error("a non-status error was changed")
