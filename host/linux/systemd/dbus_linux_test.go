@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -305,5 +306,66 @@ func TestDBusReconnects(t *testing.T) {
 	client.mu.Unlock()
 	if u, err := client.Unit(ctx, "iscsid.service"); err != nil || u.ActiveState != "active" {
 		t.Errorf("Unit after reconnect = %+v, %v", u, err)
+	}
+}
+
+// TestHostCloseClosesConnection: Host.Close closes the DBus connection a
+// call opened, so hosts built and closed again (a daemon restarted in
+// process, library mode's New and Close) leave no connection on the bus
+// and no goroutine reading one.
+func TestHostCloseClosesConnection(t *testing.T) {
+	addr := startBus(t)
+	ctx := context.Background()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	fake := &fakeSystemd{conn: conn, bus: fixture(), mode: "before"}
+	if err := conn.Export(fake, managerPath, managerIface); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.RequestName(systemdName, dbus.NameFlagDoNotQueue); err != nil {
+		t.Fatal(err)
+	}
+	// peers counts the connections on the bus (their unique names),
+	// the bus daemon's own and conn's included.
+	peers := func() int {
+		var names []string
+		if err := conn.BusObject().Call("org.freedesktop.DBus.ListNames", 0).Store(&names); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, name := range names {
+			if strings.HasPrefix(name, ":") {
+				n++
+			}
+		}
+		return n
+	}
+	basePeers, baseGoroutines := peers(), runtime.NumGoroutine()
+	for range 10 {
+		h := New("", NewDBus(addr))
+		if _, err := h.GetService(ctx, "iscsid"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	if err := New("", NewFakeBus()).Close(); err != nil {
+		t.Errorf("Close of a Host on a FakeBus: %v", err)
+	}
+	// The bus daemon notices a closed connection at once; goroutines
+	// end shortly after theirs closed.
+	deadline := time.Now().Add(5 * time.Second)
+	for (peers() != basePeers || runtime.NumGoroutine() > baseGoroutines) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := peers(); p != basePeers {
+		t.Errorf("%d connections on the bus after 10 hosts were closed, %d before", p, basePeers)
+	}
+	if g := runtime.NumGoroutine(); g > baseGoroutines {
+		t.Errorf("%d goroutines after 10 hosts were closed, %d before", g, baseGoroutines)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,6 +56,17 @@ func New(sysfsRoot string, bus Bus) *Host {
 		sysfsRoot = DefaultSysfsRoot
 	}
 	return &Host{sysfs: sysfsRoot, bus: bus}
+}
+
+// Close closes the Bus when it holds something (DBus: its connection to
+// the system bus, with the goroutines that read it); a FakeBus holds
+// nothing. Call it after the last call: a call made after Close opens a
+// new connection, which the next Close closes.
+func (h *Host) Close() error {
+	if c, ok := h.bus.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // BIOSSerialNumber implements system.Host with the system serial number
