@@ -487,9 +487,11 @@ func (c *Client) isClosed() bool {
 }
 
 // guardedConn is a group's connection as its stub sees it: after Close,
-// calls fail with a clear error instead of gRPC's "connection is closing".
+// calls fail with a clear error instead of gRPC's "connection is closing",
+// and a request with a string that is not valid UTF-8 is refused before it
+// is sent (checkUTF8).
 type guardedConn struct {
-	cc *grpc.ClientConn
+	cc grpc.ClientConnInterface
 	c  *Client
 }
 
@@ -500,6 +502,9 @@ var errClosed = errdefs.Errorf(errdefs.ErrFailedPrecondition, "csi-node-proxy cl
 func (g *guardedConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if g.c.isClosed() {
 		return errClosed
+	}
+	if err := checkUTF8(method, args); err != nil {
+		return err
 	}
 	return g.cc.Invoke(ctx, method, args, reply, opts...)
 }
