@@ -14,6 +14,8 @@ package hostset
 import (
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"runtime"
 	"strings"
 
@@ -106,9 +108,41 @@ type Set struct {
 	Simulated *simulated.Host
 }
 
+// Close releases what the backends hold between calls: on Linux the
+// system group's D-Bus connection to systemd (opened by the first call
+// that needs it). It closes every distinct backend among the six fields
+// that has a Close method (Close() error), so a backend that comes to hold
+// something is closed as soon as it has one; the other backends (the
+// Windows ones, which open their handles and COM scopes per call, and the
+// simulated host) hold nothing. Call it after the last call has returned:
+// a call made later may open what Close closed.
+func (s Set) Close() error {
+	var closers []io.Closer
+	var errs []error
+next:
+	for _, b := range []any{s.Disk, s.Volume, s.Filesystem, s.SMB, s.ISCSI, s.System} {
+		c, ok := b.(io.Closer)
+		if !ok {
+			continue
+		}
+		for _, seen := range closers {
+			// One backend may serve several groups; a type that is
+			// not comparable cannot be the same backend twice.
+			if reflect.TypeOf(c).Comparable() && seen == c {
+				continue next
+			}
+		}
+		closers = append(closers, c)
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // New builds the backend cfg names. This is the only place that knows the
 // backends. Constructors only check configuration: nothing on the host
-// changes until a call arrives.
+// changes until a call arrives. Close the Set when done with it.
 func New(cfg Config) (Set, error) {
 	switch cfg.Host {
 	case Simulated:
