@@ -219,6 +219,13 @@ func buildCases(e *env) []hcase {
 			b.add(v.api, v.unmountName, v.pathField, "volume B", p, func(c context.Context) error { return v.unmount(c, e.volB, p.value) })
 		}
 	}
+	// Links to a working directory itself: followed (they stay inside),
+	// but what they reach is a working directory, which no call may
+	// empty, remove, link to, mount on or unmount; nested working dirs
+	// are reached by their last name below a link to the kubelet one.
+	for _, l := range rootLinks(s) {
+		rootLinkCases(b, e, l)
+	}
 	// A working directory itself is no mount target: the Service mounts
 	// strictly inside the working dirs (docs/linux-block.md relies on it).
 	for _, v := range e.vol {
@@ -312,6 +319,44 @@ func linkCases(b *builder, e *env, l link) {
 		}
 		b.add(v.api, "NewSmbGlobalMapping", "local_path", "", pd(local, what), func(c context.Context) error {
 			return v.newMapping(c, goodRemote, local, goodUser, goodPass)
+		})
+	}
+}
+
+// rootLinkCases uses a link to a working directory itself (see rootLinks).
+func rootLinkCases(b *builder, e *env, l rootLink) {
+	pods := e.s.Kubelet + "/pods"
+	what := "through a " + l.what
+	for _, v := range e.fs {
+		if v.rmdirContents != nil {
+			in := pd(l.at, "RmdirContents "+what)
+			b.add(v.api, "RmdirContents", "path", "", in, func(c context.Context) error { return v.rmdirContents(c, l.at) })
+		}
+		nl := pods + "/" + b.fresh("nl")
+		b.add(v.api, v.linkName, "source_path", "target "+nl, pd(l.at, "link source "+what), func(c context.Context) error { return v.link(c, l.at, nl) })
+	}
+	if !l.kubelet {
+		return
+	}
+	nested, reg := l.at+"/plugins", l.at+"/plugins_registry"
+	what = "the nested working dir " + what
+	for _, v := range e.fs {
+		b.add(v.api, "Rmdir", "path", "force", pd(nested, what), func(c context.Context) error { return v.rmdir(c, nested, true) })
+		b.add(v.api, "Rmdir", "path", "no force", pd(nested, what), func(c context.Context) error { return v.rmdir(c, nested, false) })
+		if v.rmdirContents != nil {
+			b.add(v.api, "RmdirContents", "path", "", pd(nested, what), func(c context.Context) error { return v.rmdirContents(c, nested) })
+		}
+		b.add(v.api, v.linkName, "target_path", "source "+pods+"/src", pd(nested, what), func(c context.Context) error {
+			return v.link(c, pods+"/src", nested)
+		})
+	}
+	for _, v := range e.vol {
+		b.add(v.api, v.mountName, v.pathField, "volume A", pd(nested, what), func(c context.Context) error { return v.mount(c, e.volA, nested) })
+		b.add(v.api, v.unmountName, v.pathField, "volume B", pd(reg, what+" (volume B mounted on it)"), func(c context.Context) error { return v.unmount(c, e.volB, reg) })
+	}
+	for _, v := range e.smb {
+		b.add(v.api, "NewSmbGlobalMapping", "local_path", "", pd(nested, what), func(c context.Context) error {
+			return v.newMapping(c, goodRemote, nested, goodUser, goodPass)
 		})
 	}
 }

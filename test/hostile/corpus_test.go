@@ -117,6 +117,12 @@ func hostilePOSIXPaths(s sandbox) []string {
 	for _, l := range escapeLinks(s) {
 		out = append(out, l.at+"/"+l.child, l.at+"/"+s.Probe+"-dir/sub", l.at+"/"+s.Probe+"-link")
 	}
+	for _, l := range rootLinks(s) {
+		out = append(out, l.at)
+		if l.kubelet {
+			out = append(out, l.at+"/plugins", l.at+"/plugins_registry")
+		}
+	}
 	return out
 }
 

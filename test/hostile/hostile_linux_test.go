@@ -293,12 +293,21 @@ func setUp(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	mkdir(s.Kubelet+"/pods/ok", s.Kubelet+"/pods/src", s.CSI+"/ok", e.emptyWD,
+	mkdir(s.Kubelet+"/pods/ok", s.Kubelet+"/pods/src", s.CSI+"/ok", s.CSI+"/data", e.emptyWD,
+		s.Plugins()+"/drv", s.Registry(),
 		s.Outside()+"/victim/sub", s.Outside()+"/mnt-b", s.Sibling()+"/data", root+"/files")
 	write(s.Outside()+"/victim/file", "must survive\n")
 	write(s.Outside()+"/victim/sub/file", "must survive too\n")
 	write(s.Sibling()+"/data/file", "sibling data\n")
+	// Data in every working dir, so emptying one shows in the snapshot.
+	write(s.CSI+"/data/file", "working dir data\n")
+	write(s.Plugins()+"/drv/data", "nested working dir data\n")
 	for _, l := range escapeLinks(s) {
+		if err := os.Symlink(l.to, l.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range rootLinks(s) {
 		if err := os.Symlink(l.to, l.at); err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +328,7 @@ func setUp(t *testing.T) *env {
 	}
 
 	bin := buildDaemon(t, t.TempDir())
-	e.d = startDaemon(t, bin, s, []string{s.CSI, e.emptyWD}, root+"/s", path)
+	e.d = startDaemon(t, bin, s, []string{s.CSI, e.emptyWD, s.Plugins(), s.Registry()}, root+"/s", path)
 	e.fs, e.vol, e.disk = fsVersions(t, e.d), volVersions(t, e.d), diskVersions(t, e.d)
 	e.smb, e.iscsi, e.sys = smbVersions(t, e.d), iscsiVersions(t, e.d), systemVersions(t, e.d)
 
@@ -373,8 +382,10 @@ func setUp(t *testing.T) *env {
 	if !waitFor(5*time.Second, func() bool { _, err := os.Stat(part); return err == nil }) {
 		t.Fatalf("%s did not appear", part)
 	}
-	if err := unix.Mount(part, e.mntB, "ext4", unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		t.Fatalf("mount %s at %s: %v", part, e.mntB, err)
+	for _, mp := range []string{e.mntB, s.Registry()} {
+		if err := unix.Mount(part, mp, "ext4", unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			t.Fatalf("mount %s at %s: %v", part, mp, err)
+		}
 	}
 	return e
 }
@@ -390,8 +401,8 @@ func tearDown(t *testing.T, e *env) {
 	}
 	if mps, err := unmountBelow(e.s.Root, e.loops); err != nil {
 		t.Errorf("cleanup: %v", err)
-	} else if len(mps) > 1 {
-		// Only B's mount at mntB is the test's own.
+	} else if len(mps) > 2 {
+		// Only B's mounts at mntB and on Registry are the test's own.
 		t.Logf("cleanup unmounted %v", mps)
 	}
 	for _, l := range e.loops {

@@ -42,6 +42,15 @@ var defaultSandbox = sandbox{
 // Outside/victim/{file,sub/file} must survive every call.
 func (s sandbox) Outside() string { return s.Root + "/outside" }
 
+// Plugins is a working directory nested in the kubelet one
+// (-working-dir=<kubelet>/plugins), holding drv/data.
+func (s sandbox) Plugins() string { return s.Kubelet + "/plugins" }
+
+// Registry is a second nested working directory, on which volume B is
+// mounted (as a kubelet directory on its own disk is), so an unmount
+// aimed at it reaches the backend.
+func (s sandbox) Registry() string { return s.Kubelet + "/plugins_registry" }
+
 // Sibling is a decoy directory whose name extends the kubelet
 // directory's: Kubelet + "-x", with data/file in it.
 func (s sandbox) Sibling() string { return s.Kubelet + "-x" }
@@ -239,6 +248,28 @@ func escapeLinks(s sandbox) []link {
 		{k + "/pods/l-chain", "l-out", true, "victim", "relative link to a link that leads out"},
 		{k + "/pods/l-dotdot-abs", k + "/../outside", true, "victim", "absolute link spelt with .. out of the working dir"},
 		{s.CSI + "/l-k", "../kubelet", true, "pods", "relative link from one working dir into another (pops above its anchor)"},
+	}
+}
+
+// rootLink is a symlink the suite plants inside a working directory that
+// leads to a working directory itself: it stays inside, so it is followed,
+// but the path text no longer shows that it names a working directory.
+type rootLink struct {
+	at, to string
+	// kubelet tells that the link leads to the kubelet working dir, so
+	// <at>/plugins and <at>/plugins_registry name the nested ones.
+	kubelet bool
+	what    string
+}
+
+// rootLinks are the links to the working directories themselves.
+func rootLinks(s sandbox) []rootLink {
+	k := s.Kubelet
+	return []rootLink{
+		{k + "/pods/l-wd", k, true, "absolute link to the kubelet working dir itself"},
+		{k + "/pods/l-wd-rel", "..", true, `relative link ".." to the kubelet working dir itself`},
+		{k + "/pods/l-wd-csi", s.CSI, false, "absolute link from one working dir to the other itself"},
+		{s.CSI + "/l-wd-dot", ".", false, `relative link "." to its own working dir`},
 	}
 }
 
