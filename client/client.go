@@ -335,18 +335,40 @@ func (o Options) noCommonVersion(ctx context.Context, p groupPlan, probed map[st
 	} else {
 		fmt.Fprintf(&msg, "client supports %s; ", strings.Join(p.versions, ", "))
 	}
-	kind := errdefs.ErrFailedPrecondition
+	// FailedPrecondition ("retrying will not help") only when something
+	// answered: a version served, an endpoint that said it does not serve
+	// the version asked for, or an endpoint of a version this client does
+	// not know that accepts connections. A socket file nobody listens on
+	// (left by a daemon that died) answered nothing: the daemon may be
+	// about to come back, so that is Unavailable.
+	answered := len(served) > 0
+	for _, err := range probed {
+		if errors.Is(err, errNotServing) {
+			answered = true
+		}
+	}
+	others, stale := o.answering(ctx, o.unknownEndpoints(p.group))
+	answered = answered || len(others) > 0
 	switch {
 	case len(served) > 0:
 		fmt.Fprintf(&msg, "server serves %s", strings.Join(served, ", "))
+	case len(others) > 0:
+		fmt.Fprintf(&msg, "server serves none of them (it has %s, versions this client is not built with)", strings.Join(others, ", "))
+	case answered:
+		fmt.Fprintf(&msg, "server serves none of them (its endpoints answer without serving them)")
 	default:
-		others := o.unknownEndpoints(p.group)
-		if len(others) > 0 {
-			fmt.Fprintf(&msg, "server serves none of them (it has %s, versions this client is not built with)", strings.Join(others, ", "))
-		} else {
-			kind = errdefs.ErrUnavailable
-			fmt.Fprintf(&msg, "server serves none of them (no %s endpoint answered %s)", Endpoint(p.group, "*"), o.where())
-		}
+		fmt.Fprintf(&msg, "server serves none of them (no %s endpoint answered %s)", Endpoint(p.group, "*"), o.where())
+	}
+	switch len(stale) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&msg, "; %s accepts no connection (a stale socket file)", stale[0])
+	default:
+		fmt.Fprintf(&msg, "; %s accept no connection (stale socket files)", strings.Join(stale, ", "))
+	}
+	kind := errdefs.ErrUnavailable
+	if answered {
+		kind = errdefs.ErrFailedPrecondition
 	}
 	// The first version's failure says why an endpoint did not answer
 	// (missing, refused, permission denied, timed out).
@@ -359,6 +381,24 @@ func (o Options) noCommonVersion(ctx context.Context, p groupPlan, probed map[st
 // errNotServing reports an endpoint that answered but does not serve the
 // service asked for.
 var errNotServing = errors.New("endpoint does not serve the service")
+
+// answering splits endpoint names (in o's endpoint directory) into those
+// that accept a connection and those that do not. Only a connection is
+// made, no call: the versions are unknown to this client.
+func (o Options) answering(ctx context.Context, names []string) (ok, refused []string) {
+	for _, name := range names {
+		dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+		conn, err := dial(dctx, endpointPath(o, name))
+		cancel()
+		if err != nil {
+			refused = append(refused, name)
+			continue
+		}
+		_ = conn.Close() // only a probe
+		ok = append(ok, name)
+	}
+	return ok, refused
+}
 
 // probe connects to gv's endpoint and checks that it serves gv's service.
 // On success the caller owns the connection; on failure it is closed.
@@ -383,7 +423,9 @@ func (o Options) probe(ctx context.Context, gv groupVersion) (*grpc.ClientConn, 
 	case err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING:
 		return cc, nil
 	case err == nil:
-		err = fmt.Errorf("%w %s: health %s", errNotServing, gv.service, resp.GetStatus())
+		// NOT_SERVING: a daemon shutting down (or not ready); it may serve
+		// again, so this does not count as an answer for the error kind.
+		err = fmt.Errorf("endpoint does not serve %s now: health %s", gv.service, resp.GetStatus())
 	case status.Code(err) == codes.Unimplemented:
 		// The endpoint answered gRPC but has no health service: upstream
 		// csi-proxy, which serves each version on its own pipe. Reaching it

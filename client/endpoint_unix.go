@@ -19,6 +19,9 @@ func endpointAddress(o Options, name string) string {
 	return filepath.Join(o.SocketDir, name+socketSuffix)
 }
 
+// endpointPath is the socket of a file name unknownEndpoints returned.
+func endpointPath(o Options, file string) string { return filepath.Join(o.SocketDir, file) }
+
 // where says where endpoints were looked for, for error messages.
 func (o Options) where() string { return "in " + o.SocketDir }
 

@@ -12,6 +12,10 @@ import (
 // endpointAddress is the endpoint's named pipe.
 func endpointAddress(o Options, name string) string { return o.PipePrefix + name }
 
+// endpointPath is the pipe of a name unknownEndpoints returned (it returns
+// none on Windows).
+func endpointPath(o Options, name string) string { return o.PipePrefix + name }
+
 // where says where endpoints were looked for, for error messages.
 func (o Options) where() string { return "under " + o.PipePrefix }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -134,6 +135,33 @@ func TestNegotiateOnlyNewerVersions(t *testing.T) {
 	want := "disk: no common API version: client supports v1, v1beta3, v1beta2, v1beta1, v1alpha1; server serves none of them (it has csi-proxy-disk-v9.sock, versions this client is not built with)"
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, errdefs.ErrFailedPrecondition) {
 		t.Fatalf("error %v, want FailedPrecondition containing %q", err, want)
+	}
+}
+
+// TestNegotiateStaleUnknownSocket: the only disk socket is a version this
+// client is not built with, left behind by a daemon that died: the file is
+// there but nothing listens. Nothing answered, so the error is Unavailable
+// (the daemon may be restarting), not FailedPrecondition, and says the
+// file accepts no connection.
+func TestNegotiateStaleUnknownSocket(t *testing.T) {
+	requireUnixSockets(t)
+	dir := socketDir(t)
+	path := filepath.Join(dir, "csi-proxy-disk-v9.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false) // as a daemon that was killed leaves it
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the stale socket file is gone: %v", err)
+	}
+	_, err = client.Dial(context.Background(), client.Options{SocketDir: dir, Groups: []string{"disk"}})
+	want := fmt.Sprintf("disk: no common API version: client supports v1, v1beta3, v1beta2, v1beta1, v1alpha1; server serves none of them (no csi-proxy-disk-* endpoint answered in %s); csi-proxy-disk-v9.sock accepts no connection (a stale socket file)", dir)
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, errdefs.ErrUnavailable) || errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Fatalf("error %v, want Unavailable containing %q", err, want)
 	}
 }
 
