@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
@@ -23,7 +25,15 @@ type hostSet struct {
 	smb        smb.Host
 	iscsi      iscsi.Host
 	system     system.Host
+	// backend is the hostset.Set the fields came from, kept because
+	// instrumentHost wraps the fields: its Close releases what the
+	// backends hold (the Linux system group's D-Bus connection), once
+	// serving has stopped (closeHost).
+	backend io.Closer
 }
+
+// buildHost is newHost; a test replaces it to watch the host be closed.
+var buildHost = newHost
 
 // newHost builds the backend --host names. Package hostset knows the
 // backends; library mode (package inprocess) builds its hosts there too,
@@ -48,6 +58,7 @@ func newHost(cfg Config) (hostSet, error) {
 		smb:        s.SMB,
 		iscsi:      s.ISCSI,
 		system:     s.System,
+		backend:    s,
 	}, nil
 }
 

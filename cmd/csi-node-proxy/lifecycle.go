@@ -27,6 +27,18 @@ func shutdown(srv *server.Server, timeout time.Duration, n winsvc.Notifier) erro
 	return nil
 }
 
+// closeHost releases what h's backends hold, once the server has stopped
+// and no call can reach them. A failure is only logged: the daemon is
+// going away, and its exit status is about serving.
+func closeHost(h hostSet) {
+	if h.backend == nil {
+		return
+	}
+	if err := h.backend.Close(); err != nil {
+		klog.ErrorS(err, "Closing the host backend")
+	}
+}
+
 // noNotifier is the Notifier of a daemon in the foreground: nobody is
 // told.
 type noNotifier struct{}

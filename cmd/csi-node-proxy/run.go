@@ -54,10 +54,13 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	if runtime.GOOS != "windows" && cfg.Transport.SocketMode&0o007 != 0 {
 		klog.Warningf("--socket-mode=%#o lets every local user reach a privileged storage proxy", cfg.Transport.SocketMode)
 	}
-	h, err := newHost(cfg)
+	h, err := buildHost(cfg)
 	if err != nil {
 		return err
 	}
+	// Runs after every defer below, so after shutdown (or a failed
+	// start) has stopped the server.
+	defer closeHost(h)
 	h = instrumentHost(h, mx, cfg.Host) // metrics.go; unchanged when metrics are off
 	groups, err := newGroups(cfg, h)
 	if err != nil {
