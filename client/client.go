@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -74,6 +75,10 @@ const (
 	// matters for a daemon that accepts but does not answer.
 	DefaultDialTimeout = 5 * time.Second
 )
+
+// reconnectBackoff paces a connection's reconnection attempts: 100 ms
+// growing to at most 1 s, with gRPC's usual factor and jitter.
+var reconnectBackoff = backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
 
 // Options says which daemon to reach and how. The zero value reaches the
 // daemon at its default place, every group, every version.
@@ -409,6 +414,10 @@ func (o Options) probe(ctx context.Context, gv groupVersion) (*grpc.ClientConn, 
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// A path is not a valid HTTP authority.
 		grpc.WithAuthority("localhost"),
+		// A local socket or pipe is cheap to dial: after the daemon
+		// restarts, reconnect within about a second rather than after
+		// gRPC's default backoff, which grows to 120 s.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff, MinConnectTimeout: o.DialTimeout}),
 	}, o.GRPCOptions...)
 	// passthrough hands the address to the dialer unchanged, so pipe paths
 	// need no URL escaping.

@@ -74,6 +74,15 @@ func socketDir(t *testing.T) string {
 // syntax) in dir until the test ends.
 func startDaemon(t *testing.T, dir, spec string) *daemon {
 	t.Helper()
+	d := startDaemonNoCleanup(t, dir, spec)
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+// startDaemonNoCleanup is startDaemon for a test that stops the daemon
+// itself (d.stop), to restart it.
+func startDaemonNoCleanup(t *testing.T, dir, spec string) *daemon {
+	t.Helper()
 	requireUnixSockets(t)
 	cfg, err := simulated.LoadConfig(filepath.Join("testdata", "sim.json"))
 	if err != nil {
@@ -100,17 +109,21 @@ func startDaemon(t *testing.T, dir, spec string) *daemon {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stop daemon: %v", err)
-		}
-		if err := srv.Wait(); err != nil {
-			t.Errorf("daemon stopped with %v", err)
-		}
-	})
 	return &daemon{dir: dir, host: h, srv: srv}
+}
+
+// stop stops the daemon and waits for it: its endpoints are gone when it
+// returns.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.srv.Stop(ctx); err != nil {
+		t.Errorf("stop daemon: %v", err)
+	}
+	if err := d.srv.Wait(); err != nil {
+		t.Errorf("daemon stopped with %v", err)
+	}
 }
 
 // requireUnixSockets skips a test on Windows, where the client dials named
