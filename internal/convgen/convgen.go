@@ -907,6 +907,15 @@ func fieldFold(s *types.Struct, name string) *types.Var {
 // assign returns code that sets dst (of type dt) from src (of type st), in
 // direction d, or false when the types cannot be converted.
 func (g *gen) assign(dst, src string, dt, st types.Type, d direction) (string, bool) {
+	// A client's response has empty, never nil, lists and maps, as library
+	// mode's do: the wire cannot tell an empty list from none, and a driver
+	// comparing results (or marshalling them) must not see the modes
+	// differ.
+	if g.client && d == toModel {
+		if code, ok := g.assignNonNil(dst, src, dt, st, d); ok {
+			return code, true
+		}
+	}
 	if expr, ok := g.value(src, dt, st, d); ok {
 		return fmt.Sprintf("\t%s = %s\n", dst, expr), true
 	}
@@ -934,6 +943,37 @@ func (g *gen) assign(dst, src string, dt, st types.Type, d direction) (string, b
 			return "", false
 		}
 		return fmt.Sprintf("\tif %[2]s != nil {\n\t\t%[1]s = make(%[3]s, len(%[2]s))\n\t\tfor k, v := range %[2]s {\n\t\t\t%[1]s[k] = %[4]s\n\t\t}\n\t}\n",
+			dst, src, g.typeString(dt), elem), true
+	}
+	return "", false
+}
+
+// assignNonNil is assign for a list or map that must come out empty rather
+// than nil when src is nil or empty; false for other types and for maps
+// whose keys differ (an override converts those).
+func (g *gen) assignNonNil(dst, src string, dt, st types.Type, d direction) (string, bool) {
+	switch dtt := dt.(type) {
+	case *types.Slice:
+		stt, ok := st.(*types.Slice)
+		if !ok {
+			return "", false
+		}
+		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
+		if !ok {
+			return "", false
+		}
+		return fmt.Sprintf("\t%[1]s = make(%[3]s, 0, len(%[2]s))\n\tfor _, v := range %[2]s {\n\t\t%[1]s = append(%[1]s, %[4]s)\n\t}\n",
+			dst, src, g.typeString(dt), elem), true
+	case *types.Map:
+		stt, ok := st.(*types.Map)
+		if !ok || !types.Identical(dtt.Key(), stt.Key()) {
+			return "", false
+		}
+		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
+		if !ok {
+			return "", false
+		}
+		return fmt.Sprintf("\t%[1]s = make(%[3]s, len(%[2]s))\n\tfor k, v := range %[2]s {\n\t\t%[1]s[k] = %[4]s\n\t}\n",
 			dst, src, g.typeString(dt), elem), true
 	}
 	return "", false

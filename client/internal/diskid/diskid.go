@@ -27,11 +27,10 @@ func Parse(id string) (uint32, error) {
 }
 
 // ParseKeys converts a map keyed by disk ID into one keyed by disk number,
-// converting each value with conv. A nil map stays nil.
+// converting each value with conv. A nil map becomes an empty one, as the
+// generated conversions make every list and map of a response (library
+// mode never answers nil).
 func ParseKeys[V, W any](m map[string]V, conv func(V) W) (map[uint32]W, error) {
-	if m == nil {
-		return nil, nil
-	}
 	out := make(map[uint32]W, len(m))
 	for id, v := range m {
 		n, err := Parse(id)

@@ -133,11 +133,9 @@ func toModelListDiskLocationsResponse(in *pb.ListDiskLocationsResponse) *disk.Li
 		return nil
 	}
 	out := &disk.ListDiskLocationsResponse{}
-	if in.DiskLocations != nil {
-		out.DiskLocations = make(map[uint32]*disk.DiskLocation, len(in.DiskLocations))
-		for k, v := range in.DiskLocations {
-			out.DiskLocations[k] = toModelDiskLocation(v)
-		}
+	out.DiskLocations = make(map[uint32]*disk.DiskLocation, len(in.DiskLocations))
+	for k, v := range in.DiskLocations {
+		out.DiskLocations[k] = toModelDiskLocation(v)
 	}
 	return out
 }
@@ -194,11 +192,9 @@ func toModelListDiskIDsResponse(in *pb.ListDiskIDsResponse) *disk.ListDiskIDsRes
 		return nil
 	}
 	out := &disk.ListDiskIDsResponse{}
-	if in.DiskIDs != nil {
-		out.DiskIDs = make(map[uint32]*disk.DiskIDs, len(in.DiskIDs))
-		for k, v := range in.DiskIDs {
-			out.DiskIDs[k] = toModelDiskIDs(v)
-		}
+	out.DiskIDs = make(map[uint32]*disk.DiskIDs, len(in.DiskIDs))
+	for k, v := range in.DiskIDs {
+		out.DiskIDs[k] = toModelDiskIDs(v)
 	}
 	return out
 }

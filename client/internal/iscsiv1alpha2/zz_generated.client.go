@@ -165,7 +165,10 @@ func toModelDiscoverTargetPortalResponse(in *pb.DiscoverTargetPortalResponse) *i
 		return nil
 	}
 	out := &iscsi.DiscoverTargetPortalResponse{}
-	out.IQNs = in.Iqns
+	out.IQNs = make([]string, 0, len(in.Iqns))
+	for _, v := range in.Iqns {
+		out.IQNs = append(out.IQNs, v)
+	}
 	return out
 }
 
@@ -203,11 +206,9 @@ func toModelListTargetPortalsResponse(in *pb.ListTargetPortalsResponse) *iscsi.L
 		return nil
 	}
 	out := &iscsi.ListTargetPortalsResponse{}
-	if in.TargetPortals != nil {
-		out.TargetPortals = make([]*iscsi.TargetPortal, 0, len(in.TargetPortals))
-		for _, v := range in.TargetPortals {
-			out.TargetPortals = append(out.TargetPortals, toModelTargetPortal(v))
-		}
+	out.TargetPortals = make([]*iscsi.TargetPortal, 0, len(in.TargetPortals))
+	for _, v := range in.TargetPortals {
+		out.TargetPortals = append(out.TargetPortals, toModelTargetPortal(v))
 	}
 	return out
 }
@@ -272,7 +273,10 @@ func toModelGetTargetDisksResponse(in *pb.GetTargetDisksResponse) *iscsi.GetTarg
 		return nil
 	}
 	out := &iscsi.GetTargetDisksResponse{}
-	out.DiskIDs = in.DiskIDs
+	out.DiskIDs = make([]string, 0, len(in.DiskIDs))
+	for _, v := range in.DiskIDs {
+		out.DiskIDs = append(out.DiskIDs, v)
+	}
 	return out
 }
 

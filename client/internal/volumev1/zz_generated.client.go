@@ -176,7 +176,10 @@ func toModelListVolumesOnDiskResponse(in *pb.ListVolumesOnDiskResponse) *volume.
 		return nil
 	}
 	out := &volume.ListVolumesOnDiskResponse{}
-	out.VolumeIDs = in.VolumeIds
+	out.VolumeIDs = make([]string, 0, len(in.VolumeIds))
+	for _, v := range in.VolumeIds {
+		out.VolumeIDs = append(out.VolumeIDs, v)
+	}
 	return out
 }
 
