@@ -178,7 +178,9 @@ func (l *Logger) fail(err error, line []byte) {
 // Reopen reopens the audit file at its path, for log rotation: records
 // written after it returns go to the file now at that path. When the file
 // cannot be opened the old one stays in use and the error is returned. A
-// Logger writing to stderr or a given writer has nothing to reopen.
+// Logger writing to stderr or a given writer has nothing to reopen. After
+// Close (even one racing Reopen) it opens nothing and fails: a closed
+// Logger stays closed, and no file is left open behind it.
 func (l *Logger) Reopen() error {
 	if l.path == "" {
 		return nil
@@ -189,6 +191,11 @@ func (l *Logger) Reopen() error {
 	}
 	l.mu.Lock()
 	old := l.f
+	if old == nil { // closed
+		l.mu.Unlock()
+		_ = f.Close() // opened for nothing; the error that matters is below
+		return fmt.Errorf("audit log %s: %w", l.path, os.ErrClosed)
+	}
 	l.w, l.f = f, f
 	l.mu.Unlock()
 	return old.Close()

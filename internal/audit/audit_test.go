@@ -200,9 +200,16 @@ func TestReopen(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("new file mode %v, %v; want 0600", fi.Mode(), err)
 	}
-	// After Close, writes fail and the logger is unhealthy.
+	// After Close, writes fail and the logger is unhealthy, and Reopen
+	// does not bring it back (nor leave a file open).
 	if err := l.Log(record("NewSmbGlobalMapping")); err == nil || l.Healthy() {
 		t.Errorf("Log after Close = %v, healthy %v", err, l.Healthy())
+	}
+	if err := l.Reopen(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Reopen after Close = %v, want os.ErrClosed", err)
+	}
+	if err := l.Log(record("NewSmbGlobalMapping")); err == nil {
+		t.Error("Log after Close and Reopen succeeded")
 	}
 	// A path that cannot be opened is refused at start, and on reopen the
 	// old file stays in use.
