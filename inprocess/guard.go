@@ -2,6 +2,9 @@ package inprocess
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -31,8 +34,27 @@ var (
 		msg:  "the audit log cannot be written, so calls that change the node are refused until it can; retry later",
 		kind: errdefs.ErrUnavailable,
 	}
-	errClosed = &kindError{msg: "the in-process node is closed", kind: errdefs.ErrUnavailable}
+	// errClosed is what a call after Close gets, as a call after the
+	// client's Close does: a failed precondition, since retrying never
+	// succeeds.
+	errClosed = errdefs.Errorf(errdefs.ErrFailedPrecondition, "csi-node-proxy inprocess: the node is closed")
 )
+
+// panicError is what a call whose group Service panicked returns. It
+// wraps no errdefs sentinel (even when the panic value is an error that
+// does), so errdefs.Code gives Internal, as the daemon answers.
+type panicError struct {
+	method string // group.Method
+	value  any    // what the Service panicked with
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("csi-node-proxy inprocess: internal error: %s panicked: %v (a bug; the stack is in the log)", e.method, e.value)
+}
+
+// panicMessage is the Message of a panicked call's audit record, the
+// daemon's: the panic value may quote anything, and stays in the log.
+const panicMessage = "internal error"
 
 // guard is what the daemon's authorisation and audit interceptors do
 // (internal/server/guard.go), for one group of a Node.
@@ -45,17 +67,22 @@ type guard struct {
 // then f, the group Service's method. A nil req is the empty request, as
 // an empty message is on the wire.
 //
-// The order is the daemon's: the policy decides first, and a denial is
-// logged, audited and returned as errdefs.ErrPermissionDenied with the
+// The order is the daemon's: a closed Node refuses first
+// (errdefs.ErrFailedPrecondition); then the policy decides, and a denial
+// is logged, audited and returned as errdefs.ErrPermissionDenied with the
 // daemon's message; then, when the call is audited, a call that changes
 // the node is refused (errdefs.ErrUnavailable) while the audit log cannot
-// be written; then f runs, and its outcome is recorded, a panic included
-// (recorded as Internal and passed on).
+// be written; then f runs, and its outcome is recorded. A panic in f is
+// what the daemon makes of it: logged once with its stack, audited as
+// Internal, and returned as an error wrapping no sentinel (Internal by
+// errdefs.Code); it does not reach the caller as a panic. The call counts
+// as in flight throughout, so Close waits for its record.
 func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req, f func(context.Context, *Req) (*Resp, error)) (*Resp, error) {
 	s := g.sec
-	if s.closed.Load() {
+	if !s.enter() {
 		return nil, errClosed
 	}
+	defer s.leave()
 	if req == nil {
 		req = new(Req)
 	}
@@ -74,7 +101,7 @@ func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req,
 		return nil, err
 	}
 	if !s.audit.Wants(method, false) {
-		return f(ctx, req)
+		return run(ctx, g, method, req, f)
 	}
 	r := g.record(method, req, d, start)
 	if audit.Classify(method) != audit.Read && !s.audit.Healthy() {
@@ -82,21 +109,30 @@ func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req,
 		_ = s.audit.Log(r) // logged and counted by Log
 		return nil, errAuditUnavailable
 	}
-	finished := false
-	defer func() {
-		if !finished { // f panicked; the panic goes on to the caller
-			r.Code, r.Message, r.Duration = codes.Internal, "internal error", time.Since(start)
-			_ = s.audit.Log(r) // logged and counted by Log
-		}
-	}()
-	resp, err := f(ctx, req)
-	finished = true
+	resp, err := run(ctx, g, method, req, f)
 	r.Duration, r.Code = time.Since(start), errdefs.Code(err)
 	if err != nil {
 		r.Message = err.Error()
+		if pe := (*panicError)(nil); errors.As(err, &pe) {
+			r.Message = panicMessage
+		}
 	}
 	_ = s.audit.Log(r) // logged and counted by Log; the call's outcome stands
 	return resp, err
+}
+
+// run calls f, turning a panic into a *panicError, logged once with the
+// stack, as the daemon's recoverPanics interceptor does
+// (internal/server/interceptors.go).
+func run[Req, Resp any](ctx context.Context, g *guard, method string, req *Req, f func(context.Context, *Req) (*Resp, error)) (resp *Resp, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			klog.ErrorS(nil, "panic in call", "endpoint", Endpoint, "method", g.group+"."+method,
+				"caller", g.sec.caller.String(), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp, err = nil, &panicError{method: g.group + "." + method, value: p}
+		}
+	}()
+	return f(ctx, req)
 }
 
 // record starts the audit record of a call, in the daemon's schema:

@@ -34,8 +34,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
@@ -177,12 +177,20 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := h.Services(dirs, o.AllowedServices)
+	return newNode(o, h)
+}
+
+// newNode builds the Node of o on the host h, which it owns from now on:
+// h is closed by Node.Close, or before newNode returns an error.
+func newNode(o Options, h hostset.Set) (*Node, error) {
+	svc, err := h.Services(workingDirs(o), o.AllowedServices)
 	if err != nil {
+		_ = h.Close() // nothing ran on h; the error that matters is err
 		return nil, err
 	}
 	sec, err := newSecurity(o, h)
 	if err != nil {
+		_ = h.Close()
 		return nil, err
 	}
 	g := func(group string) *guard { return &guard{sec: sec, group: group} }
@@ -238,8 +246,12 @@ func (n *Node) Simulated() *simulated.Host { return n.sim }
 // (after log rotation) and the policy file read again at once. A policy
 // file that no longer loads leaves the previous policy in force, and is
 // returned as an error, as is an audit file that cannot be reopened (the
-// old one stays in use).
+// old one stays in use). After Close, Reload fails as calls do.
 func (n *Node) Reload() error {
+	if !n.sec.enter() {
+		return errClosed
+	}
+	defer n.sec.leave()
 	var errs []error
 	if n.sec.audit != nil {
 		errs = append(errs, n.sec.audit.Reopen())
@@ -251,20 +263,33 @@ func (n *Node) Reload() error {
 	return errors.Join(errs...)
 }
 
-// Close stops reloading the policy and closes the audit log. Calls made
-// after Close fail with errdefs.ErrUnavailable. Closing twice is harmless.
+// Close ends the Node: calls made from now on fail at once with
+// errdefs.ErrFailedPrecondition (a closed node never serves again, so
+// there is nothing to retry), as the client's do after its Close. Close
+// then waits for the calls in flight to return, so each of them is
+// audited, stops reloading the policy, closes the audit log and closes
+// the host backend (hostset.Set.Close: on Linux, the system group's D-Bus
+// connection). A call that never returns keeps Close waiting; bound calls
+// with their contexts. Closing twice is harmless; a concurrent second
+// Close waits for the first.
 func (n *Node) Close() error {
 	return n.sec.close()
 }
 
-// security is the policy and audit log of a Node, and who the caller is.
+// security is the policy and audit log of a Node, who the caller is, and
+// the calls in flight.
 type security struct {
 	caller identity.Caller
 	policy *policy.Store // nil: no policy, every call allowed
 	audit  *audit.Logger // nil: no audit log
+	host   io.Closer     // the host backend, closed last
 
-	closed    atomic.Bool
+	mu       sync.Mutex
+	closed   bool           // set by close: enter refuses
+	inFlight sync.WaitGroup // calls between enter and leave
+
 	stopWatch context.CancelFunc
+	watching  chan struct{} // closed when the policy watcher has returned
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -272,7 +297,7 @@ type security struct {
 // newSecurity loads the policy and opens the audit log o names, as the
 // daemon's setupSecurity does.
 func newSecurity(o Options, h hostset.Set) (*security, error) {
-	s := &security{caller: identity.Self(), stopWatch: func() {}}
+	s := &security{caller: identity.Self(), host: h, stopWatch: func() {}}
 	if o.PolicyFile != "" || o.PolicyData != nil {
 		if o.PolicyFile != "" && o.PolicyData != nil {
 			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")
@@ -309,19 +334,49 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopWatch = cancel
-		go s.policy.Watch(ctx, interval)
+		s.watching = make(chan struct{})
+		go func() {
+			defer close(s.watching)
+			s.policy.Watch(ctx, interval)
+		}()
 	}
 	return s, nil
 }
 
+// enter admits a call, unless the Node is closed; every call admitted
+// must leave. Close waits for the calls admitted before it.
+func (s *security) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.inFlight.Add(1) // under mu, so never concurrent with close's Wait on a zero count
+	return true
+}
+
+// leave ends a call enter admitted.
+func (s *security) leave() { s.inFlight.Done() }
+
 // close is Node.Close.
 func (s *security) close() error {
 	s.closeOnce.Do(func() {
-		s.closed.Store(true)
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		s.stopWatch()
-		if s.audit != nil {
-			s.closeErr = s.audit.Close()
+		if s.watching != nil {
+			<-s.watching
 		}
+		s.inFlight.Wait()
+		var errs []error
+		if s.audit != nil {
+			errs = append(errs, s.audit.Close())
+		}
+		if s.host != nil {
+			errs = append(errs, s.host.Close())
+		}
+		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
 }

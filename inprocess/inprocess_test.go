@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
@@ -73,12 +75,18 @@ func TestEveryGroupReachable(t *testing.T) {
 	if n.Simulated() == nil || !slices.Contains(n.Simulated().WorkingDirs(), kubelet) {
 		t.Errorf("simulated host %v", n.Simulated())
 	}
-	// After Close every call fails.
+	// After Close every call fails, as a failed precondition (the
+	// client's answer after its Close): retrying never succeeds.
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Disk().ListDiskIDs(ctx, nil); !errors.Is(err, errdefs.ErrUnavailable) {
+	_, err = n.Disk().ListDiskIDs(ctx, nil)
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || errdefs.Code(err) != codes.FailedPrecondition ||
+		err.Error() != "csi-node-proxy inprocess: the node is closed: failed precondition" {
 		t.Errorf("a call after Close: %v", err)
+	}
+	if err := n.Reload(); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Errorf("Reload after Close: %v", err)
 	}
 	if err := n.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
