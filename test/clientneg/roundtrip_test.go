@@ -3,6 +3,7 @@ package clientneg
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 )
 
 // TestRoundTripNewest: every model method of every group through the
@@ -97,8 +99,20 @@ func diskFlow(t *testing.T, d disk.Interface, versions map[string]string) {
 	ctx := context.Background()
 	locs, err := d.ListDiskLocations(ctx, nil)
 	must(t, "ListDiskLocations", err)
-	if l := locs.DiskLocations[dataDisk]; l == nil || l.Adapter != "1" || l.LUNID != "1" {
-		t.Errorf("ListDiskLocations: disk %d at %+v", dataDisk, l)
+	// sim.json's locations, "adapter:bus:target:lun"; disk 0 is the
+	// simulated host's system disk.
+	wantLocs := map[uint32]disk.DiskLocation{
+		0:           {Adapter: "0", Bus: "0", Target: "0", LUNID: "0"},
+		dataDisk:    {Adapter: "1", Bus: "0", Target: "0", LUNID: "1"},
+		offlineDisk: {Adapter: "1", Bus: "0", Target: "0", LUNID: "2"},
+	}
+	if len(locs.DiskLocations) != len(wantLocs) {
+		t.Errorf("ListDiskLocations: %d disks, want %d", len(locs.DiskLocations), len(wantLocs))
+	}
+	for n, want := range wantLocs {
+		if l := locs.DiskLocations[n]; l == nil || *l != want {
+			t.Errorf("ListDiskLocations: disk %d at %+v, want %+v", n, l, want)
+		}
 	}
 	_, err = d.Rescan(ctx, &disk.RescanRequest{})
 	must(t, "Rescan", err)
@@ -221,8 +235,14 @@ func volumeFlow(t *testing.T, n groups.Node, versions map[string]string) {
 			t.Errorf("GetDiskNumberFromVolumeID: disk %d, want %d", num.DiskNumber, dataDisk)
 		}
 		must(t, "GetVolumeStats", err2)
-		if stats.TotalBytes <= 0 || stats.TotalBytes > 1<<30 || stats.UsedBytes < 0 || stats.UsedBytes > stats.TotalBytes {
-			t.Errorf("GetVolumeStats: %+v", stats)
+		// The simulated host's partition spans 1 MiB to the last MiB
+		// boundary before the backup GPT of the 1 GiB disk, and a fresh
+		// NTFS volume with nothing on it uses its metadata only. Exact
+		// values: a conversion that swapped or copied the two fields
+		// would not pass.
+		want := volume.GetVolumeStatsResponse{TotalBytes: 1<<30 - 2<<20, UsedBytes: simulated.NTFSOverhead(1<<30 - 2<<20)}
+		if *stats != want {
+			t.Errorf("GetVolumeStats: %+v, want %+v", *stats, want)
 		}
 	}
 	_, err = v.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id, SizeBytes: 0})
@@ -315,8 +335,9 @@ func iscsiFlow(t *testing.T, s iscsi.Interface, versions map[string]string) {
 	must(t, "ConnectTarget", err)
 	disks, err := s.GetTargetDisks(ctx, &iscsi.GetTargetDisksRequest{TargetPortal: p, IQN: iqnOpen})
 	must(t, "GetTargetDisks", err)
-	if len(disks.DiskIDs) != 1 {
-		t.Errorf("GetTargetDisks: %v, want one disk", disks.DiskIDs)
+	// The LUN is the next disk after the system disk and sim.json's two.
+	if !reflect.DeepEqual(disks.DiskIDs, []string{"3"}) {
+		t.Errorf("GetTargetDisks: %q, want [\"3\"]", disks.DiskIDs)
 	}
 	_, err = s.DisconnectTarget(ctx, &iscsi.DisconnectTargetRequest{TargetPortal: p, IQN: iqnOpen})
 	must(t, "DisconnectTarget", err)
@@ -343,8 +364,8 @@ func systemFlow(t *testing.T, s system.Interface) {
 	}
 	svc, err := s.GetService(ctx, &system.GetServiceRequest{Name: "W32Time"})
 	must(t, "GetService", err)
-	if svc.Status != system.StatusRunning || svc.DisplayName == "" {
-		t.Errorf("GetService(W32Time): %+v", svc)
+	if want := (system.GetServiceResponse{DisplayName: "Windows Time", StartType: system.StartManual, Status: system.StatusRunning}); *svc != want {
+		t.Errorf("GetService(W32Time): %+v, want %+v", *svc, want)
 	}
 	_, err = s.StopService(ctx, &system.StopServiceRequest{Name: "W32Time", Force: true})
 	must(t, "StopService", err)
