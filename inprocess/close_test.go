@@ -201,12 +201,15 @@ func TestCloseReleasesHost(t *testing.T) {
 			t.Fatalf("the host was closed %d times by two Closes, want 1", c)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := runtime.NumGoroutine(); g > base {
-		t.Errorf("%d goroutines after 20 New/Close cycles, %d before", g, base)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		g := runtime.NumGoroutine()
+		if g <= base {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines after 20 New/Close cycles, %d before", g, base)
+			break
+		}
 	}
 
 	sys := &fakeSystem{}
