@@ -119,6 +119,11 @@ release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 i
 release-check: ## Build the release binary for this machine only and check its -version line and checksum.
 	hack/release.sh --check
 
+.PHONY: release-modules-check
+release-modules-check: ## Offline: check that the main and client modules can be tagged VERSION=vX.Y.Z requiring each other (not part of test).
+	@test -n "$(VERSION)" || { echo "usage: make release-modules-check VERSION=vX.Y.Z"; exit 2; }
+	hack/check-release-modules.sh $(VERSION)
+
 .PHONY: docs
 docs: ## Regenerate docs/configuration.md (the daemon's flags) and docs/cli.md (the CLI's help texts).
 	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1 -args -update-docs
