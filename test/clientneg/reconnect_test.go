@@ -107,8 +107,12 @@ func TestReconnectAfterRestart(t *testing.T) {
 		maxGap = max(maxGap, attempts[i].Sub(attempts[i-1]))
 	}
 	t.Logf("first good call %v after the restart; %d connection attempts since the outage began, at most %v apart", recovered, len(attempts), maxGap)
-	if recovered > 2500*time.Millisecond {
-		t.Errorf("the first good call came %v after the restart, want within 2.5 s", recovered)
+	// Recovery without a new Dial is the point here; how soon is the
+	// backoff's business, held by the gap check below (a bound on the
+	// first good call tight enough to tell the backoffs apart would
+	// fail on a loaded machine, not on a wrong backoff).
+	if recovered > 5*time.Second {
+		t.Errorf("the first good call came %v after the restart, want within 5 s", recovered)
 	}
 	// MaxDelay 1 s plus gRPC's 20 % jitter; the default backoff's third
 	// wait is already 2.56 s ± 20 %.
