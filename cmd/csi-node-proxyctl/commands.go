@@ -136,6 +136,8 @@ type globals struct {
 	allowedServices stringList
 	linuxFilesystem string
 	auditLog        string
+	policy          string
+	requirePrivacy  bool
 	output          string
 	timeout         time.Duration
 	yes             bool
@@ -187,6 +189,8 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.Var(&g.allowedServices, "allowed-service", "With --local: the `name` of a service that system start-service and stop-service may touch (repeatable; default none)")
 	fs.StringVar(&g.linuxFilesystem, "linux-filesystem", "", "With --local --host=linux: the filesystem volume format creates, ext4 or xfs; empty means ext4, as the daemon's default")
 	fs.StringVar(&g.auditLog, "audit-log", "", "With --local: the `file` to append an audit record of every change to, in the daemon's format (- for stderr); empty means none")
+	fs.StringVar(&g.policy, "policy", "", "With --local: the YAML authorisation policy `file`, as the daemon's --policy; this process is the caller, and calls no rule allows are refused (exit 4); empty means none")
+	fs.BoolVar(&g.requirePrivacy, "require-privacy", true, "With --local: new SMB global mappings demand encryption, as the daemon's --require-privacy")
 	fs.StringVar(&g.output, "output", formatTable, "Output format: table (for people) or json (one document, for scripts and jq)")
 	fs.StringVar(&g.output, "o", formatTable, "Short for --output")
 	fs.DurationVar(&g.timeout, "timeout", defaultTimeout, "How long the command's calls may take, connecting included")

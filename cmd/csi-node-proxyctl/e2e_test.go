@@ -734,6 +734,19 @@ func TestLocal(t *testing.T) {
 	if _, errOut, code := runCLI(t, "", append(local, "--allowed-service", "MSiSCSI", "system", "start-service", "MSiSCSI", "--yes")...); code != exitOK {
 		t.Errorf("--local start-service with --allowed-service: exit %d, %s", code, errOut)
 	}
+	// --policy applies in-process as in the daemon: this process is the
+	// caller, and what no rule allows is refused (exit 4).
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	const onlyBIOS = "rules:\n- name: bios\n  callers: [{any: true}]\n  allow: [{methods: [system.GetBIOSSerialNumber]}]\n"
+	if err := os.WriteFile(policy, []byte(onlyBIOS), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI(t, "", append(local, "--policy", policy, "system", "bios-serial")...); code != exitOK || !strings.Contains(out, "CLI-E2E-SERIAL-42") {
+		t.Errorf("--local --policy allowing bios-serial: exit %d, %s%s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(t, "", append(local, "--policy", policy, "disk", "stats", "3")...); code != exitPermission || !strings.Contains(errOut, "no rule allows it") {
+		t.Errorf("--local --policy not allowing disk stats: exit %d, %s; want %d, no rule allows it", code, errOut, exitPermission)
+	}
 	// A node the flags do not describe is a usage error.
 	if _, errOut, code := runCLI(t, "", "--local", "--host=simulated", "--sim-disk", "size=1", "disk", "list"); code != exitUsage || !strings.Contains(errOut, "--local: ") {
 		t.Errorf("--local with a bad --sim-disk: exit %d, %s", code, errOut)

@@ -23,6 +23,8 @@ func openLocal(ctx context.Context, g *globals) (groups.Node, error) {
 		SimConfigFile:   g.simConfig,
 		SimDisks:        g.simDisks,
 		AuditLog:        g.auditLog,
+		PolicyFile:      g.policy,
+		RequirePrivacy:  &g.requirePrivacy,
 	})
 	if err != nil {
 		return nil, &usageError{msg: "--local: " + err.Error()}
