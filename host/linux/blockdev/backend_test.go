@@ -354,12 +354,22 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatalf("VolumeSizes = %d, %d, %v", cur, maxSize, err)
 	}
 
+	// A mount busy for longer than the backend waits stays mounted, and
+	// the answer is Unavailable after unmountBusyTries tries.
+	fx.k.unmountBusy = unmountBusyTries
+	_, err = vs.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: target})
+	wantErr(t, err, errdefs.ErrUnavailable, "busy")
+	if got := fx.k.takeCalls(); len(got) != 1+unmountBusyTries {
+		t.Fatalf("a mount busy throughout: calls = %q, want syncfs and %d unmounts", got, unmountBusyTries)
+	}
+	// Busy for a moment only: the unmount is tried again and works.
+	fx.k.unmountBusy = 2
 	for i := 0; i < 2; i++ {
 		if _, err := vs.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: target}); err != nil {
 			t.Fatalf("UnmountVolume #%d: %v", i+1, err)
 		}
 	}
-	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{"syncfs " + target, "unmount " + target}) {
+	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{"syncfs " + target, "unmount " + target, "unmount " + target, "unmount " + target}) {
 		t.Fatalf("unmount calls = %q", got)
 	}
 	_, err = vs.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id})

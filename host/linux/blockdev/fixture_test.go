@@ -126,6 +126,8 @@ type fakeKernel struct {
 	calls      []string
 	nextMinor  uint32
 	failAdd    error
+	// unmountBusy is how many unmounts answer EBUSY before they work.
+	unmountBusy int
 	// setReadOnlyHook runs after BLKROSET, to model a device whose own
 	// read-only state keeps the flag set.
 	setReadOnlyHook func(name string)
@@ -285,6 +287,10 @@ func (k *fakeKernel) unmount(target string) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.unmountBusy > 0 {
+		k.unmountBusy--
+		return syscall.EBUSY
+	}
 	for i := len(k.mountTable) - 1; i >= 0; i-- {
 		if k.mountTable[i].MountPoint == filepath.ToSlash(target) {
 			k.mountTable = append(k.mountTable[:i], k.mountTable[i+1:]...)

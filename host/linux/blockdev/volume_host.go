@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
@@ -75,6 +76,13 @@ func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error
 	}
 	return v, nil
 }
+
+// unmountBusyTries and unmountBusyDelay bound how long UnmountVolume
+// waits out a busy mount: 10 tries 100 ms apart.
+const (
+	unmountBusyTries = 10
+	unmountBusyDelay = 100 * time.Millisecond
+)
 
 // probeDevice reports what a block device holds.
 func probeDevice(dev string) (fsInfo, error) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -255,7 +256,7 @@ func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
 	if err != nil {
 		return fmt.Errorf("flush volume %s before unmounting it: %w", id, err)
 	}
-	if err := b.k.unmount(fdPath(dirfd) + "/" + name); err != nil {
+	if err := b.unmountRetryingBusy(ctx, fdPath(dirfd)+"/"+name); err != nil {
 		switch {
 		case errors.Is(err, unix.EINVAL):
 			return nil // not a mount point any more: someone unmounted it meanwhile
@@ -265,6 +266,26 @@ func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
 		return fmt.Errorf("unmount %s: %w", target, err)
 	}
 	return nil
+}
+
+// unmountRetryingBusy unmounts path, trying again for about a second while
+// the kernel answers EBUSY. A freshly grown or flushed filesystem can be
+// busy for a moment with nothing of the caller's open in it: on loop disks
+// about one unmount in twenty-five right after resize2fs or xfs_growfs
+// returned failed so. Longer than that it is really in use, and the caller
+// gets EBUSY (the kubelet retries the unstage).
+func (b *Backend) unmountRetryingBusy(ctx context.Context, path string) error {
+	for try := 1; ; try++ {
+		err := b.k.unmount(path)
+		if !errors.Is(err, unix.EBUSY) || try == unmountBusyTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(unmountBusyDelay):
+		}
+	}
 }
 
 // checkMountedAt checks that the directory open at fd (target, for
