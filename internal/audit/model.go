@@ -12,13 +12,15 @@ import (
 // model request, as the daemon's redaction of wire messages does.
 const Redacted = "REDACTED"
 
-// secretWords mark a field as secret when its snake_case name contains one
-// of them: the daemon's rule for wire messages (internal/server/redact.go),
-// which covers SMB's password, iSCSI's chap_secret and mutual_chap_secret.
+// secretWords mark a field as secret when its name contains one of them.
+// This is the one statement of the rule: the daemon's redaction of wire
+// messages (internal/server/redact.go) asks IsSecretField too. It covers
+// SMB's password, iSCSI's chap_secret and mutual_chap_secret.
 var secretWords = []string{"password", "secret"}
 
-// IsSecretField tells whether a field with this snake_case name holds a
-// secret.
+// IsSecretField tells whether a field with this name (a wire message's
+// proto name, or a model field's snake_case name) holds a secret: its
+// name, in any case, contains "password" or "secret".
 func IsSecretField(name string) bool {
 	n := strings.ToLower(name)
 	for _, w := range secretWords {

@@ -1,30 +1,25 @@
 package server
 
 import (
-	"strings"
-
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 )
 
 // Redacted replaces the value of every non-empty secret string or bytes
-// field in Redact's output.
-const Redacted = "REDACTED"
+// field in Redact's output: the audit log's word for a redacted secret,
+// which it also writes for library mode's model requests.
+const Redacted = audit.Redacted
 
-// secretWords mark a field as secret when its name, lower-cased, contains
-// one of them. Deciding by the field's name rather than by a list of
-// messages covers SMB's password, iSCSI's chap_secret and MutualChapSecret,
-// and any field a future version adds under such a name.
-var secretWords = []string{"password", "secret"}
-
+// isSecret tells whether a field holds a secret, by its name: the rule
+// audit.IsSecretField states for model requests too ("password" or
+// "secret" in the name, in any case). Deciding by the field's name rather
+// than by a list of messages covers SMB's password, iSCSI's chap_secret
+// and MutualChapSecret, and any field a future version adds under such a
+// name.
 func isSecret(fd protoreflect.FieldDescriptor) bool {
-	name := strings.ToLower(string(fd.Name()))
-	for _, w := range secretWords {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
+	return audit.IsSecretField(string(fd.Name()))
 }
 
 // Redact returns a copy of m that is safe to log: every secret field (one
