@@ -57,17 +57,11 @@ func generateClient(cfg Config, gv *groupVersion) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	iface, ok := gv.modelPkg.Types.Scope().Lookup("Interface").(*types.TypeName)
-	if !ok {
-		return nil, fmt.Errorf("%s: no Interface type", gv.modelPkg.PkgPath)
+	modelIface, err := modelInterface(gv)
+	if err != nil {
+		return nil, err
 	}
-	modelIface, ok := iface.Type().Underlying().(*types.Interface)
-	if !ok {
-		return nil, fmt.Errorf("%s: Interface is not an interface", gv.modelPkg.PkgPath)
-	}
-	g := &gen{cfg: cfg, gv: gv, hw: hw, modelPkg: gv.modelPkg.Name, outDir: outDir, client: true, queued: map[conv]bool{},
-		funcs: map[string]conv{}, requests: map[conv]bool{}, nested: map[conv]bool{}, ignored: map[string]bool{}}
-	g.errs = append(g.errs, hw.errs...)
+	g := newGen(cfg, gv, hw, outDir, true)
 	pkgName := gv.group + gv.version
 	where := fmt.Sprintf("%s/%s", gv.group, gv.version)
 
