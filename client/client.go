@@ -39,7 +39,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -410,7 +409,7 @@ func (o Options) answering(ctx context.Context, names []string) (ok, refused []s
 func (o Options) probe(ctx context.Context, gv groupVersion) (*grpc.ClientConn, error) {
 	addr := o.address(gv.group, gv.version)
 	opts := append([]grpc.DialOption{
-		grpc.WithContextDialer(dialEndpoint),
+		grpc.WithContextDialer(dial),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// A path is not a valid HTTP authority.
 		grpc.WithAuthority("localhost"),
@@ -584,7 +583,3 @@ func (n notDialed) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.
 func (n notDialed) err() error {
 	return errdefs.Errorf(errdefs.ErrFailedPrecondition, "csi-node-proxy client: group %s was not dialed; add it to Options.Groups", string(n))
 }
-
-// dialEndpoint connects to an endpoint address: a pipe path on Windows, a
-// socket path elsewhere. It is the gRPC dialer of every connection.
-func dialEndpoint(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, addr) }
