@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 )
 
 // volumeListOutput is "volume list -o json".
@@ -382,27 +382,10 @@ func runVolumeFlush(c *call) (*view, error) {
 
 // parseSize parses a byte count: a whole number of bytes, or one with a
 // binary suffix (KiB, MiB, GiB, TiB; K, M, G, T alone mean the same).
-// Decimal units are refused as ambiguous.
+// Decimal units are refused as ambiguous. It is the grammar of the
+// project's other size flags (--sim-disk size=, the simulated host's
+// config), so the CLI uses that parser rather than a second one.
 func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("%q: want a number of bytes, or one with KiB, MiB, GiB or TiB", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q: too large", s)
-	}
-	shift := map[string]uint{"": 0, "b": 0, "k": 10, "kib": 10, "m": 20, "mib": 20, "g": 30, "gib": 30, "t": 40, "tib": 40}
-	sh, ok := shift[strings.TrimSpace(t[i:])]
-	if !ok {
-		return 0, fmt.Errorf("%q: unknown unit; want KiB, MiB, GiB or TiB (decimal units are ambiguous)", s)
-	}
-	if n > math.MaxInt64>>sh {
-		return 0, fmt.Errorf("%q: too large", s)
-	}
-	return n << sh, nil
+	n, err := simulated.ParseSize(s)
+	return int64(n), err
 }
