@@ -265,7 +265,7 @@ func TestLinuxDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("newHost(linux): %v", err)
 		}
-		if h.style != hostpath.POSIX || h.disk == nil || h.volume == nil || h.filesystem == nil || h.smb == nil || h.iscsi == nil || h.system == nil {
+		if h.Style != hostpath.POSIX || h.Disk == nil || h.Volume == nil || h.Filesystem == nil || h.SMB == nil || h.ISCSI == nil || h.System == nil {
 			t.Errorf("linux host incomplete: %+v", h)
 		}
 	}
@@ -284,7 +284,7 @@ func TestSimulatedHost(t *testing.T) {
 	if _, err := newGroups(cfg, h); err != nil {
 		t.Fatal(err)
 	}
-	locs, err := h.disk.ListDiskLocations(t.Context())
+	locs, err := h.Disk.ListDiskLocations(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,10 +31,7 @@ func shutdown(srv *server.Server, timeout time.Duration, n winsvc.Notifier) erro
 // and no call can reach them. A failure is only logged: the daemon is
 // going away, and its exit status is about serving.
 func closeHost(h hostSet) {
-	if h.backend == nil {
-		return
-	}
-	if err := h.backend.Close(); err != nil {
+	if err := h.Close(); err != nil {
 		klog.ErrorS(err, "Closing the host backend")
 	}
 }

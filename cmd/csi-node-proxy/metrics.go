@@ -50,12 +50,12 @@ func instrumentHost(h hostSet, m *metrics.Metrics, backend string) hostSet {
 		return h
 	}
 	o := m.HostObserver(backend)
-	h.disk = hostmetrics.Disk(h.disk, o)
-	h.volume = hostmetrics.Volume(h.volume, o)
-	h.filesystem = hostmetrics.Filesystem(h.filesystem, o)
-	h.smb = hostmetrics.Smb(h.smb, o)
-	h.iscsi = hostmetrics.Iscsi(h.iscsi, o)
-	h.system = hostmetrics.System(h.system, o)
+	h.Disk = hostmetrics.Disk(h.Disk, o)
+	h.Volume = hostmetrics.Volume(h.Volume, o)
+	h.Filesystem = hostmetrics.Filesystem(h.Filesystem, o)
+	h.SMB = hostmetrics.Smb(h.SMB, o)
+	h.ISCSI = hostmetrics.Iscsi(h.ISCSI, o)
+	h.System = hostmetrics.System(h.System, o)
 	return h
 }
 

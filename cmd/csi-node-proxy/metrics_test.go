@@ -14,6 +14,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 )
 
 // servingMetrics finds the bound address in startMetrics' log line.
@@ -88,8 +89,8 @@ func TestStartMetricsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := hostSet{style: hostpath.Windows, disk: sim.Disk(), volume: sim.Volume(), filesystem: sim.Filesystem(),
-		smb: sim.Smb(), iscsi: sim.Iscsi(), system: sim.System()}
+	h := hostSet{Set: hostset.Set{Style: hostpath.Windows, Disk: sim.Disk(), Volume: sim.Volume(), Filesystem: sim.Filesystem(),
+		SMB: sim.Smb(), ISCSI: sim.Iscsi(), System: sim.System()}}
 	if got := instrumentHost(h, nil, hostSimulated); got != h {
 		t.Error("instrumentHost wrapped the host with metrics off")
 	}

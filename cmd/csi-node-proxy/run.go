@@ -71,7 +71,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 			return err
 		}
 	}
-	sec, err := setupSecurity(cfg, h.style)
+	sec, err := setupSecurity(cfg, h.Style)
 	if err != nil {
 		return err
 	}
