@@ -64,6 +64,9 @@ func (r *Roots) Guard() *Guard {
 // rootError is the refusal for display, which reaches the working
 // directory root.
 func rootError(display, root string) error {
+	if display == root {
+		return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself; refusing to act on it", display)
+	}
 	return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself (%q, reached through a link or under another name); refusing to act on it", display, root)
 }
 

@@ -105,9 +105,6 @@ func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
 	if err != nil {
 		return err
 	}
-	if f.roots.IsRoot(p) {
-		return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself and cannot be removed", p)
-	}
 	dirfd, name, err := f.roots.Parent(p)
 	if err != nil {
 		return err
@@ -133,9 +130,6 @@ func (f *FS) RmdirContents(ctx context.Context, path string) error {
 	p, _, err := f.roots.Clean(path)
 	if err != nil {
 		return err
-	}
-	if f.roots.IsRoot(p) {
-		return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself and cannot be emptied", p)
 	}
 	pfd, err := f.roots.Open(p)
 	if err != nil {
@@ -185,9 +179,6 @@ func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
 	l, _, err := f.roots.Clean(link)
 	if err != nil {
 		return err
-	}
-	if f.roots.IsRoot(l) {
-		return errdefs.Errorf(errdefs.ErrPermissionDenied, "%q is a working directory itself and cannot become a link", l)
 	}
 	if f.roots.IsRoot(src) {
 		return errdefs.Errorf(errdefs.ErrPermissionDenied, "source %q is a working directory itself; a link may lead below one, not to it", src)
