@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestHelpComplete(t *testing.T) {
 				}
 				mustContain("flag", "--"+f.Name)
 				_, usage := flag.UnquoteUsage(f)
-				if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !contains(cmd.required, f.Name) {
+				if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !slices.Contains(cmd.required, f.Name) {
 					mustContain("default of --"+f.Name, usage+" (default "+f.DefValue+")")
 				}
 			})
@@ -139,16 +140,6 @@ func TestHelpComplete(t *testing.T) {
 			}
 		})
 	}
-}
-
-// contains tells whether list holds s.
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRootAndGroupHelp: the top-level help lists every command and every
