@@ -265,13 +265,9 @@ func runSetDiskState(c *call, online bool) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	state := "offline"
+	state, what := "offline", fmt.Sprintf("take disk %d offline", d)
 	if online {
-		state = "online"
-	}
-	what := fmt.Sprintf("take disk %d %s", d, state)
-	if online {
-		what = fmt.Sprintf("bring disk %d online", d)
+		state, what = "online", fmt.Sprintf("bring disk %d online", d)
 	}
 	if err := c.confirm(what); err != nil {
 		return nil, err
