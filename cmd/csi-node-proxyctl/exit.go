@@ -36,8 +36,9 @@ const (
 	// succeed. "health" exits with it when a group is not served.
 	exitUnavailable = 5
 	// exitInvalid is errdefs.ErrInvalidArgument from the group's
-	// validation: the CLI parsed the request, the proxy refused it (a path
-	// outside the working directories, a malformed volume ID or IQN).
+	// validation: the CLI parsed the request, the proxy refused it as
+	// malformed (a relative or malformed path, volume ID or IQN). A path
+	// outside the working directories is exitPermission.
 	exitInvalid = 6
 	// exitDeclined: a mutating command was not confirmed: the answer was
 	// not "y", or stdin is not a terminal and --yes was not given.

@@ -42,7 +42,7 @@ type healthOutput struct {
 	Groups  []groupVersions `json:"groups" doc:"the groups asked for"`
 }
 
-// apiGroups are the API groups as the client names them, in its order.
+// apiGroups are the API groups as the client names them, sorted by name.
 func apiGroups() []string {
 	gs := client.KnownGroups()
 	slices.Sort(gs)
