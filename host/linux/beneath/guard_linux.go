@@ -118,13 +118,19 @@ func (g *Guard) CheckEntry(dirfd int, name string, st *unix.Stat_t, display stri
 	return nil
 }
 
-// CheckFd refuses (errdefs.ErrPermissionDenied) when the object fd refers
-// to is a working directory itself: see Guard.
-func (r *Roots) CheckFd(fd int, display string) error { return r.Guard().CheckFd(fd, display) }
-
-// CheckEntry refuses (errdefs.ErrPermissionDenied) when the entry name in
-// dirfd (as Parent returns it), not followed, is a working directory
-// itself: see Guard.
-func (r *Roots) CheckEntry(dirfd int, name, display string) error {
-	return r.Guard().CheckEntry(dirfd, name, nil, display)
+// ParentBelow is Parent for a path whose last element is to be acted on
+// (made a link, mounted on, unmounted): the element, not followed, must not
+// be a working directory itself or the link a working directory's path
+// ends in, however the path is spelt (errdefs.ErrPermissionDenied; see
+// Guard). The caller closes the descriptor.
+func (r *Roots) ParentBelow(p string) (dirfd int, name string, err error) {
+	dirfd, name, err = r.Parent(p)
+	if err != nil {
+		return -1, "", err
+	}
+	if err := r.Guard().CheckEntry(dirfd, name, nil, p); err != nil {
+		Close(dirfd)
+		return -1, "", err
+	}
+	return dirfd, name, nil
 }

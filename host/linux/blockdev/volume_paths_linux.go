@@ -81,16 +81,12 @@ func (b *Backend) refuseLink(verb, target string) error {
 // the target. A target that is a working directory itself is
 // errdefs.ErrPermissionDenied.
 func (b *Backend) openParent(verb, target string) (int, string, error) {
-	dirfd, name, err := b.roots.Parent(target)
+	// Never mount on or unmount a working directory itself, however the
+	// target is spelt (a link to the directory holding an inner working
+	// directory): ParentBelow compares by device and inode.
+	dirfd, name, err := b.roots.ParentBelow(target)
 	switch {
 	case err == nil:
-		// Never mount on or unmount a working directory itself, however
-		// the target is spelt (a link to the directory holding an inner
-		// working directory): compared by device and inode.
-		if err := b.roots.CheckEntry(dirfd, name, target); err != nil {
-			beneath.Close(dirfd)
-			return -1, "", fmt.Errorf("refusing to %s at %s: %w", verb, target, err)
-		}
 		return dirfd, name, nil
 	case errors.Is(err, errdefs.ErrPermissionDenied):
 		return -1, "", fmt.Errorf("refusing to %s at %s: %w", verb, target, err)

@@ -451,15 +451,11 @@ func (h *Host) openLinkParent(local string) (int, string, error) {
 	if h.roots == nil {
 		return -1, "", errdefs.Errorf(errdefs.ErrFailedPrecondition, "local path %q: the SMB backend was configured without working directories (cifs Config.WorkingDirs), so it cannot confine the link and makes none", local)
 	}
-	dirfd, name, err := h.roots.Parent(local)
+	// A working directory itself never becomes the link, however local
+	// is spelt (a link to the directory holding an inner one).
+	dirfd, name, err := h.roots.ParentBelow(local)
 	switch {
 	case err == nil:
-		// A working directory itself never becomes the link, however
-		// local is spelt (a link to the directory holding an inner one).
-		if err := h.roots.CheckEntry(dirfd, name, local); err != nil {
-			beneath.Close(dirfd)
-			return -1, "", fmt.Errorf("refusing to link local path %q: %w", local, err)
-		}
 		return dirfd, name, nil
 	case errors.Is(err, errdefs.ErrPermissionDenied):
 		return -1, "", fmt.Errorf("refusing to link local path %q: %w", local, err)
