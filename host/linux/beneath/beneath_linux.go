@@ -73,6 +73,12 @@ func Openat2(dirfd int, name string, flags int, resolve uint64) (int, error) {
 	}
 }
 
+// FdPath names what the descriptor fd refers to, for system calls that
+// take a path (mount(2), umount2(2), readlink(2)): the kernel resolves it
+// to the very object fd holds, whatever happened to the path since it was
+// opened.
+func FdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
 // Close closes a descriptor that was only read from or used as a
 // directory handle (every descriptor this package returns is one): nothing
 // is lost if closing it fails.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,11 +26,6 @@ import (
 // after the check is never followed. The last element of a MountVolume or
 // UnmountVolume target is never followed: a mount point is the directory
 // at the path itself, as a filesystem Rmdir removes the link itself.
-
-// fdPath names what the descriptor fd refers to, for system calls that take
-// a path: the kernel resolves it to the very object fd holds, whatever
-// happened to the path since it was opened.
-func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // mountTarget is a mount target opened beneath its working directory.
 type mountTarget struct {
@@ -196,7 +190,7 @@ func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
 	if fstype == "xfs" {
 		data = "nouuid"
 	}
-	if err := b.k.mount(dev, fdPath(t.fd), fstype, data); err != nil {
+	if err := b.k.mount(dev, beneath.FdPath(t.fd), fstype, data); err != nil {
 		t.undo()
 		return mountError(err, dev, target, fstype)
 	}
@@ -247,12 +241,12 @@ func (b *Backend) UnmountVolume(ctx context.Context, id, target string) error {
 		beneath.Close(fd)
 		return err
 	}
-	err = b.k.syncFS(fdPath(fd))
+	err = b.k.syncFS(beneath.FdPath(fd))
 	beneath.Close(fd) // before the unmount: an open descriptor keeps the mount busy
 	if err != nil {
 		return fmt.Errorf("flush volume %s before unmounting it: %w", id, err)
 	}
-	if err := b.unmountRetryingBusy(ctx, fdPath(dirfd)+"/"+name); err != nil {
+	if err := b.unmountRetryingBusy(ctx, beneath.FdPath(dirfd)+"/"+name); err != nil {
 		switch {
 		case errors.Is(err, unix.EINVAL):
 			return nil // not a mount point any more: someone unmounted it meanwhile
@@ -292,7 +286,7 @@ func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target 
 	if err != nil {
 		return fmt.Errorf("unmount %s: %w", target, err)
 	}
-	dev, err := b.k.deviceOf(fdPath(fd))
+	dev, err := b.k.deviceOf(beneath.FdPath(fd))
 	if err != nil {
 		return fmt.Errorf("unmount %s: find the filesystem there: %w", target, err)
 	}
@@ -316,10 +310,10 @@ func (b *Backend) lookupPath(what, p string) (*resolvedPath, error) {
 	}
 	// The kernel's name for the descriptor is the resolved path, as the
 	// mount table records it.
-	resolved, err := os.Readlink(fdPath(fd))
+	resolved, err := os.Readlink(beneath.FdPath(fd))
 	if err != nil {
 		beneath.Close(fd)
 		return nil, fmt.Errorf("find where %s resolves: %w", p, err)
 	}
-	return &resolvedPath{resolved: resolved, handle: fdPath(fd), release: func() { beneath.Close(fd) }}, nil
+	return &resolvedPath{resolved: resolved, handle: beneath.FdPath(fd), release: func() { beneath.Close(fd) }}, nil
 }

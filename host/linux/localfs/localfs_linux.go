@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -384,7 +383,7 @@ func mountedByTable(dirfd int, name string, dev uint64) (bool, error) {
 	if pst.Dev != dev {
 		return true, nil
 	}
-	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(dirfd))
+	dir, err := os.Readlink(beneath.FdPath(dirfd))
 	if err != nil {
 		return false, fmt.Errorf("find the real path of %q's directory: %w", name, err)
 	}
@@ -426,7 +425,7 @@ func unmountAll(dirfd int, name, display string) error {
 // (kubelet retries unpublish and unstage) resolves once the mount is
 // released.
 func unmount(dirfd int, name, display string) error {
-	err := unix.Unmount("/proc/self/fd/"+strconv.Itoa(dirfd)+"/"+name, unix.UMOUNT_NOFOLLOW)
+	err := unix.Unmount(beneath.FdPath(dirfd)+"/"+name, unix.UMOUNT_NOFOLLOW)
 	switch {
 	case err == nil:
 		return nil
