@@ -86,15 +86,13 @@ func Check(field, s string) error {
 // message names the field but never shows the value or which character
 // was refused.
 func CheckSecret(field, s string) error {
-	if !utf8.ValidString(s) {
+	switch {
+	case problem(s) == "":
+		return nil
+	case !utf8.ValidString(s):
 		return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s is not valid UTF-8", field)
 	}
-	for _, r := range s {
-		if Forbidden(r) {
-			return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s contains a control character, a line separator or a bidirectional formatting character", field)
-		}
-	}
-	return nil
+	return errdefs.Errorf(errdefs.ErrInvalidArgument, "%s contains a control character, a line separator or a bidirectional formatting character", field)
 }
 
 // Quote returns s quoted with %q, the first maxQuoted bytes only when it is
