@@ -228,7 +228,7 @@ type modelDiskSpec struct {
 type modelPartitionSpec struct {
 	Number       uint32
 	Offset, Size int64
-	GPTType      string // GPT disks; basic data, MSR and the EFI system partition get volumes except MSR
+	GPTType      string // GPT disks; every type but Microsoft Reserved gets a volume
 	MBRType      uint8  // MBR disks
 	FileSystem   string // "" leaves the volume RAW
 	DriveLetter  byte
@@ -2020,9 +2020,9 @@ func TestModelMBRDisk(t *testing.T) {
 	}
 }
 
-// TestModelLinks checks links the way Windows stores them: a junction and
-// a relative-free symbolic link are followed to a mounted folder, a file
-// link cannot be walked through, and a link loop ends.
+// TestModelLinks checks links the way Windows stores them: a junction is
+// followed to a mounted folder, a file link cannot be walked through, a
+// link loop ends, and removing a link leaves its target alone.
 func TestModelLinks(t *testing.T) {
 	ctx := context.Background()
 	s := newModelStack(t, modelTestConfig())
