@@ -39,7 +39,7 @@ func (azureDisk) TakesDiskOffline() bool { return false }
 // UniqueId and fails, so the first NodeStage of every volume fails there.
 // The volume is mounted by then, and kubelet's retry finds it mounted
 // (ensureMountPoint) and succeeds.
-func (azureDisk) KnownStageFailure() string  { return "ResizeVolume(disk number as volume ID)" }
+func (azureDisk) KnownStageFailure() string    { return "ResizeVolume(disk number as volume ID)" }
 func (azureDisk) LeftBehindUnstageFails() bool { return false }
 
 // findDiskByLun is csiProxyMounter.FindDiskByLun: the disk whose LUNID
