@@ -253,7 +253,7 @@ func (d awsEBS) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, 
 		return 0, err
 	}
 	if deviceName != devicePath {
-		return 0, fail("GetDeviceNameFromMount", fmt.Errorf("the publish path leads to disk %q, the volume is disk %s", deviceName, devicePath))
+		return 0, fail("GetDeviceNameFromMount (the publish path must lead to the volume's disk)", fmt.Errorf("the publish path leads to disk %q, the volume is disk %s", deviceName, devicePath))
 	}
 	if err := d.resize(ctx, v.Publish); err != nil {
 		return 0, err

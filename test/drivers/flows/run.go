@@ -214,7 +214,7 @@ func (s *blockRun) publish() {
 	s.t.Helper()
 	s.mkdirAll(s.env.parent(s.v.Publish))
 	if err := s.drv.NodePublish(s.ctx, s.v); err != nil {
-		s.t.Fatalf("NodePublishVolume fails at step %s: %v", failedStep(err), err)
+		s.t.Fatalf("NodePublishVolume fails: %v", err)
 	}
 	ln, err := s.raw().Filesystem.IsSymlink(s.ctx, &filesystem.IsSymlinkRequest{Path: s.env.resolve(s.v.Publish)})
 	if err != nil || !ln.IsSymlink {
@@ -225,7 +225,7 @@ func (s *blockRun) publish() {
 func (s *blockRun) unpublish() {
 	s.t.Helper()
 	if err := s.drv.NodeUnpublish(s.ctx, s.v); err != nil {
-		s.t.Fatalf("NodeUnpublishVolume fails at step %s: %v", failedStep(err), err)
+		s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
 	}
 	if s.exists(s.v.Publish) {
 		s.t.Errorf("after NodeUnpublishVolume: the publish path is still there")
@@ -238,7 +238,7 @@ func (s *blockRun) unpublish() {
 func (s *blockRun) unstage() {
 	s.t.Helper()
 	if err := s.drv.NodeUnstage(s.ctx, s.v); err != nil {
-		s.t.Fatalf("NodeUnstageVolume fails at step %s: %v", failedStep(err), err)
+		s.t.Fatalf("NodeUnstageVolume fails: %v", err)
 	}
 	if sr, ok := s.drv.(interface{ SilentFailure() error }); ok {
 		if err := sr.SilentFailure(); err != nil {
@@ -299,7 +299,7 @@ var blockScenarios = []blockScenario{
 		s.publish()
 		st, err := s.drv.NodeGetVolumeStats(s.ctx, s.v)
 		if err != nil {
-			s.t.Fatalf("NodeGetVolumeStats on the publish path fails at step %s: %v", failedStep(err), err)
+			s.t.Fatalf("NodeGetVolumeStats on the publish path fails: %v", err)
 		}
 		if st.OnlyExistence {
 			s.t.Logf("the driver reads the numbers itself (GetDiskFreeSpaceEx); only PathExists went through csi-proxy")
@@ -314,7 +314,7 @@ var blockScenarios = []blockScenario{
 		s.publish()
 		capacity, err := s.drv.NodeExpand(s.ctx, s.v, s.v.DiskSize)
 		if err != nil {
-			s.t.Fatalf("NodeExpandVolume on the publish path fails at step %s: %v", failedStep(err), err)
+			s.t.Fatalf("NodeExpandVolume on the publish path fails: %v", err)
 		}
 		if roundUpGiB(capacity) < roundUpGiB(s.v.DiskSize) {
 			s.t.Errorf("NodeExpandVolume reports %d bytes for %d asked", capacity, s.v.DiskSize)
@@ -341,7 +341,7 @@ var blockScenarios = []blockScenario{
 		err := s.drv.NodeUnstage(s.ctx, s.v)
 		if !s.drv.LeftBehindUnstageFails() {
 			if err != nil {
-				s.t.Fatalf("NodeUnstageVolume of an unmounted staging dir fails at step %s: %v", failedStep(err), err)
+				s.t.Fatalf("NodeUnstageVolume of an unmounted staging dir fails: %v", err)
 			}
 			return
 		}
@@ -353,7 +353,7 @@ var blockScenarios = []blockScenario{
 	}},
 	{name: "NodeUnstageVolume/already-gone", run: func(s *blockRun) {
 		if err := s.drv.NodeUnstage(s.ctx, s.v); err != nil {
-			s.t.Fatalf("NodeUnstageVolume of a staging path that is gone fails at step %s: %v", failedStep(err), err)
+			s.t.Fatalf("NodeUnstageVolume of a staging path that is gone fails: %v", err)
 		}
 	}},
 }
@@ -397,7 +397,7 @@ func (s *smbRun) stage(v *Vol) {
 		s.t.Fatalf("kubelet MkdirAll: %v", err)
 	}
 	if err := s.drv.NodeStage(s.ctx, v); err != nil {
-		s.t.Fatalf("NodeStageVolume of %s as %q fails at step %s: %v", v.SubDir, smbUser(v.Username, v.Domain), failedStep(err), err)
+		s.t.Fatalf("NodeStageVolume of %s as %q fails: %v", v.SubDir, smbUser(v.Username, v.Domain), err)
 	}
 	if !s.exists(v.Staging) {
 		s.t.Fatalf("after NodeStageVolume: the staging link does not resolve")
@@ -408,7 +408,7 @@ func (s *smbRun) unstage(v *Vol, wantRemoved bool) {
 	s.t.Helper()
 	removed, err := s.drv.NodeUnstage(s.ctx, v)
 	if err != nil {
-		s.t.Fatalf("NodeUnstageVolume of %s fails at step %s: %v", v.SubDir, failedStep(err), err)
+		s.t.Fatalf("NodeUnstageVolume of %s fails: %v", v.SubDir, err)
 	}
 	if removed != wantRemoved {
 		s.t.Errorf("NodeUnstageVolume of %s: RemoveSmbGlobalMapping called = %v, want %v", v.SubDir, removed, wantRemoved)
@@ -435,7 +435,7 @@ func (s *smbRun) publish(v *Vol) {
 		s.t.Fatalf("kubelet MkdirAll: %v", err)
 	}
 	if err := s.drv.NodePublish(s.ctx, v); err != nil {
-		s.t.Fatalf("NodePublishVolume fails at step %s: %v", failedStep(err), err)
+		s.t.Fatalf("NodePublishVolume fails: %v", err)
 	}
 	if !s.exists(v.Publish) {
 		s.t.Fatalf("after NodePublishVolume: the pod's path does not resolve")
@@ -458,7 +458,7 @@ var smbScenarios = []smbScenario{
 		s.stage(v)
 		s.publish(v)
 		if err := s.drv.NodeUnpublish(s.ctx, v); err != nil {
-			s.t.Fatalf("NodeUnpublishVolume fails at step %s: %v", failedStep(err), err)
+			s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
 		}
 		if s.exists(v.Publish) || !s.exists(v.Staging) {
 			s.t.Errorf("after NodeUnpublishVolume: publish path exists = %v, staging link resolves = %v; want false, true",
@@ -470,7 +470,7 @@ var smbScenarios = []smbScenario{
 		s.stage(v)
 		s.publish(v)
 		if err := s.drv.NodeUnpublish(s.ctx, v); err != nil {
-			s.t.Fatalf("NodeUnpublishVolume fails at step %s: %v", failedStep(err), err)
+			s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
 		}
 		s.unstage(v, true)
 		s.mappingGone()
