@@ -1,0 +1,157 @@
+package flows
+
+import (
+	"crypto/sha256"
+	"fmt"
+)
+
+// DiskSize is the size of every data disk of the fixture: 1 GiB, the
+// smallest Azure/GCE/EBS disk, so that the drivers' GiB rounding matters.
+const DiskSize = 1 << 30
+
+// BIOSSerial is the fixture's BIOS serial number, in the form VMware VMs
+// report it; VMUUID is what vsphere-csi-driver turns it into.
+const (
+	BIOSSerial = "VMware-42 1c 2b 3d 4e 5f 60 71-82 93 a4 b5 c6 d7 e8 f9"
+	VMUUID     = "421c2b3d-4e5f-6071-8293-a4b5c6d7e8f9"
+)
+
+// SMB account of every fixture share.
+const (
+	SMBUser     = `CONTOSO\csi`
+	SMBPassword = "Secr3t!pw"
+)
+
+// DiskFixture is one data disk the host must have at start.
+type DiskFixture struct {
+	// Number is the disk number.
+	Number uint32
+	// Size is the size in bytes (DiskSize).
+	Size int64
+	// Location is "adapter:bus:target:lun"; the LUN is the disk number,
+	// unique on the node.
+	Location string
+	// Page83 and Serial are what ListDiskIDs must report.
+	Page83, Serial string
+	// Offline attaches the disk offline (SAN policy OfflineShared).
+	Offline bool
+}
+
+// ShareFixture is one SMB share the network must offer.
+type ShareFixture struct {
+	// Path is \\server\share; each scenario has its own server, as
+	// Windows allows one user name per server.
+	Path string
+	// Username and Password are the account allowed to map it.
+	Username, Password string
+	// Dirs exist on the share (one per volume).
+	Dirs []string
+}
+
+// Fixture is the world a runner must build before Plan.Run: RAW data disks
+// (no partition table) online unless Offline, the shares, the BIOS serial.
+// The host's kubelet directory is `C:\var\lib\kubelet` on Windows-style
+// hosts (or whatever KubeletDir the runner's Env names on others).
+type Fixture struct {
+	Disks      []DiskFixture
+	Shares     []ShareFixture
+	BIOSSerial string
+}
+
+// blockScenario is a flow of a block driver; disk tells whether it needs a
+// disk of its own and offline whether that disk arrives offline.
+type blockScenario struct {
+	name    string
+	disk    bool
+	offline bool
+	run     func(s *blockRun)
+}
+
+// smbScenario is a flow of csi-driver-smb.
+type smbScenario struct {
+	name string
+	run  func(s *smbRun)
+}
+
+// Plan ties environments, the fixture and the flows together: each
+// (environment, driver, flow) gets disks and shares of its own, so flows
+// never see each other's state and run in any order on one host.
+type Plan struct {
+	envs []Env
+}
+
+// NewPlan returns the plan for the given environments (at most 9).
+func NewPlan(envs ...Env) *Plan {
+	if len(envs) > 9 {
+		panic("flows: at most 9 environments")
+	}
+	return &Plan{envs: envs}
+}
+
+// blockDrivers are the names of the block drivers, in disk-number order.
+var blockDrivers = []string{"azuredisk", "aws-ebs", "gcp-pd", "vsphere"}
+
+// diskNumber is the disk of (environment, driver, scenario).
+func diskNumber(env, drv, sc int) uint32 {
+	return uint32(10 + env*100 + drv*20 + sc)
+}
+
+// identities of disk n for the driver that owns it.
+func diskIdentity(drv string, n uint32) (page83, serial string) {
+	switch drv {
+	case "aws-ebs":
+		// EBS NVMe serial: the volume ID without its dash.
+		return fmt.Sprintf("6002248000000000000000000000%04x", n), awsSerial(n)
+	case "gcp-pd":
+		// GCE page 0x83 ends with the device name.
+		return "Google  PersistentDisk  " + gcpDeviceName(n), gcpDeviceName(n)
+	case "vsphere":
+		return vsphereUUID(n), fmt.Sprintf("6000c29%025x", n)
+	}
+	return fmt.Sprintf("60022480%024x", n), fmt.Sprintf("AZ-%04d", n)
+}
+
+func awsVolumeID(n uint32) string   { return fmt.Sprintf("vol-0%016x", n) }
+func awsSerial(n uint32) string     { return fmt.Sprintf("vol0%016x", n) }
+func gcpDeviceName(n uint32) string { return fmt.Sprintf("pvc-gce-%04d", n) }
+func vsphereUUID(n uint32) string   { return fmt.Sprintf("6000c29%025x", n) }
+
+// smbShare is the share of (environment, scenario).
+func smbShare(env, sc int) string { return fmt.Sprintf(`\\smb-%d-%02d\share`, env, sc) }
+
+// Fixture returns the world the plan's flows expect.
+func (p *Plan) Fixture() Fixture {
+	f := Fixture{BIOSSerial: BIOSSerial}
+	for e := range p.envs {
+		for d, drv := range blockDrivers {
+			for s, sc := range blockScenarios {
+				if !sc.disk {
+					continue
+				}
+				n := diskNumber(e, d, s)
+				page83, serial := diskIdentity(drv, n)
+				f.Disks = append(f.Disks, DiskFixture{
+					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", n),
+					Page83: page83, Serial: serial, Offline: sc.offline,
+				})
+			}
+		}
+		for s := range smbScenarios {
+			f.Shares = append(f.Shares, ShareFixture{
+				Path: smbShare(e, s), Username: SMBUser, Password: SMBPassword,
+				Dirs: []string{"pvc-1", "pvc-2"},
+			})
+		}
+	}
+	return f
+}
+
+// kubeletPaths returns the staging and publish paths the kubelet uses for
+// a volume (pkg/volume/csi: plugins/kubernetes.io/csi/<driver>/<sha256 of
+// the handle>/globalmount and pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount).
+func kubeletPaths(e Env, driver, volumeID, pv string) (staging, publish string) {
+	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(volumeID)))
+	staging = e.join(e.KubeletDir, "plugins", "kubernetes.io", "csi", driver, sum, "globalmount")
+	publish = e.join(e.KubeletDir, "pods", "6f1e2d3c-"+sum[:8], "volumes", "kubernetes.io~csi", pv, "mount")
+	return staging, publish
+}
