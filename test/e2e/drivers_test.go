@@ -112,3 +112,32 @@ func TestNotMountedAnswersMatchDrivers(t *testing.T) {
 		}
 	}
 }
+
+// TestDriveLessKubeletPaths: EKS kubelets use a root dir without a drive
+// letter (\var\lib\kubelet, aws-ebs-csi-driver#2100), and gcp-pd
+// (@ b560165c pkg/mount-manager/safe-mounter-v1_windows.go) and azuredisk
+// (@ d983d613 pkg/mounter/safe_mounter_windows.go Unmount) pass such
+// paths on to MountVolume, IsSymlink and GetVolumeIDFromTargetPath. They
+// name the kubelet directory's drive; outside the working directories
+// they are still refused.
+func TestDriveLessKubeletPaths(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	staging := `\var\lib\kubelet\plugins\kubernetes.io\csi\pd.csi.storage.gke.io\x\globalmount`
+	id := stageVolume(t, e, dataDisk1, staging)
+	if mps := volumeInfo(t, e.host, id).MountPoints; len(mps) != 1 || mps[0] != `C:`+staging {
+		t.Errorf("the volume is mounted at %q, want [C:%s]", mps, staging)
+	}
+	at, err := e.vol1.GetVolumeIDFromTargetPath(ctx, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: staging})
+	if err != nil || at.GetVolumeId() != id {
+		t.Errorf("GetVolumeIDFromTargetPath(%s) = %v, %v; want %s", staging, at, err, id)
+	}
+	link, err := e.fs1.IsSymlink(ctx, &filesystemv1.IsSymlinkRequest{Path: staging})
+	if err != nil || !link.GetIsSymlink() {
+		t.Errorf("IsSymlink(%s) = %v, %v; want true (a mount point)", staging, link, err)
+	}
+	_, err = e.fs1.PathExists(ctx, &filesystemv1.PathExistsRequest{Path: `\Windows\System32`})
+	wantErr(t, "PathExists(drive-less path outside)", err, codes.PermissionDenied, "outside the working directories")
+	_, err = e.fs1.PathExists(ctx, &filesystemv1.PathExistsRequest{Path: `\\fileserver\share\pvc-1`})
+	wantErr(t, "PathExists(UNC path)", err, codes.InvalidArgument, "UNC or device path")
+}
