@@ -270,8 +270,12 @@ func (p *Policy) Roots() []string { return append([]string(nil), p.roots...) }
 // error wraps errdefs.ErrInvalidArgument for a malformed path and
 // errdefs.ErrPermissionDenied for one outside every working directory.
 // field names the request field in messages ("path", "target_path").
+//
+// Under the Windows style a drive-less rooted path (\var\lib\kubelet\x or
+// /var/lib/kubelet/x, but not \\server\share or \\?\ forms) first gets a
+// drive (see withDrive); then it is checked like any other path.
 func (p *Policy) Check(field, path string) (string, error) {
-	c, err := p.style.Clean(path)
+	c, err := p.style.Clean(p.withDrive(path))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}
@@ -300,4 +304,36 @@ func (p *Policy) CheckBelow(field, path string) (string, error) {
 		}
 	}
 	return c, nil
+}
+
+// withDrive gives a drive-less rooted Windows path a drive letter, and
+// returns any other path unchanged. EKS kubelets run with a root dir
+// without a drive (\var\lib\kubelet, aws-ebs-csi-driver#2100), and gcp-pd
+// and azuredisk pass kubelet's paths on as they are; Win32 resolves such a
+// path on the process's current drive, and k8s mount-utils'
+// NormalizeWindowsPath prefixes "c:". Neither is known to be the drive
+// kubelet meant, so the path gets the drive of the first working
+// directory it lies in once given that drive (the kubelet directory, for
+// kubelet's paths), or, when it lies in none, the first working
+// directory's drive, so that the check refuses it as outside. Two leading
+// separators (UNC \\server\share, device \\?\ and \\.\ paths, in either
+// slash) are not drive-less and stay as they are, for Clean to refuse.
+func (p *Policy) withDrive(path string) string {
+	if p.style != Windows || len(p.roots) == 0 || !isDriveLessRooted(path) {
+		return path
+	}
+	for _, r := range p.roots {
+		withDrive := r[:2] + path
+		if c, err := Windows.Clean(withDrive); err == nil && Windows.Within(c, r) {
+			return withDrive
+		}
+	}
+	return p.roots[0][:2] + path
+}
+
+// isDriveLessRooted tells whether a Windows path starts with exactly one
+// separator (\ or /): rooted on the current drive.
+func isDriveLessRooted(path string) bool {
+	isSep := func(c byte) bool { return c == '\\' || c == '/' }
+	return len(path) > 0 && isSep(path[0]) && (len(path) == 1 || !isSep(path[1]))
 }

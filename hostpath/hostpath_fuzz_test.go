@@ -143,6 +143,11 @@ func FuzzPolicyCheck(f *testing.F) {
 	for _, s := range []string{"/var/lib/kubelet/pods/x", "/var/lib/kubelet-x", `C:\var\lib\kubelet\pods`, `C:\var\lib\kubelet-x`} {
 		f.Add(strings.HasPrefix(s, "C:"), s)
 	}
+	// Drive-less rooted paths, as EKS kubelets send them, and the UNC and
+	// device forms that must not pass for them.
+	for _, s := range []string{`\var\lib\kubelet\pods\x`, "/var/lib/kubelet/pods/x", `\csi\x`, `\`, `\/server\share`, `/\?\C:\x`, `\??\C:\var\lib\kubelet`} {
+		f.Add(true, s)
+	}
 	f.Fuzz(func(t *testing.T, windows bool, p string) {
 		style, roots := POSIX, fuzzPOSIXRoots
 		if windows {
@@ -153,7 +158,7 @@ func FuzzPolicyCheck(f *testing.F) {
 			t.Fatal(err)
 		}
 		got, err := pol.Check("path", p)
-		cleaned, cerr := style.Clean(p)
+		cleaned, cerr := style.Clean(withDriveOracle(style, p, pol.Roots()))
 		ia, pd := errors.Is(err, errdefs.ErrInvalidArgument), errors.Is(err, errdefs.ErrPermissionDenied)
 		switch {
 		case err != nil && got != "":
@@ -177,6 +182,24 @@ func FuzzPolicyCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// withDriveOracle is what Policy.Check should clean, written
+// independently of withDrive: on Windows a path that starts with exactly
+// one separator (either slash) gets the drive of the first root that
+// holds it once given that drive, or else the first root's drive; any
+// other path is taken as it is.
+func withDriveOracle(s Style, p string, roots []string) string {
+	q := strings.ReplaceAll(p, "/", `\`)
+	if s != Windows || !strings.HasPrefix(q, `\`) || strings.HasPrefix(q, `\\`) {
+		return p
+	}
+	for _, r := range roots {
+		if c, err := s.Clean(r[:2] + p); err == nil && insideAny(s, c, []string{r}) {
+			return r[:2] + p
+		}
+	}
+	return roots[0][:2] + p
 }
 
 // insideAny tells whether the cleaned path c lies in one of the cleaned

@@ -197,3 +197,55 @@ func TestPolicyCheckBelow(t *testing.T) {
 		t.Errorf("Windows CheckBelow of the working dir in another case = %v", err)
 	}
 }
+
+// TestPolicyDriveLessPaths: EKS kubelets use a root dir without a drive
+// letter (\var\lib\kubelet, aws-ebs-csi-driver#2100), and gcp-pd and
+// azuredisk pass kubelet's paths on unchanged (MountVolume, IsSymlink,
+// GetVolumeIDFromTargetPath). Win32 resolves such a rooted path on the
+// current drive; the Policy gives it the drive of the working directory it
+// names (k8s mount-utils' NormalizeWindowsPath prefixes a drive too) and
+// then checks it as any other path. UNC and device paths stay refused.
+func TestPolicyDriveLessPaths(t *testing.T) {
+	pol, err := NewPolicy(Windows, []string{`D:\csi`, `C:\var\lib\kubelet`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`\var\lib\kubelet\pods\p\volumes`: `C:\var\lib\kubelet\pods\p\volumes`,
+		`/var/lib/kubelet/plugins/x`:      `C:\var\lib\kubelet\plugins\x`,
+		`\VAR\lib\kubelet`:                `C:\VAR\lib\kubelet`,
+		`\csi\x`:                          `D:\csi\x`,
+	} {
+		if got, err := pol.Check("path", in); err != nil || got != want {
+			t.Errorf("Check(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := pol.CheckBelow("path", `\var\lib\kubelet`); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("CheckBelow(drive-less working dir) = %v; want permission denied", err)
+	}
+	for in, kind := range map[string]error{
+		`\Windows\System32`:        errdefs.ErrPermissionDenied,
+		`\var\lib\kubelet-x`:       errdefs.ErrPermissionDenied,
+		`\var\lib\kubelet\..\..\x`: errdefs.ErrInvalidArgument,
+		`\\server\share\x`:         errdefs.ErrInvalidArgument,
+		`//server/share/x`:         errdefs.ErrInvalidArgument,
+		`\/server\share`:           errdefs.ErrInvalidArgument,
+		`\\?\C:\var\lib\kubelet\x`: errdefs.ErrInvalidArgument,
+		`\\.\C:\var\lib\kubelet\x`: errdefs.ErrInvalidArgument,
+		`\??\C:\var\lib\kubelet\x`: errdefs.ErrInvalidArgument,
+		`\`:                        errdefs.ErrPermissionDenied,
+		`var\lib\kubelet`:          errdefs.ErrInvalidArgument,
+	} {
+		if got, err := pol.Check("path", in); !errors.Is(err, kind) {
+			t.Errorf("Check(%q) = %q, %v; want %v", in, got, err, kind)
+		}
+	}
+	// A POSIX policy has no drives: nothing changes there.
+	posix, err := NewPolicy(POSIX, []string{"/var/lib/kubelet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := posix.Check("path", `\var\lib\kubelet`); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("POSIX Check(backslash path) = %v; want invalid argument", err)
+	}
+}

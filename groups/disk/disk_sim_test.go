@@ -52,11 +52,27 @@ func TestSimPartitionAndState(t *testing.T) {
 	if st, err := s.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: 1}); err != nil || st.IsOnline {
 		t.Errorf("GetDiskState = %+v, %v", st, err)
 	}
-	_, err = s.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: 1})
-	if !errors.Is(err, errdefs.ErrFailedPrecondition) {
-		t.Errorf("PartitionDisk(offline) = %v; want failed precondition", err)
+	// gcp-pd's, aws-ebs's and vsphere's order: partition, then online. A
+	// RAW disk is brought online to be initialised.
+	if _, err = s.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: 1}); err != nil {
+		t.Errorf("PartitionDisk(offline, RAW) = %v", err)
 	}
-	// The drivers' order: online, then partition, twice (kubelet retries).
+	if st, err := s.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: 1}); err != nil || !st.IsOnline {
+		t.Errorf("after PartitionDisk(offline, RAW): GetDiskState = %+v, %v; want online", st, err)
+	}
+	// Re-staging after NodeUnstage took the disk offline: partitioned, so
+	// nothing to do, and the disk stays offline.
+	if _, err := s.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: 1, IsOnline: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = s.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: 1}); err != nil {
+		t.Errorf("PartitionDisk(offline, partitioned) = %v", err)
+	}
+	if st, err := s.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: 1}); err != nil || st.IsOnline {
+		t.Errorf("after PartitionDisk(offline, partitioned): GetDiskState = %+v, %v; want offline", st, err)
+	}
+	// The other drivers' order: online, then partition, twice (kubelet
+	// retries).
 	for range 2 {
 		if _, err := s.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: 1, IsOnline: true}); err != nil {
 			t.Fatal(err)

@@ -264,10 +264,29 @@ func (s *Service) GetVolumeIDFromTargetPath(ctx context.Context, req *GetVolumeI
 		return nil, err
 	}
 	id, err := s.host.VolumeAt(ctx, target)
-	if err != nil {
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return nil, notMounted(target, err)
+	case err != nil:
 		return nil, fmt.Errorf("volume mounted at %q: %w", target, err)
 	}
 	return &GetVolumeIDFromTargetPathResponse{VolumeID: id}, nil
+}
+
+// notMounted words the answer "no volume is mounted at target" the same
+// way on every backend, keeping the host's detail (why: a plain folder, a
+// missing path, a link to a folder). Drivers tell "not mounted" from a
+// failure by this text: aws-ebs-csi-driver (@ 429e202e,
+// pkg/mounter/mount_windows.go handleGetDeviceNameFromMountError) accepts
+// an error only when it contains "because it does not exist", a phrase of
+// the PowerShell-era csi-proxy (v1.2.x); its NodeStage asks about the
+// empty staging directory kubelet just made, so a plain folder must carry
+// the phrase too. The sentence stays true for every case: the path may
+// exist, but not as a mount point. The other drivers studied pass the error on
+// whatever it says (docs/compatibility.md).
+func notMounted(target string, hostErr error) error {
+	detail := strings.TrimSuffix(hostErr.Error(), ": "+errdefs.ErrNotFound.Error())
+	return errdefs.Errorf(errdefs.ErrNotFound, "no volume ID can be given for target_path %q because it does not exist as a volume mount point (%s)", target, detail)
 }
 
 // GetClosestVolumeIDFromTargetPath implements Interface.

@@ -45,21 +45,42 @@ func (v diskView) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 	return out, nil
 }
 
-// PartitionDisk implements disk.Host. A RAW disk gets GPT and one data
+// PartitionDisk implements disk.Host like upstream: the layout is read
+// first, and it is readable while the disk is offline (upstream reads
+// MSFT_Disk.PartitionStyle and MSFT_Partition), so a disk that has a data
+// partition is left alone, online or not: gcp-pd, aws-ebs and vsphere call
+// PartitionDisk before SetDiskState(online) and take the disk offline in
+// NodeUnstage, so re-staging meets an offline, partitioned disk. A disk
+// that needs a change is brought online first, as the Windows backend
+// does before MSFT_Disk.Initialize; then a RAW disk gets GPT and one data
 // partition from 1 MiB to the last 1 MiB boundary before the backup GPT,
-// holding a new RAW volume; a disk that has a data partition is left
-// alone. An offline disk is errdefs.ErrFailedPrecondition.
+// holding a new RAW volume.
 func (v diskView) PartitionDisk(ctx context.Context, n uint32) error {
 	return v.h.do(ctx, func(w *world) error {
 		d, err := w.disk(n)
 		if err != nil {
 			return err
 		}
-		if !d.online {
-			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline", n)
+		if d.hasDataPartition() {
+			return nil // already done: kubelet retries NodeStage
 		}
+		d.online = true
 		return w.partition(d)
 	})
+}
+
+// hasDataPartition tells whether the disk has a GPT with a basic data
+// partition, which is what PartitionDisk would create.
+func (d *diskState) hasDataPartition() bool {
+	if !d.gpt {
+		return false
+	}
+	for _, p := range d.parts {
+		if p.kind == partBasic {
+			return true
+		}
+	}
+	return false
 }
 
 // Rescan implements disk.Host. The simulated host sees changes at once, so

@@ -104,7 +104,14 @@ func TestOfflineDisk(t *testing.T) {
 	if size, err := h.Disk().DiskSize(ctx, 1); size != 1<<30 || err != nil {
 		t.Errorf("DiskSize of an offline disk = %d, %v", size, err)
 	}
-	wantErr(t, h.Disk().PartitionDisk(ctx, 1), errdefs.ErrFailedPrecondition, "disk 1 is offline")
+	// Partitioned already: PartitionDisk reads the layout (readable while
+	// offline, as upstream reads MSFT_Disk and MSFT_Partition) and is done;
+	// the disk stays offline.
+	before := h.ListDisks()[1]
+	must(t, h.Disk().PartitionDisk(ctx, 1))
+	if after := h.ListDisks()[1]; !reflect.DeepEqual(after, before) {
+		t.Errorf("PartitionDisk of an offline, partitioned disk changed it:\n%+v\n%+v", before, after)
+	}
 	_, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline")
 
@@ -229,4 +236,19 @@ func TestSystemDiskLayout(t *testing.T) {
 		t.Error("PartitionDisk changed the system disk")
 	}
 	wantErr(t, h.Volume().FormatVolume(ctx, systemVolume(t, h)), errdefs.ErrFailedPrecondition, "system disk")
+}
+
+// TestPartitionOfflineRAWDisk: gcp-pd, aws-ebs and vsphere call
+// PartitionDisk before SetDiskState(online), and disks arrive offline
+// under the OfflineShared SAN policy. A RAW disk cannot be initialised
+// offline, so PartitionDisk brings it online first, as the Windows
+// backend does, and partitions it.
+func TestPartitionOfflineRAWDisk(t *testing.T) {
+	h := defaultHost(t)
+	must(t, h.Disk().SetDiskOnline(ctx, 1, false))
+	must(t, h.Disk().PartitionDisk(ctx, 1))
+	d := h.ListDisks()[1]
+	if !d.Online || d.PartitionStyle != "GPT" || len(d.Partitions) != 1 || d.Partitions[0].Type != "Basic" {
+		t.Errorf("offline RAW disk after PartitionDisk: %+v; want online, GPT, one Basic partition", d)
+	}
 }

@@ -232,10 +232,21 @@ func (v volumeView) DiskNumber(ctx context.Context, volumeID string) (uint32, er
 	return n, err
 }
 
-// VolumeAt implements volume.Host: the volume mounted at path (a mount
-// point, or a drive root). Anything else is errdefs.ErrNotFound; for a
-// missing path the message ends "because it does not exist", the text
-// aws-ebs-csi-driver matches to mean "not mounted".
+// maxVolumeAtHops bounds how many links VolumeAt follows, as the Windows
+// backend bounds it (host/windows/storage/volume.go), so a link loop ends
+// in an error rather than a hang.
+const maxVolumeAtHops = 32
+
+// VolumeAt implements volume.Host like the Windows backend: the volume
+// mounted at path (a mount point, or a drive root). A symbolic link is
+// followed, link after link, because a pod's publish path is a link to the
+// staging mount point and drivers ask for the volume there
+// (GetVolumeIDFromTargetPath before GetVolumeStats, ResizeVolume and
+// WriteVolumeCache); a link straight to a drive root names that drive's
+// volume. A link into a folder that is not a mount point, or to an SMB
+// path, leads to no volume. Anything that is not a mount is
+// errdefs.ErrNotFound (the volume Service words that answer for drivers);
+// more than maxVolumeAtHops links is errdefs.ErrFailedPrecondition.
 func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 	p, err := cleanView(path)
 	if err != nil {
@@ -243,24 +254,39 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 	}
 	var id string
 	err = v.h.do(ctx, func(w *world) error {
-		pl, err := (&walker{w: w}).resolve(p, false)
-		if isNotExist(err) || err == nil && pl.n == nil {
-			return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q because it does not exist", p)
-		}
-		switch {
-		case err != nil:
-			return err
-		case pl.dir == nil:
-			id = pl.vol.id
-		case pl.n.kind != kindMount:
-			return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it is not a mounted folder", p)
-		default:
-			id = pl.n.volID
-			if vol := w.findVolume(id); vol != nil {
-				id = vol.id
+		cur := p
+		for range maxVolumeAtHops {
+			if strings.HasPrefix(cur, `\\`) {
+				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it links to the SMB path %q", p, cur)
+			}
+			pl, err := (&walker{w: w}).resolve(cur, false)
+			switch missing := isNotExist(err) || err == nil && pl.n == nil; {
+			case missing && cur != p:
+				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it links to %q, which does not exist", p, cur)
+			case missing:
+				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q because it does not exist", p)
+			}
+			switch {
+			case err != nil:
+				return err
+			case pl.dir == nil:
+				id = pl.vol.id
+				return nil
+			case pl.n.kind == kindMount:
+				id = pl.n.volID
+				if vol := w.findVolume(id); vol != nil {
+					id = vol.id
+				}
+				return nil
+			case pl.n.kind == kindLink:
+				cur = pl.n.target
+			case cur != p:
+				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it links to %q, which is not a mounted folder", p, cur)
+			default:
+				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q: it is not a mounted folder", p)
 			}
 		}
-		return nil
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q: more than %d links (a link loop?)", p, maxVolumeAtHops)
 	})
 	return id, err
 }

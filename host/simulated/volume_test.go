@@ -275,3 +275,63 @@ func TestUnmountDanglingMountPoint(t *testing.T) {
 		t.Fatalf("the directory should stay: %v %v", ok, err)
 	}
 }
+
+// TestVolumeAtFollowsLinks: a pod's publish path is a link (CreateSymlink)
+// to the staging mount point, and drivers ask for the volume there
+// (azuredisk NodeGetVolumeStats, NodeExpandVolume, unpublish's flush).
+// VolumeAt follows links as the Windows backend does
+// (host/windows/storage/volume.go): through a chain of links to a mount
+// point or a drive root it names that volume; a link to a plain folder,
+// into a folder inside a volume or to an SMB share is not a mount; a loop
+// is cut off.
+func TestVolumeAtFollowsLinks(t *testing.T) {
+	h := defaultHost(t)
+	v, fs := h.Volume(), h.Filesystem()
+	id := formatted(t, h, 1)
+	stage, publish := kubelet+`\plugins\stage`, kubelet+`\pods\p\mount`
+	must(t, fs.Mkdir(ctx, kubelet+`\pods\p`))
+	must(t, fs.Mkdir(ctx, kubelet+`\plugins`))
+	must(t, v.MountVolume(ctx, id, stage))
+	must(t, fs.CreateSymlink(ctx, stage, publish))
+	must(t, fs.CreateSymlink(ctx, publish, kubelet+`\pods\p\again`))
+	must(t, fs.CreateSymlink(ctx, `C:\`, kubelet+`\root`))
+	must(t, fs.Mkdir(ctx, stage+`\data`))
+	must(t, fs.CreateSymlink(ctx, stage+`\data`, kubelet+`\inside`))
+	must(t, fs.Mkdir(ctx, kubelet+`\plain`))
+	must(t, fs.CreateSymlink(ctx, kubelet+`\plain`, kubelet+`\toplain`))
+	must(t, fs.CreateSymlink(ctx, kubelet+`\loop2`, kubelet+`\loop1`))
+	must(t, fs.CreateSymlink(ctx, kubelet+`\loop1`, kubelet+`\loop2`))
+
+	for p, want := range map[string]string{
+		publish:                   id,
+		kubelet + `\pods\p\again`: id,
+		kubelet + `\root`:         systemVolume(t, h),
+	} {
+		if got, err := v.VolumeAt(ctx, p); err != nil || got != want {
+			t.Errorf("VolumeAt(%s) = %q, %v; want %s", p, got, err, want)
+		}
+	}
+	for _, p := range []string{kubelet + `\inside`, kubelet + `\toplain`} {
+		_, err := v.VolumeAt(ctx, p)
+		wantErr(t, err, errdefs.ErrNotFound)
+	}
+	_, err := v.VolumeAt(ctx, kubelet+`\loop1`)
+	wantErr(t, err, errdefs.ErrFailedPrecondition, "links")
+	// The volume found through the link is usable as any other.
+	got, err := v.VolumeAt(ctx, publish)
+	must(t, err)
+	if _, _, err := v.VolumeStats(ctx, got); err != nil {
+		t.Errorf("VolumeStats(volume at the publish link) = %v", err)
+	}
+	must(t, v.FlushVolume(ctx, got))
+}
+
+// TestVolumeAtSMBLink: a link to an SMB share (as NewSmbGlobalMapping
+// makes one) leads to no volume.
+func TestVolumeAtSMBLink(t *testing.T) {
+	h := smbHost(t)
+	local := kubelet + `\plugins\smb\pv1`
+	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
+	_, err := h.Volume().VolumeAt(ctx, local)
+	wantErr(t, err, errdefs.ErrNotFound, "SMB")
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"reflect"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -133,13 +134,22 @@ func TestDiskV1(t *testing.T) {
 			t.Errorf("the system disk has %d partitions after PartitionDisk, want 3", n)
 		}
 
-		wantErr(t, "PartitionDisk(offline disk)", partition(offlineDisk), codes.FailedPrecondition, "disk 3 is offline")
+		// gcp-pd, aws-ebs and vsphere partition before SetDiskState(online)
+		// and take the disk offline in NodeUnstage. An offline disk that
+		// has a data partition: nothing to do, and it stays offline
+		// (upstream reads the layout, which is readable offline).
+		before := e.host.ListDisks()[offlineDisk]
+		twice(t, "PartitionDisk(offline, partitioned disk)", func() error { return partition(offlineDisk) })
+		if after := e.host.ListDisks()[offlineDisk]; !reflect.DeepEqual(after, before) {
+			t.Errorf("PartitionDisk(offline, partitioned) changed disk %d:\n%+v\n%+v", offlineDisk, before, after)
+		}
 		wantErr(t, "PartitionDisk(missing disk)", partition(missingDisk), codes.NotFound, "disk 99 does not exist")
-		// An offline data disk refuses partitioning until it is online.
+		// An offline RAW disk is brought online to be initialised.
 		ok(t, "SetDiskState(offline)", setState(dataDisk2, false))
-		wantErr(t, "PartitionDisk(disk taken offline)", partition(dataDisk2), codes.FailedPrecondition, "is offline")
-		ok(t, "SetDiskState(online)", setState(dataDisk2, true))
-		ok(t, "PartitionDisk(disk back online)", partition(dataDisk2))
+		twice(t, "PartitionDisk(offline, RAW disk)", func() error { return partition(dataDisk2) })
+		if d := e.host.ListDisks()[dataDisk2]; !d.Online || d.PartitionStyle != "GPT" || len(d.Partitions) != 1 {
+			t.Errorf("disk %d after PartitionDisk(offline, RAW): %+v; want online with one partition", dataDisk2, d)
+		}
 	})
 
 	t.Run("Rescan", func(t *testing.T) {

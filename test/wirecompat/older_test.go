@@ -87,16 +87,18 @@ func TestDiskV1alpha1(t *testing.T) {
 
 	// PartitionDisk succeeds in TestStageFlowV1alpha1; here its failures.
 	for id, want := range map[string]codes.Code{
-		notANumber:      codes.InvalidArgument,
-		"":              codes.InvalidArgument,
-		"-1":            codes.InvalidArgument,
-		tooLarge:        codes.InvalidArgument,
-		diskID(noDisk):  codes.NotFound,
-		diskID(offDisk): codes.FailedPrecondition,
+		notANumber:     codes.InvalidArgument,
+		"":             codes.InvalidArgument,
+		"-1":           codes.InvalidArgument,
+		tooLarge:       codes.InvalidArgument,
+		diskID(noDisk): codes.NotFound,
 	} {
 		_, err := c.PartitionDisk(x, &diskv1alpha1.PartitionDiskRequest{DiskID: id})
 		wantCode(t, "PartitionDisk "+strconv.Quote(id), err, want)
 	}
+	// An offline disk that has a data partition needs nothing (upstream
+	// reads the layout, which is readable offline).
+	must[*diskv1alpha1.PartitionDiskResponse](t, "PartitionDisk offline, partitioned disk")(c.PartitionDisk(x, &diskv1alpha1.PartitionDiskRequest{DiskID: diskID(offPartDisk)}))
 }
 
 func TestDiskV1beta1(t *testing.T) {
@@ -227,8 +229,10 @@ func TestDiskV1beta3(t *testing.T) {
 	wantCode(t, "GetDiskState missing disk", err, codes.NotFound)
 	_, err = c.SetDiskState(x, &diskv1beta3.SetDiskStateRequest{DiskNumber: noDisk, IsOnline: true})
 	wantCode(t, "SetDiskState missing disk", err, codes.NotFound)
-	_, err = c.PartitionDisk(x, &diskv1beta3.PartitionDiskRequest{DiskNumber: offDisk})
-	wantCode(t, "PartitionDisk offline disk", err, codes.FailedPrecondition)
+	must[*diskv1beta3.PartitionDiskResponse](t, "PartitionDisk offline, partitioned disk")(c.PartitionDisk(x, &diskv1beta3.PartitionDiskRequest{DiskNumber: offPartDisk}))
+	if must[*diskv1beta3.GetDiskStateResponse](t, "GetDiskState 10")(c.GetDiskState(x, &diskv1beta3.GetDiskStateRequest{DiskNumber: offPartDisk})).IsOnline {
+		t.Errorf("PartitionDisk brought the offline, partitioned disk %d online", offPartDisk)
+	}
 }
 
 // ---------------------------------------------------------------- stage flows
@@ -406,9 +410,13 @@ func TestStageFlowV1beta1(t *testing.T) {
 	if mp := must[*fsv1beta1.IsMountPointResponse](t, "IsMountPoint")(fc.IsMountPoint(x, &fsv1beta1.IsMountPointRequest{Path: publish})); !mp.IsMountPoint || mp.Error != "" {
 		t.Errorf("IsMountPoint(publish) = %v, %q", mp.IsMountPoint, mp.Error)
 	}
-	// A symlink is not a mounted folder.
-	_, err = vc.GetVolumeIDFromMount(x, &volumev1beta1.VolumeIDFromMountRequest{Mount: publish})
-	wantCode(t, "GetVolumeIDFromMount on a symlink", err, codes.NotFound)
+	// The publish link leads to the staging mount point: upstream follows
+	// it (the PowerShell era with Get-Item ... .Target), and drivers ask
+	// for the volume there (azuredisk's v1beta fallback in
+	// NodeGetVolumeStats).
+	if got := must[*volumev1beta1.VolumeIDFromMountResponse](t, "GetVolumeIDFromMount on the publish link")(vc.GetVolumeIDFromMount(x, &volumev1beta1.VolumeIDFromMountRequest{Mount: publish})); got.VolumeId != vol {
+		t.Errorf("GetVolumeIDFromMount(publish link) = %q, want %q", got.VolumeId, vol)
+	}
 	if ex := must[*fsv1beta1.PathExistsResponse](t, "PathExists")(fc.PathExists(x, &fsv1beta1.PathExistsRequest{Path: publish})); !ex.Exists || ex.Error != "" {
 		t.Errorf("PathExists(publish) = %v, %q", ex.Exists, ex.Error)
 	}

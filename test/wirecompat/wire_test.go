@@ -28,7 +28,11 @@ import (
 //	disk 0  system disk, 128 GiB, location 0:0:0:0, EFI + MSR + C:
 //	disk 1  RAW, 1 GiB, 1:0:0:0, page83 …01, serial SIM-DATA-0001 (volume v1 flow)
 //	disk 2  RAW, 2 GiB, 1:0:0:1, page83 …02, serial SIM-DATA-0002 (volume v2alpha1 flow)
-//	disk 9  RAW, 1 GiB, offline, 2:0:0:5, serial WC-OFFLINE-9
+//	disk 9  RAW, 1 GiB, offline, 2:0:0:5, serial WC-OFFLINE-9 (stays so)
+//	disk 10 partitioned (one RAW data volume), 1 GiB, offline, 2:0:0:6,
+//	        serial WC-OFFLINE-PART-10 (PartitionDisk leaves it so)
+//	disk 15 RAW, 1 GiB, offline, 2:0:0:7, serial WC-OFFLINE-RAW-15
+//	        (TestDiskV1 partitions it, which brings it online)
 //	disks 11-14  RAW, 1 GiB, 3:0:0:1-4, page83 …0b-…0e, serial WC-OLD-<n>
 //	        (the flows of the older versions, older_test.go)
 //	\\fileserver\share, user CONTOSO\csi, directory pvc-1
@@ -36,20 +40,24 @@ import (
 //	                      iqn.2003-01.org.example:open (no auth, 1 LUN)
 //	default services; MSiSCSI (manual, stopped) is on the allow-list
 const (
-	kubelet  = `C:\var\lib\kubelet`
-	outside  = `C:\var\lib\kubelet-x\a` // a prefix of kubelet, but not inside it
-	noDisk   = 99
-	offDisk  = 9
-	biosSN   = "WC-BIOS-0001"
-	share    = `\\fileserver\share`
-	smbUser  = `CONTOSO\csi`
-	smbPass  = "Secr3t!pw"
-	portalIP = "10.0.0.10"
-	chapIQN  = "iqn.2003-01.org.example:chap"
-	openIQN  = "iqn.2003-01.org.example:open"
-	chapUser = "initiator"
-	chapPass = "0123456789ab"
-	mutual   = "ba9876543210"
+	kubelet = `C:\var\lib\kubelet`
+	outside = `C:\var\lib\kubelet-x\a` // a prefix of kubelet, but not inside it
+	noDisk  = 99
+	offDisk = 9
+	// offPartDisk is offline with a data partition; offRawDisk is offline
+	// and RAW until TestDiskV1 partitions it.
+	offPartDisk = 10
+	offRawDisk  = 15
+	biosSN      = "WC-BIOS-0001"
+	share       = `\\fileserver\share`
+	smbUser     = `CONTOSO\csi`
+	smbPass     = "Secr3t!pw"
+	portalIP    = "10.0.0.10"
+	chapIQN     = "iqn.2003-01.org.example:chap"
+	openIQN     = "iqn.2003-01.org.example:open"
+	chapUser    = "initiator"
+	chapPass    = "0123456789ab"
+	mutual      = "ba9876543210"
 	// unknownVolume is well-formed but names no volume.
 	unknownVolume = `\\?\Volume{00000000-0000-4000-8000-000000000000}\`
 )
@@ -111,14 +119,16 @@ func TestDiskV1(t *testing.T) {
 
 	ids := must[*diskv1.ListDiskIDsResponse](t, "ListDiskIDs")(c.ListDiskIDs(x, &diskv1.ListDiskIDsRequest{}))
 	wantIDs := map[uint32][2]string{
-		0:       {"60022480000000000000000000000000", "SIM-SYSTEM-0000"},
-		1:       {"60022480000000000000000000000001", "SIM-DATA-0001"},
-		2:       {"60022480000000000000000000000002", "SIM-DATA-0002"},
-		offDisk: {"6002248000000000000000000000000a", "WC-OFFLINE-9"},
-		11:      {"6002248000000000000000000000000b", "WC-OLD-11"},
-		12:      {"6002248000000000000000000000000c", "WC-OLD-12"},
-		13:      {"6002248000000000000000000000000d", "WC-OLD-13"},
-		14:      {"6002248000000000000000000000000e", "WC-OLD-14"},
+		0:           {"60022480000000000000000000000000", "SIM-SYSTEM-0000"},
+		1:           {"60022480000000000000000000000001", "SIM-DATA-0001"},
+		2:           {"60022480000000000000000000000002", "SIM-DATA-0002"},
+		offDisk:     {"6002248000000000000000000000000a", "WC-OFFLINE-9"},
+		offPartDisk: {"60022480000000000000000000000010", "WC-OFFLINE-PART-10"},
+		offRawDisk:  {"60022480000000000000000000000015", "WC-OFFLINE-RAW-15"},
+		11:          {"6002248000000000000000000000000b", "WC-OLD-11"},
+		12:          {"6002248000000000000000000000000c", "WC-OLD-12"},
+		13:          {"6002248000000000000000000000000d", "WC-OLD-13"},
+		14:          {"6002248000000000000000000000000e", "WC-OLD-14"},
 	}
 	if len(ids.DiskIDs) != len(wantIDs) {
 		t.Errorf("ListDiskIDs: %d disks, want %d: %v", len(ids.DiskIDs), len(wantIDs), ids.DiskIDs)
@@ -159,8 +169,24 @@ func TestDiskV1(t *testing.T) {
 	wantCode(t, "SetDiskState missing disk", err, codes.NotFound)
 	_, err = c.PartitionDisk(x, &diskv1.PartitionDiskRequest{DiskNumber: noDisk})
 	wantCode(t, "PartitionDisk missing disk", err, codes.NotFound)
-	_, err = c.PartitionDisk(x, &diskv1.PartitionDiskRequest{DiskNumber: offDisk})
-	wantCode(t, "PartitionDisk offline disk", err, codes.FailedPrecondition)
+	// gcp-pd, aws-ebs and vsphere call PartitionDisk before
+	// SetDiskState(online), and NodeUnstage takes the disk offline.
+	// Upstream reads the layout (readable offline): a disk with a data
+	// partition needs nothing and stays offline.
+	must[*diskv1.PartitionDiskResponse](t, "PartitionDisk offline, partitioned disk")(c.PartitionDisk(x, &diskv1.PartitionDiskRequest{DiskNumber: offPartDisk}))
+	if must[*diskv1.GetDiskStateResponse](t, "GetDiskState 10")(c.GetDiskState(x, &diskv1.GetDiskStateRequest{DiskNumber: offPartDisk})).IsOnline {
+		t.Errorf("PartitionDisk brought the offline, partitioned disk %d online", offPartDisk)
+	}
+	// A RAW offline disk is brought online to be initialised, and gets its
+	// data partition.
+	must[*diskv1.PartitionDiskResponse](t, "PartitionDisk offline, RAW disk")(c.PartitionDisk(x, &diskv1.PartitionDiskRequest{DiskNumber: offRawDisk}))
+	if !must[*diskv1.GetDiskStateResponse](t, "GetDiskState 15")(c.GetDiskState(x, &diskv1.GetDiskStateRequest{DiskNumber: offRawDisk})).IsOnline {
+		t.Errorf("disk %d is offline after PartitionDisk of the offline RAW disk", offRawDisk)
+	}
+	vc := volumev1.NewVolumeClient(conn(t, "volume/v1"))
+	if v := must[*volumev1.ListVolumesOnDiskResponse](t, "ListVolumesOnDisk 15")(vc.ListVolumesOnDisk(x, &volumev1.ListVolumesOnDiskRequest{DiskNumber: offRawDisk})); len(v.VolumeIds) != 1 {
+		t.Errorf("disk %d has volumes %q after PartitionDisk, want one", offRawDisk, v.VolumeIds)
+	}
 	_, err = c.SetDiskState(x, &diskv1.SetDiskStateRequest{DiskNumber: 0, IsOnline: false})
 	wantCode(t, "SetDiskState system disk offline", err, codes.FailedPrecondition)
 }
@@ -233,8 +259,13 @@ func TestStageFlowV1(t *testing.T) {
 	if !must[*fsv1.PathExistsResponse](t, "PathExists staging")(fc.PathExists(x, &fsv1.PathExistsRequest{Path: staging})).Exists {
 		t.Fatal("staging dir missing after Mkdir")
 	}
+	// aws-ebs-csi-driver's NodeStage asks this of kubelet's empty staging
+	// dir and reads the answer as "not mounted" only with this phrase.
 	_, err = vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: staging})
 	wantCode(t, "GetVolumeIDFromTargetPath before mount", err, codes.NotFound)
+	if err != nil && !strings.Contains(status.Convert(err).Message(), "because it does not exist") {
+		t.Errorf("GetVolumeIDFromTargetPath(empty dir): message %q lacks %q, which aws-ebs-csi-driver matches", status.Convert(err).Message(), "because it does not exist")
+	}
 	must[*volumev1.MountVolumeResponse](t, "MountVolume")(vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: vol, TargetPath: staging}))
 	must[*volumev1.MountVolumeResponse](t, "MountVolume again")(vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: vol, TargetPath: staging}))
 	got := must[*volumev1.GetVolumeIDFromTargetPathResponse](t, "GetVolumeIDFromTargetPath")(vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: staging}))
@@ -290,9 +321,15 @@ func TestStageFlowV1(t *testing.T) {
 	}
 	_, err = fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: podDir, TargetPath: publish})
 	wantCode(t, "CreateSymlink over an existing link", err, codes.AlreadyExists)
-	// A symlink is not a mounted folder (upstream checks the reparse tag).
-	_, err = vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: publish})
-	wantCode(t, "GetVolumeIDFromTargetPath on a symlink", err, codes.NotFound)
+	// The publish link leads to the staging mount point, and drivers ask
+	// for the volume there, then use it (azuredisk NodeGetVolumeStats and
+	// its unpublish flush): upstream follows the link (v1.3.0's reparse-tag
+	// test accepts symlinks), so must we.
+	if got := must[*volumev1.GetVolumeIDFromTargetPathResponse](t, "GetVolumeIDFromTargetPath on the publish link")(vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: publish})); got.VolumeId != vol {
+		t.Errorf("GetVolumeIDFromTargetPath(publish link) = %q, want %q", got.VolumeId, vol)
+	}
+	must[*volumev1.GetVolumeStatsResponse](t, "GetVolumeStats through the publish link")(vc.GetVolumeStats(x, &volumev1.GetVolumeStatsRequest{VolumeId: vol}))
+	must[*volumev1.WriteVolumeCacheResponse](t, "WriteVolumeCache through the publish link")(vc.WriteVolumeCache(x, &volumev1.WriteVolumeCacheRequest{VolumeId: vol}))
 
 	// Unpublish: Rmdir(force) removes the link, not the volume's files.
 	must[*fsv1.RmdirResponse](t, "Rmdir publish")(fc.Rmdir(x, &fsv1.RmdirRequest{Path: publish, Force: true}))

@@ -410,8 +410,18 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	}
 	_, err = vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
-	_, err = ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3})
-	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
+	// Partitioned already: PartitionDisk reads the layout (upstream reads
+	// it while the disk is offline; gcp-pd, aws-ebs and vsphere partition
+	// before SetDiskState(online)) and changes nothing.
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
+		t.Fatalf("PartitionDisk(offline, partitioned) = %v", err)
+	}
+	if got := fx.k.takeCalls(); len(got) != 0 {
+		t.Fatalf("PartitionDisk(offline, partitioned) made kernel calls %q", got)
+	}
+	if st, _ := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nLoop3}); st.IsOnline {
+		t.Fatal("PartitionDisk brought the offline, partitioned disk online")
+	}
 	for _, online := range []bool{true, true} {
 		if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: nLoop3, IsOnline: online}); err != nil {
 			t.Fatal(err)

@@ -64,8 +64,12 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 // table is written directly (no re-read, which would drop partitions on
 // this kernel) and the partition is announced with BLKPG.
 //
-// It refuses, with errdefs.ErrFailedPrecondition, a host disk, an offline
-// disk, a disk with anything mounted, a damaged GPT, an MBR partition table
+// The layout is read before the disk's state matters: an offline disk
+// with a data partition is left alone, offline. Any other offline disk is
+// brought online first (SetDiskOnline), then handled as below.
+//
+// It refuses, with errdefs.ErrFailedPrecondition, a host disk, a disk
+// with anything mounted, a damaged GPT, an MBR partition table
 // and a whole disk holding a filesystem or other signature: a disk whose
 // content it cannot account for is never overwritten.
 func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
@@ -87,8 +91,25 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.host != "" {
 		return d.hostErr("partition")
 	}
-	if d.offline {
-		return d.offlineErr("partition")
+	if d.offline && !(d.tableErr == nil && d.table != nil && hasDataPartition(d.table)) {
+		// The layout is read first, as upstream reads MSFT_Disk and
+		// MSFT_Partition while the disk is offline: gcp-pd, aws-ebs and
+		// vsphere partition before SetDiskState(online), and re-staging
+		// meets a disk NodeUnstage took offline. Only a disk that may need
+		// writing (or, being an offline SCSI disk, cannot be read) is
+		// brought online first, as the Windows backend does.
+		if err := b.setOnlineLocked(d, true); err != nil {
+			return fmt.Errorf("bring %s online to partition it: %w", d.describe(), err)
+		}
+		if s, err = b.scanLocked(scanTables); err != nil {
+			return err
+		}
+		if d, err = s.disk(n, b.cfg.DiskFilter); err != nil {
+			return err
+		}
+		if d.offline {
+			return d.offlineErr("partition")
+		}
 	}
 	if d.tableErr != nil {
 		return tableError(d)
@@ -278,6 +299,11 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	if err != nil {
 		return err
 	}
+	return b.setOnlineLocked(d, online)
+}
+
+// setOnlineLocked is SetDiskOnline on a scanned disk; b.mu is held.
+func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 	if online == !d.offline {
 		return nil
 	}

@@ -295,8 +295,14 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	}
 	_, err = vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
-	_, err = ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n})
-	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
+	// Partitioned: PartitionDisk reads the table and changes nothing; the
+	// disk stays offline (drivers partition before SetDiskState(online)).
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
+		t.Fatalf("PartitionDisk(offline, partitioned) = %v", err)
+	}
+	if s, err := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: n}); err != nil || s.IsOnline {
+		t.Fatalf("after PartitionDisk(offline, partitioned): GetDiskState = %+v, %v; want offline", s, err)
+	}
 	if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
 		t.Fatal(err)
 	}
