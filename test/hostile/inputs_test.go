@@ -598,7 +598,7 @@ func windowsBadPaths() []input {
 		ia("", "empty"),
 		ia(`var\lib\kubelet`, "relative"),
 		ia(`C:var\lib\kubelet`, "drive-relative"),
-		ia(`\var\lib\kubelet`, "rooted without a drive"),
+		pd(`\Windows\System32`, "rooted without a drive, outside the working dirs"),
 		ia(`C:`, "drive only"),
 		ia(`\\server\share\x`, "UNC"),
 		ia(`//server/share/x`, "UNC with slashes"),
