@@ -79,7 +79,13 @@ func newHost(cfg Config, m smbMappings, reachable func(string) error, l linker) 
 }
 
 // linkTarget is what the local link points to: the full remote path with
-// a trailing separator, as upstream and the PowerShell-era code create it.
+// a trailing separator, as upstream creates it. It stays a plain UNC path
+// (package files adds \\?\UNC\ only to long ones), not upstream's
+// \\?\\\server\share\...\: Windows stores it as \??\UNC\server\share\...\,
+// which Go's os.Readlink gives back as \\server\share\...\, the form
+// csi-driver-smb parses in SMBUnmount (pkg/mounter/safe_mounter_windows.go,
+// commit 95c69680) to find the share it unmaps. A link upstream made is
+// read as the same target (files.SameTarget), so re-staging over it works.
 func linkTarget(remotePath string) string { return strings.TrimRight(remotePath, `\`) + `\` }
 
 // NewSmbGlobalMapping implements smb.Host.
