@@ -34,8 +34,9 @@ type Host interface {
 	ConnectTarget(ctx context.Context, l Login) error
 	// DisconnectTarget logs out; no session is success.
 	DisconnectTarget(ctx context.Context, p Portal, iqn string) error
-	// TargetDisks returns the disk numbers of a connected target; a target
-	// with no session is errdefs.ErrNotFound.
+	// TargetDisks returns the disk numbers of a connected target. A target
+	// with no session gives an empty list, as upstream answers; a target
+	// the backend does not know through p is errdefs.ErrNotFound.
 	TargetDisks(ctx context.Context, p Portal, iqn string) ([]uint32, error)
 	// SetMutualChapSecret sets the initiator's mutual CHAP secret.
 	SetMutualChapSecret(ctx context.Context, secret string) error

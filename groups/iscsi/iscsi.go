@@ -26,7 +26,8 @@ type Interface interface {
 	// DisconnectTarget logs out of a target; no session is success.
 	DisconnectTarget(context.Context, *DisconnectTargetRequest) (*DisconnectTargetResponse, error)
 	// GetTargetDisks returns the disk numbers (as decimal strings) of a
-	// connected target's LUNs.
+	// connected target's LUNs; none (an empty list) for a target without
+	// a session, as upstream.
 	GetTargetDisks(context.Context, *GetTargetDisksRequest) (*GetTargetDisksResponse, error)
 	// SetMutualChapSecret sets the initiator's mutual CHAP secret.
 	SetMutualChapSecret(context.Context, *SetMutualChapSecretRequest) (*SetMutualChapSecretResponse, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
@@ -60,8 +61,43 @@ func ParseRemotePath(p string) (share, full string, err error) {
 	if parts[0] == "?" || parts[0] == "." {
 		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s is a device path, not a share", printable.Quote(p))
 	}
+	if err := checkNetName("server", parts[0]); err != nil {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s: %v", printable.Quote(p), err)
+	}
+	if err := checkNetName("share", parts[1]); err != nil {
+		return "", "", errdefs.Errorf(errdefs.ErrInvalidArgument, "remote_path %s: %v", printable.Quote(p), err)
+	}
 	share = strings.ToLower(`\\` + parts[0] + `\` + parts[1])
 	return share, `\\` + strings.Join(parts, `\`), nil
+}
+
+// netNameForbidden are the characters a share name cannot hold: [MS-FSCC]
+// 2.1.6 "Share name" lists " \ / [ ] : | < > + = ; , * ? (and control
+// characters, which printable.Check has refused already); [MS-SRVS]
+// 2.2.2.8 gives the same set as the default invalid characters of
+// NAMETYPE_SHARE and, with "*", of NAMETYPE_COMPUTER, so the server name
+// is held to it too. Below the share, elements are file names, which may
+// hold ; + = , [ and ].
+const netNameForbidden = `"\/[]:|<>+=;,*?`
+
+// maxShareNameChars is the longest share name, in UTF-16 code units
+// (Windows counts WCHARs): [MS-FSCC] 2.1.6 "no more than 80 characters",
+// [MS-SRVS] 2.2.2.8 NAMETYPE_SHARE 1/80.
+const maxShareNameChars = 80
+
+// checkNetName refuses a server or share name Windows could never serve,
+// so that a name such as "share;touch x" is InvalidArgument before any
+// network traffic instead of an Unavailable from the SMB client.
+func checkNetName(kind, name string) error {
+	if i := strings.IndexAny(name, netNameForbidden); i >= 0 {
+		return fmt.Errorf("the %s name %s holds %q, which Windows does not allow in %s names", kind, printable.Quote(name), name[i], kind)
+	}
+	if kind == "share" {
+		if n := len(utf16.Encode([]rune(name))); n > maxShareNameChars {
+			return fmt.Errorf("the share name is %d characters long, the limit is %d", n, maxShareNameChars)
+		}
+	}
+	return nil
 }
 
 // checkUsername refuses user names that could not be a Windows account

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
@@ -19,7 +20,8 @@ import (
 
 // FuzzParseRemotePath checks ParseRemotePath: a refusal is
 // InvalidArgument; an accepted path is valid UTF-8 without control
-// characters, its share is lower-case, has exactly two non-empty elements
+// characters, its server and share names keep the share-name rules, its
+// share is lower-case, has exactly two non-empty elements
 // (server, share) and is a prefix of the lower-cased full path, and both
 // parse again to themselves.
 func FuzzParseRemotePath(f *testing.F) {
@@ -48,6 +50,12 @@ func FuzzParseRemotePath(f *testing.F) {
 		elems := strings.Split(strings.TrimPrefix(share, `\\`), `\`)
 		if !strings.HasPrefix(share, `\\`) || len(elems) != 2 || elems[0] == "" || elems[1] == "" {
 			t.Fatalf("ParseRemotePath(%q): share %q is not \\\\server\\share", p, share)
+		}
+		// [MS-FSCC] 2.1.6 / [MS-SRVS] 2.2.2.8: server and share names hold
+		// none of the share-name characters; the share is at most 80
+		// UTF-16 code units.
+		if strings.ContainsAny(elems[0], `"\/[]:|<>+=;,*?`) || strings.ContainsAny(elems[1], `"\/[]:|<>+=;,*?`) || len(utf16.Encode([]rune(elems[1]))) > 80 {
+			t.Fatalf("ParseRemotePath(%q): share %q breaks the share-name rules", p, share)
 		}
 		if lf := strings.ToLower(full); !strings.HasPrefix(lf, share) || len(lf) > len(share) && lf[len(share)] != '\\' {
 			t.Fatalf("ParseRemotePath(%q): share %q does not start the full path %q", p, share, full)

@@ -233,7 +233,11 @@ func (v iscsiView) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn str
 }
 
 // TargetDisks implements iscsi.Host: the disk numbers of a connected
-// target's LUNs; no session is errdefs.ErrNotFound.
+// target's LUNs. A target without a session gives an empty list, as
+// upstream answers for a target that is not connected (csi-proxy
+// pkg/os/iscsi/api.go GetTargetDisks, commit eeba4706); a target the
+// portal does not offer, or a portal that is not registered, is
+// errdefs.ErrNotFound, as upstream cannot find its MSFT_iSCSITarget.
 func (v iscsiView) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) ([]uint32, error) {
 	disks := []uint32{}
 	err := v.h.do(ctx, func(w *world) error {
@@ -242,7 +246,10 @@ func (v iscsiView) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) 
 			return err
 		}
 		if !t.connected {
-			return errdefs.Errorf(errdefs.ErrNotFound, "there is no session with target %s at %s", iqn, portalString(p))
+			if _, ok := w.portals[portalKey(p)]; !ok {
+				return errdefs.Errorf(errdefs.ErrNotFound, "target %s is not known through portal %s: it is not registered", iqn, portalString(p))
+			}
+			return nil
 		}
 		for _, d := range t.luns {
 			disks = append(disks, d.number)

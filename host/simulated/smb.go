@@ -59,11 +59,14 @@ type smbView struct{ h *Host }
 //   - The share must be offered (errdefs.ErrNotFound, "the network name
 //     cannot be found" or, for an unknown server, "the network path was not
 //     found").
-//   - An OK mapping of the share by the same user (compared without case)
-//     is reused without checking the password again, as upstream does; by
-//     another user it is errdefs.ErrAlreadyExists, mirroring Windows error
-//     1219. So is an OK mapping of another share on the same server by
-//     another user: Windows allows one user name per server.
+//   - An OK mapping of the share is reused whatever the user name,
+//     without checking the password again, as upstream does
+//     (kubernetes-csi/csi-proxy pkg/server/smb/server.go
+//     NewSmbGlobalMapping, commit eeba4706, never looks at the user of an
+//     OK mapping); the mapping keeps the user that made it.
+//   - Creating a mapping while an OK mapping of another share on the same
+//     server belongs to another user is errdefs.ErrAlreadyExists,
+//     mirroring Windows error 1219: one user name per server.
 //   - A Disconnected mapping is removed and re-created.
 //   - Credentials must match the share's (errdefs.ErrPermissionDenied,
 //     "logon failure", never quoting the password).
@@ -94,9 +97,6 @@ func (v smbView) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 		existing := w.mappings[key]
 		if existing != nil && existing.status != SmbOK {
 			existing = nil // stale: re-created below
-		}
-		if existing != nil && !strings.EqualFold(existing.username, m.Username) {
-			return errorMultipleUsers(m.Share, existing.username)
 		}
 		if existing == nil {
 			for k, other := range w.mappings {

@@ -110,15 +110,34 @@ func TestSmbError1219(t *testing.T) {
 	h := smbHost(t)
 	s := h.Smb()
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\csi`, secret)))
-	// Same share, another user.
-	err := s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\someone`, secret))
+	// Another share on the same server, another user: Windows allows one
+	// user name per server, so Create fails.
+	err := s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\second`, "", `CONTOSO\someone`, secret))
 	wantErr(t, err, errdefs.ErrAlreadyExists, "1219", "multiple connections")
-	// Another share on the same server, another user: still one user per
-	// server.
-	err = s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\second`, "", `CONTOSO\someone`, secret))
-	wantErr(t, err, errdefs.ErrAlreadyExists, "1219")
 	// Another share on the same server, same user: fine.
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\extra`, "", `CONTOSO\csi`, secret)))
+}
+
+// TestSmbHealthyMappingReusedWhateverTheUser follows upstream csi-proxy
+// (pkg/server/smb/server.go NewSmbGlobalMapping, commit eeba4706): an OK
+// mapping of the share is reused for any user name, including the same
+// user spelled without its domain, and keeps the user that made it.
+func TestSmbHealthyMappingReusedWhateverTheUser(t *testing.T) {
+	h := smbHost(t)
+	s := h.Smb()
+	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\csi`, secret)))
+	for i, user := range []string{`csi`, `CONTOSO\someone`, `csi@contoso.example`} {
+		local := kubelet + `\plugins\smb\pv` + string(rune('a'+i))
+		if err := s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, user, "not checked again")); err != nil {
+			t.Fatalf("mapping the share again as %q: %v; want the OK mapping reused", user, err)
+		}
+		if ok, err := h.Filesystem().IsSymlink(ctx, local); err != nil || !ok {
+			t.Errorf("IsSymlink(%s) = %v, %v; want a working link", local, ok, err)
+		}
+	}
+	if m := h.SmbMappings(); len(m) != 1 || m[0].Username != `CONTOSO\csi` || m[0].Status != simulated.SmbOK {
+		t.Errorf("mappings %+v; want the one OK mapping of CONTOSO\\csi", m)
+	}
 }
 
 func TestSmbStaleMappingIsRecreated(t *testing.T) {

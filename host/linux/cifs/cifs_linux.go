@@ -250,8 +250,12 @@ func linkTarget(dir string, m smb.Mapping) (string, error) {
 	return filepath.Join(append([]string{dir}, sub...)...), nil
 }
 
-// ensureMounted reuses a healthy mount of the share by the same user,
-// re-creates a stale one and mounts the share when it is not mounted.
+// ensureMounted reuses a healthy mount of the share, re-creates a stale one
+// and mounts the share when it is not mounted. A healthy mount is reused
+// whatever user made it, as upstream csi-proxy reuses any OK mapping
+// (kubernetes-csi/csi-proxy pkg/server/smb/server.go NewSmbGlobalMapping,
+// commit eeba4706); the caller has proven its own credentials to the
+// server already (NewSmbGlobalMapping checks them first).
 func (h *Host) ensureMounted(m smb.Mapping, server, name, dir, ip string) error {
 	cur, err := h.mountAt(dir)
 	if err != nil {
@@ -274,12 +278,7 @@ func (h *Host) ensureMounted(m smb.Mapping, server, name, dir, ip string) error 
 		}
 	}
 	if cur != nil {
-		have := mountUser(cur.SuperOptions)
-		if !sameUser(have, m.Username) {
-			return errdefs.Errorf(errdefs.ErrAlreadyExists,
-				"%s is already mapped as user %q; Windows error 1219: multiple connections to a server or shared resource by the same user, using more than one user name, are not allowed", m.Share, have)
-		}
-		return nil // healthy, same user: reuse
+		return nil // healthy: reuse
 	}
 	if err := os.MkdirAll(h.cfg.MountRoot, 0o700); err != nil {
 		return fmt.Errorf("create mount root: %w", err)
@@ -376,34 +375,6 @@ func splitUser(u string) (user, domain string) {
 		return n, d
 	}
 	return u, ""
-}
-
-// mountUser returns DOMAIN\user (or user) from a cifs mount's superblock
-// options, which show username= and domain= but never the password.
-func mountUser(superOpts string) string {
-	var user, domain string
-	for _, o := range strings.Split(superOpts, ",") {
-		if v, ok := strings.CutPrefix(o, "username="); ok {
-			user = v
-		} else if v, ok := strings.CutPrefix(o, "domain="); ok {
-			domain = v
-		}
-	}
-	if domain != "" {
-		return domain + `\` + user
-	}
-	return user
-}
-
-// sameUser compares account names the way Windows does: without case, and
-// with an empty domain matching any.
-func sameUser(have, want string) bool {
-	hu, hd := splitUser(have)
-	wu, wd := splitUser(want)
-	if !strings.EqualFold(hu, wu) {
-		return false
-	}
-	return hd == "" || wd == "" || strings.EqualFold(hd, wd)
 }
 
 // mountAt returns the topmost mount at dir, or nil.

@@ -245,52 +245,44 @@ func TestNewSmbGlobalMapping_FakeKernel_Reuse(t *testing.T) {
 	}
 }
 
-func TestNewSmbGlobalMapping_FakeKernel_OtherUserIs1219(t *testing.T) {
+// TestNewSmbGlobalMapping_FakeKernel_OtherUserReusesHealthyMount follows
+// upstream csi-proxy (pkg/server/smb/server.go NewSmbGlobalMapping, commit
+// eeba4706), which reuses any healthy mapping of the share whatever the
+// user name: csi-driver-smb stages several PVs of one share, possibly as
+// another user or the same user spelled otherwise. Here the caller's
+// credentials are still checked against the server first.
+func TestNewSmbGlobalMapping_FakeKernel_OtherUserReusesHealthyMount(t *testing.T) {
 	f := newFixture(t, Config{})
 	ctx := context.Background()
 	if err := f.h.NewSmbGlobalMapping(ctx, f.share); err != nil {
 		t.Fatal(err)
 	}
-	bob := f.share
-	bob.Username = `CORP\bob`
-	bob.LocalPath = filepath.Join(f.work, "bob")
-	err := f.h.NewSmbGlobalMapping(ctx, bob)
-	if !errors.Is(err, errdefs.ErrAlreadyExists) {
-		t.Fatalf("err = %v, want ErrAlreadyExists", err)
-	}
-	if !strings.Contains(err.Error(), "1219") || !strings.Contains(err.Error(), `as user "alice"`) {
-		t.Errorf("err = %q, want the Windows 1219 wording and the mapped user", err)
-	}
-	if _, err := os.Lstat(bob.LocalPath); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("link made despite the conflict: %v", err)
-	}
-	// Another share on the same server is fine for bob: the rule is per
-	// share on Linux.
-	bob.Share, bob.RemotePath = `\\srv\second`, `\\srv\second`
-	if err := f.h.NewSmbGlobalMapping(ctx, bob); err != nil {
-		t.Errorf("bob on another share of the server: %v", err)
-	}
-}
-
-func TestSameUser(t *testing.T) {
-	for _, tc := range []struct {
-		have, want string
-		same       bool
-	}{
-		{"alice", "alice", true},
-		{"alice", "Alice", true},
-		{`CORP\alice`, "alice", true},
-		{`CORP\alice`, `corp\ALICE`, true},
-		{`CORP\alice`, `OTHER\alice`, false},
-		{"alice", "bob", false},
-		{"", "alice", false},
-	} {
-		if got := sameUser(tc.have, tc.want); got != tc.same {
-			t.Errorf("sameUser(%q, %q) = %v, want %v", tc.have, tc.want, got, tc.same)
+	for i, user := range []string{`CORP\bob`, `alice@corp.example`, `CORP\alice`} {
+		m := f.share
+		m.Username = user
+		m.LocalPath = filepath.Join(f.work, fmt.Sprintf("vol-%d", i))
+		if err := f.h.NewSmbGlobalMapping(ctx, m); err != nil {
+			t.Fatalf("mapping the share again as %q: %v; want the healthy mount reused", user, err)
+		}
+		if _, err := os.Readlink(m.LocalPath); err != nil {
+			t.Errorf("no link for %q: %v", user, err)
 		}
 	}
-	if got := mountUser("rw,vers=3.1.1,cache=strict,username=alice,domain=CORP,uid=0"); got != `CORP\alice` {
-		t.Errorf("mountUser = %q", got)
+	if n := f.k.mountCount(); n != 1 {
+		t.Errorf("%d mounts, want the one of alice reused: %q", n, f.k.callLog())
+	}
+	if !strings.Contains(f.k.lastData(), "username=alice") {
+		t.Errorf("mount data %q: the mount should stay alice's", f.k.lastData())
+	}
+	// The credentials are checked even when the mount is reused.
+	bad := f.share
+	bad.Username, bad.Password = `CORP\bob`, "guess"
+	bad.LocalPath = filepath.Join(f.work, "bad")
+	if err := f.h.NewSmbGlobalMapping(ctx, bad); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("bob with a wrong password on a mapped share: %v, want ErrPermissionDenied", err)
+	}
+	if _, err := os.Lstat(bad.LocalPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("link made despite the refused credentials: %v", err)
 	}
 }
 

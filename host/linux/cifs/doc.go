@@ -22,11 +22,13 @@
 //     followed, one that leads out is errdefs.ErrPermissionDenied, and
 //     nothing is mapped or linked.
 //   - A healthy mapping (mounted, and a stat(2) of the mount succeeds) is
-//     reused when the same user maps the share again. A different user is
-//     errdefs.ErrAlreadyExists, in the spirit of Windows error 1219. Unlike
-//     Windows, the rule is per share, not per server: the Linux kernel has
-//     no one-user-per-server limit, and that limit is one of the most
-//     reported SMB pain points upstream.
+//     reused whatever user name the request carries, as upstream reuses
+//     any mapping whose status is OK: csi-driver-smb stages several PVs of
+//     one share, with the user possibly spelled differently (user,
+//     DOMAIN\user, user@domain). The caller's own credentials are checked
+//     against the server first (see Credentials); the mount keeps the
+//     user that made it. There is no one-user-per-server rule (Windows
+//     error 1219): the Linux kernel has no such limit.
 //   - A stale mapping (mounted, but stat fails with EIO, ENOTCONN,
 //     EHOSTDOWN, ESTALE, ... or does not answer within Config.StatTimeout)
 //     is lazily unmounted and mounted again, as upstream removes and

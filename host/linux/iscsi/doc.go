@@ -23,7 +23,8 @@
 //   - DisconnectTarget: iscsiadm --logout and -o delete; no session
 //     (exit code 21) is success.
 //   - GetTargetDisks: sysfs, from /sys/class/iscsi_session to the SCSI
-//     disks below it, numbered by a DiskNumberFunc the daemon supplies.
+//     disks below it, numbered by a DiskNumberFunc the daemon supplies;
+//     no session gives an empty list, as upstream.
 //   - SetMutualChapSecret: kept in memory, written as the node record's
 //     password_in at each mutual CHAP login.
 //

@@ -447,7 +447,12 @@ func (h *Host) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn string)
 
 // TargetDisks implements iscsi.Host from sysfs: the SCSI disks of the
 // sessions to iqn through p, numbered by the DiskNumberFunc. A target
-// with no session is errdefs.ErrNotFound.
+// with no session gives an empty list, as upstream answers for a target
+// that is not connected (kubernetes-csi/csi-proxy pkg/os/iscsi/api.go
+// GetTargetDisks, commit eeba4706). Upstream fails for a target its portal
+// never reported; this backend cannot tell that case apart without
+// discovery traffic (DisconnectTarget deletes the node record), so it
+// answers an empty list there too.
 func (h *Host) TargetDisks(_ context.Context, p iscsi.Portal, iqn string) ([]uint32, error) {
 	names, err := sessionBlockDevices(h.cfg.SysfsRoot, iqn, p)
 	if err != nil {

@@ -56,14 +56,13 @@ func DiskSeqNumber(sysfsRoot string) DiskNumberFunc {
 //	  persistent_port                                      the portal
 //	class/iscsi_session/sessionN/device/target*/H:C:T:L/block/sdX
 //
-// No session is errdefs.ErrNotFound; a session without disks (LUNs not yet
-// scanned, or only a controller LUN) gives none.
+// No session, like a session without disks (LUNs not yet scanned, or only
+// a controller LUN), gives none.
 func sessionBlockDevices(sysfsRoot, iqn string, p iscsi.Portal) ([]string, error) {
 	sessions, err := filepath.Glob(filepath.Join(sysfsRoot, "class", "iscsi_session", "session*"))
 	if err != nil {
 		return nil, err
 	}
-	found := false
 	seen := map[string]bool{}
 	var names []string
 	for _, s := range sessions {
@@ -77,7 +76,6 @@ func sessionBlockDevices(sysfsRoot, iqn string, p iscsi.Portal) ([]string, error
 		if !sessionUsesPortal(sysfsRoot, sid, p) {
 			continue
 		}
-		found = true
 		blocks, err := filepath.Glob(filepath.Join(s, "device", "target*", "*:*:*:*", "block", "*"))
 		if err != nil {
 			return nil, err
@@ -88,9 +86,6 @@ func sessionBlockDevices(sysfsRoot, iqn string, p iscsi.Portal) ([]string, error
 				names = append(names, n)
 			}
 		}
-	}
-	if !found {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "no iSCSI session to %s at %s", iqn, portalArg(p))
 	}
 	sort.Strings(names)
 	return names, nil

@@ -438,3 +438,45 @@ func TestIsSymlink(t *testing.T) {
 		t.Errorf("calls %q, want %q", f.calls, want)
 	}
 }
+
+// TestLinksMadeByUpstreamAreTheSameUNCTarget: upstream csi-proxy links an
+// SMB volume with CreateSymbolicLinkW(EnsureLongPath(local),
+// EnsureLongPath(remote + `\`)) (kubernetes-csi/csi-proxy pkg/os/smb/api.go
+// NewSmbLink and pkg/utils/utils.go EnsureLongPath, commit eeba4706), which
+// prefixes \\?\ blindly: the target is \\?\\\srv\share\dir\, stored with
+// the substitute name \??\\\srv\share\dir\. The documented long form
+// \\?\UNC\srv\share\dir\ is stored as \??\UNC\srv\share\dir\. Both are the
+// same place as \\srv\share\dir\: re-staging over such a link is success
+// and makes no new link.
+func TestLinksMadeByUpstreamAreTheSameUNCTarget(t *testing.T) {
+	for _, made := range []string{
+		`\\?\\\srv\share\dir\`,
+		`\\?\UNC\srv\share\dir\`,
+		`\\?\unc\SRV\share\dir`,
+	} {
+		t.Run(made, func(t *testing.T) {
+			f := world()
+			f.shares[key(`\\srv\share`)] = true
+			f.mkdir(`\\srv\share\dir`)
+			f.symlink(`C:\k\smb`, made, true)
+			h := newHost(f)
+			st, err := h.CheckLink(ctx(), `C:\k\smb`, `\\srv\share\dir\`)
+			if err != nil || st != LinkToTarget {
+				t.Fatalf("CheckLink of a link to %s = %v, %v; want LinkToTarget", made, st, err)
+			}
+			if err := h.CreateDirLink(ctx(), `\\srv\share\dir\`, `C:\k\smb`); err != nil {
+				t.Fatalf("CreateDirLink over a link to %s: %v", made, err)
+			}
+			if err := h.CreateSymlink(ctx(), `\\srv\share\dir`, `C:\k\smb`); err != nil {
+				t.Fatalf("CreateSymlink over a link to %s: %v", made, err)
+			}
+			noCall(t, f, "CreateSymlink")
+			if st, err := h.CheckLink(ctx(), `C:\k\smb`, `\\srv\share\other\`); err != nil || st != LinkOther {
+				t.Errorf("CheckLink against another directory = %v, %v; want LinkOther", st, err)
+			}
+			if ok, err := h.IsSymlink(ctx(), `C:\k\smb`); err != nil || !ok {
+				t.Errorf("IsSymlink = %v, %v; want true", ok, err)
+			}
+		})
+	}
+}

@@ -35,32 +35,53 @@ func ExtendedPath(p string) string {
 
 // ntToWin32 turns the NT path a reparse point stores as its substitute name
 // into the Win32 form: \??\C:\x → C:\x, \??\UNC\s\sh → \\s\sh,
-// \??\Volume{GUID}\ → \\?\Volume{GUID}\. Anything else (a relative
-// symlink target) is returned as stored.
+// \??\\\s\sh → \\s\sh, \??\Volume{GUID}\ → \\?\Volume{GUID}\. Anything else (a
+// relative symlink target) is returned as stored.
+//
+// \??\\\s\sh is what CreateSymbolicLinkW stores for the target \\?\\\s\sh\,
+// the form upstream csi-proxy gives its SMB links (pkg/os/smb/api.go
+// NewSmbLink puts utils.EnsureLongPath, a blind \\?\ prefix, before
+// \\server\share\..., kubernetes-csi/csi-proxy commit eeba4706).
 func ntToWin32(s string) string {
 	if !strings.HasPrefix(s, `\??\`) {
 		return s
 	}
+	if unc, ok := uncAfterPrefix(s[4:]); ok {
+		return unc
+	}
 	rest := s[4:]
-	switch {
-	case len(rest) >= 4 && strings.EqualFold(rest[:4], `UNC\`):
-		return `\\` + rest[4:]
-	case len(rest) >= 2 && rest[1] == ':':
+	if len(rest) >= 2 && rest[1] == ':' {
 		return rest
 	}
 	return `\\?\` + rest
 }
 
+// uncAfterPrefix reads what follows a \??\ or \\?\ prefix as a UNC path:
+// UNC\s\sh (the documented long form) and \\s\sh (a \\?\ put before a plain
+// UNC path, as upstream does) both give \\s\sh.
+func uncAfterPrefix(rest string) (string, bool) {
+	switch {
+	case len(rest) >= 4 && strings.EqualFold(rest[:4], `UNC\`):
+		return `\\` + rest[4:], true
+	case strings.HasPrefix(rest, `\\`):
+		return rest, true
+	}
+	return "", false
+}
+
 // normalizeTarget prepares a link target for comparison: the long-path
-// prefixes are dropped (\\?\C:\x → C:\x, \\?\UNC\s\sh → \\s\sh), "/" becomes
-// "\" and trailing separators go, except the one of a drive root.
+// and NT prefixes are dropped (\\?\C:\x and \??\C:\x → C:\x; \\?\UNC\s\sh,
+// \??\UNC\s\sh, \\?\\\s\sh and \??\\\s\sh → \\s\sh), "/" becomes "\" and
+// trailing separators go, except the one of a drive root.
 func normalizeTarget(t string) string {
 	t = strings.ReplaceAll(t, "/", `\`)
-	switch {
-	case len(t) >= 8 && strings.EqualFold(t[:8], `\\?\UNC\`):
-		t = `\\` + t[8:]
-	case len(t) >= 6 && strings.HasPrefix(t, `\\?\`) && t[5] == ':':
-		t = t[4:]
+	if strings.HasPrefix(t, `\\?\`) || strings.HasPrefix(t, `\??\`) {
+		rest := t[4:]
+		if unc, ok := uncAfterPrefix(rest); ok {
+			t = unc
+		} else if len(rest) >= 2 && rest[1] == ':' {
+			t = rest
+		}
 	}
 	for len(t) > 0 && t[len(t)-1] == '\\' && (len(t) != 3 || t[1] != ':') {
 		t = t[:len(t)-1]

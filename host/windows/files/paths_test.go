@@ -32,6 +32,7 @@ func TestNtToWin32(t *testing.T) {
 		`\??\C:\var\lib`:   `C:\var\lib`,
 		`\??\UNC\srv\sh\d`: `\\srv\sh\d`,
 		`\??\unc\srv\sh`:   `\\srv\sh`,
+		`\??\\\srv\sh\d\`:  `\\srv\sh\d\`, // upstream's \\?\ + \\srv\... target
 		`\??\Volume{abc}\`: `\\?\Volume{abc}\`,
 		`..\rel\dir`:       `..\rel\dir`,
 	} {
@@ -49,6 +50,10 @@ func TestSameTarget(t *testing.T) {
 		{`C:\a\b`, `c:\A\B\`, true},
 		{`\\?\C:\a`, `C:\a`, true},
 		{`\\?\UNC\srv\sh\d\`, `\\SRV\sh\d`, true},
+		{`\\?\\\srv\sh\d\`, `\\srv\sh\d`, true}, // upstream's EnsureLongPath form
+		{`\??\UNC\srv\sh\d`, `\\srv\sh\d\`, true},
+		{`\??\\\srv\sh\d`, `\\srv\sh\d`, true},
+		{`\\?\\\srv\sh\d`, `\\srv\sh\e`, false},
 		{`C:/a/b`, `C:\a\b`, true},
 		{`C:\`, `C:\`, true},
 		{`C:\a`, `C:\ab`, false},

@@ -178,12 +178,31 @@ func (h *Host) DiscoverTargetPortal(ctx context.Context, p iscsi.Portal) ([]stri
 	if err := ignoreWarning(h.api.RefreshSendTargetPortal(spec(p))); err != nil {
 		return nil, isdscError(err, "refresh iSCSI target portal %s", portalString(p))
 	}
+	out, unparsed, err := h.targetsOf(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 && unparsed != "" {
+		// Better an error than a silently empty list if Windows writes
+		// the (undocumented) mechanism strings differently.
+		return nil, errUnparsedMechanism(p, unparsed)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func errUnparsedMechanism(p iscsi.Portal, mechanism string) error {
+	return fmt.Errorf("discover iSCSI target portal %s: cannot read the discovery mechanism %q of a target", portalString(p), mechanism)
+}
+
+// targetsOf returns the targets Windows knows (ReportIScsiTargetsW, no new
+// discovery) whose discovery mechanism names portal p, and the last
+// SendTargets mechanism it could not read ("" when none).
+func (h *Host) targetsOf(p iscsi.Portal) (out []string, unparsed string, err error) {
 	all, err := h.api.Targets()
 	if err != nil {
-		return nil, isdscError(err, "list iSCSI targets")
+		return nil, "", isdscError(err, "list iSCSI targets")
 	}
-	var out []string
-	unparsed := ""
 	for _, t := range multiSZ(all) {
 		mech, err := h.api.DiscoveryMechanisms(t)
 		if err != nil {
@@ -203,13 +222,30 @@ func (h *Host) DiscoverTargetPortal(ctx context.Context, p iscsi.Portal) ([]stri
 			}
 		}
 	}
-	if len(out) == 0 && unparsed != "" {
-		// Better an error than a silently empty list if Windows writes
-		// the (undocumented) mechanism strings differently.
-		return nil, fmt.Errorf("discover iSCSI target portal %s: cannot read the discovery mechanism %q of a target", portalString(p), unparsed)
+	return out, unparsed, nil
+}
+
+// offers tells whether target iqn is known through portal p: p is
+// registered and discovery through it reported iqn. It is what upstream's
+// MSFT_iSCSITarget lookup by portal answers.
+func (h *Host) offers(p iscsi.Portal, iqn string) (bool, error) {
+	ok, err := h.registered(p)
+	if err != nil || !ok {
+		return false, err
 	}
-	sort.Strings(out)
-	return out, nil
+	targets, unparsed, err := h.targetsOf(p)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range targets {
+		if strings.EqualFold(t, iqn) {
+			return true, nil
+		}
+	}
+	if unparsed != "" {
+		return false, errUnparsedMechanism(p, unparsed)
+	}
+	return false, nil
 }
 
 // sessionsOf returns the sessions with target iqn (matched without case
@@ -295,15 +331,28 @@ func (h *Host) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn string)
 
 // TargetDisks implements iscsi.Host: the disk numbers of the devices of
 // every session with the target (STORAGE_DEVICE_NUMBER.DeviceNumber of
-// the FILE_DEVICE_DISK devices), without duplicates. No session is
-// errdefs.ErrNotFound. A busy session is retried a few times.
+// the FILE_DEVICE_DISK devices), without duplicates. A busy session is
+// retried a few times.
+//
+// Without a session the answer is an empty list when the target is known
+// through p (p registered, discovery reported the target), as upstream
+// answers for a target that is not connected (kubernetes-csi/csi-proxy
+// pkg/os/iscsi/api.go GetTargetDisks, commit eeba4706); otherwise
+// errdefs.ErrNotFound, as upstream fails to find the MSFT_iSCSITarget.
 func (h *Host) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) ([]uint32, error) {
 	ss, err := h.sessionsOf(iqn)
 	if err != nil {
 		return nil, err
 	}
 	if len(ss) == 0 {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "there is no session with iSCSI target %s", iqn)
+		known, err := h.offers(p, iqn)
+		switch {
+		case err != nil:
+			return nil, err
+		case !known:
+			return nil, errdefs.Errorf(errdefs.ErrNotFound, "iSCSI target %s is not known through portal %s: add the portal (AddTargetPortal) and discover its targets first", iqn, portalString(p))
+		}
+		return []uint32{}, nil
 	}
 	seen := map[uint32]bool{}
 	out := []uint32{}

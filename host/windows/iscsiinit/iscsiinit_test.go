@@ -239,8 +239,6 @@ func TestTargetDisks(t *testing.T) {
 	if want := []uint32{1, 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("disks %v, want %v (the non-disk device skipped)", got, want)
 	}
-	_, err = h.TargetDisks(ctx(), portal1, iqnB)
-	wantKind(t, err, errdefs.ErrNotFound)
 	// A busy session is retried.
 	f.busy = 2
 	f.calls = nil
@@ -253,6 +251,37 @@ func TestTargetDisks(t *testing.T) {
 	f.busy = 100
 	_, err = h.TargetDisks(ctx(), portal1, iqnA)
 	wantKind(t, err, errdefs.ErrUnavailable)
+}
+
+// TestTargetDisksWithoutSession follows upstream csi-proxy
+// (kubernetes-csi/csi-proxy pkg/os/iscsi/api.go GetTargetDisks, commit
+// eeba4706): a target the portal reported but with no session answers an
+// empty list, not an error; a target the portal did not report (or an
+// unregistered portal) is an error, here NotFound.
+func TestTargetDisksWithoutSession(t *testing.T) {
+	h, _ := connected(t)
+	got, err := h.TargetDisks(ctx(), portal1, iqnB) // discovered, never connected
+	if err != nil || got == nil || len(got) != 0 {
+		t.Errorf("TargetDisks of a discovered target without a session = %#v, %v; want an empty list", got, err)
+	}
+	if err := h.DisconnectTarget(ctx(), portal1, iqnA); err != nil {
+		t.Fatal(err)
+	}
+	got, err = h.TargetDisks(ctx(), portal1, iqnA) // disconnected
+	if err != nil || got == nil || len(got) != 0 {
+		t.Errorf("TargetDisks after DisconnectTarget = %#v, %v; want an empty list", got, err)
+	}
+	for _, c := range []struct {
+		p   iscsi.Portal
+		iqn string
+	}{
+		{portal1, iqnC}, // offered by another portal only
+		{portal2, iqnB}, // portal not registered
+		{portal1, "iqn.2026-01.example.com:none"}, // unknown
+	} {
+		_, err := h.TargetDisks(ctx(), c.p, c.iqn)
+		wantKind(t, err, errdefs.ErrNotFound)
+	}
 }
 
 func filter(calls []string, prefix string) []string {

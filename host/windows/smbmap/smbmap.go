@@ -10,12 +10,17 @@
 //
 // Behaviour drivers depend on (upstream csi-proxy):
 //   - one mapping per \\server\share, whatever subdirectory a volume uses;
-//   - an existing healthy mapping is reused; a stale one (not OK, or OK
-//     but the share no longer answers, as after a password change) is
-//     removed and re-created;
+//   - an existing healthy mapping (Status OK and the share answers) is
+//     reused whatever user name the request carries, as upstream does:
+//     csi-driver-smb stages several PVs of one share, possibly with the
+//     user spelled differently (user, DOMAIN\user);
+//   - a stale one (not OK, or OK but the share no longer answers, as after
+//     a password change) is removed and re-created with the request's
+//     credentials;
 //   - RequirePrivacy (SMB encryption) follows the daemon's
 //     -require-privacy flag, true by default;
-//   - error 1219 (another user name for the same server) is reported as
+//   - error 1219 (Windows refusing a new mapping under another user name
+//     for a server that already has one) is reported as
 //     errdefs.ErrAlreadyExists with an explanation, wrong credentials as
 //     errdefs.ErrPermissionDenied, a missing share as errdefs.ErrNotFound.
 //
@@ -26,7 +31,6 @@ package smbmap
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
@@ -66,35 +70,43 @@ type Host struct {
 	// (GetFileAttributesW on \\server\share).
 	reachable func(share string) error
 	links     linker
-
-	mu sync.Mutex
-	// users records, by lower-case share, the user name (lower case) of
-	// each mapping this process created. MSFT_SmbGlobalMapping does not
-	// report the user of a mapping, so after a restart an existing
-	// mapping's user is unknown and it is reused as upstream does.
-	users map[string]string
 }
 
 var _ smb.Host = (*Host)(nil)
 
 func newHost(cfg Config, m smbMappings, reachable func(string) error, l linker) *Host {
-	return &Host{cfg: cfg, mappings: m, reachable: reachable, links: l, users: map[string]string{}}
+	return &Host{cfg: cfg, mappings: m, reachable: reachable, links: l}
 }
 
 // linkTarget is what the local link points to: the full remote path with
-// a trailing separator, as upstream and the PowerShell-era code create it.
+// a trailing separator, as upstream creates it. It stays a plain UNC path
+// (package files adds \\?\UNC\ only to long ones), not upstream's
+// \\?\\\server\share\...\: Windows stores it as \??\UNC\server\share\...\,
+// which Go's os.Readlink gives back as \\server\share\...\, the form
+// csi-driver-smb parses in SMBUnmount (pkg/mounter/safe_mounter_windows.go,
+// commit 95c69680) to find the share it unmaps. A link upstream made is
+// read as the same target (files.SameTarget), so re-staging over it works.
 func linkTarget(remotePath string) string { return strings.TrimRight(remotePath, `\`) + `\` }
 
 // NewSmbGlobalMapping implements smb.Host.
 //
 // The local link is checked before the mapping is touched, so a link path
-// already taken fails without mapping anything. Then:
+// already taken fails without mapping anything. Then, as upstream
+// (kubernetes-csi/csi-proxy pkg/server/smb/server.go NewSmbGlobalMapping,
+// pkg/os/smb/api.go IsSmbMapped, commit eeba4706):
 //   - no mapping: create it;
-//   - a mapping this process created for another user: refused with
-//     errdefs.ErrAlreadyExists (Windows would answer 1219 anyway, and
-//     reusing it would hand this volume another user's access);
-//   - status OK and the share answers: reuse it;
-//   - otherwise (stale): Remove(Force) and create it again.
+//   - a mapping of the same remote path (compared without case) whose
+//     Status is OK and whose share answers: reuse it, whatever the user
+//     name. MSFT_SmbGlobalMapping does not report a mapping's user, and
+//     upstream never compares it; the volume gets the access of the user
+//     who made the mapping, as it does upstream;
+//   - OK but the share does not answer: Remove(Force) and create it again
+//     (upstream does the same after PathValid fails);
+//   - any other Status (Disconnected, Reconnecting, ...): Remove(Force)
+//     and create it again. Here upstream calls Create over the stale
+//     mapping without removing it, which leaves the stale object in place
+//     (kubernetes-sigs/azurefile-csi-driver#3416 fixed the same flaw in its
+//     copy of this logic by removing it first); this backend removes it.
 //
 // Finally the directory link LocalPath → RemotePath\ is created; an
 // existing link to the same place is success.
@@ -125,10 +137,6 @@ func (h *Host) ensureMapping(ctx context.Context, m smb.Mapping) error {
 		return err
 	}
 	if found {
-		if prev, known := h.user(share); known && !strings.EqualFold(prev, m.Username) {
-			return errdefs.Errorf(errdefs.ErrAlreadyExists,
-				"%s is already mapped on this node for user %q, not %q (Windows error 1219: one user name per server); use the same credentials for every volume on this share, or remove the mapping first", share, prev, m.Username)
-		}
 		if cur.Status == statusOK && h.reachable(share) == nil {
 			return nil
 		}
@@ -138,17 +146,12 @@ func (h *Host) ensureMapping(ctx context.Context, m smb.Mapping) error {
 		if err := h.mappings.Remove(ctx, share); err != nil && !errorsIsNotFound(err) {
 			return err
 		}
-		h.forget(share)
 	}
 	var cred *credential
 	if m.Username != "" {
 		cred = &credential{User: m.Username, Password: m.Password}
 	}
-	if err := h.mappings.Create(ctx, share, cred, h.cfg.RequirePrivacy); err != nil {
-		return err
-	}
-	h.remember(share, m.Username)
-	return nil
+	return h.mappings.Create(ctx, share, cred, h.cfg.RequirePrivacy)
 }
 
 // RemoveSmbGlobalMapping implements smb.Host with Remove(Force = true); a
@@ -156,28 +159,5 @@ func (h *Host) ensureMapping(ctx context.Context, m smb.Mapping) error {
 // stay, and stop resolving.
 func (h *Host) RemoveSmbGlobalMapping(ctx context.Context, share string) error {
 	share = strings.ToLower(share)
-	if err := h.mappings.Remove(ctx, share); err != nil {
-		return err
-	}
-	h.forget(share)
-	return nil
-}
-
-func (h *Host) user(share string) (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	u, ok := h.users[share]
-	return u, ok
-}
-
-func (h *Host) remember(share, user string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.users[share] = strings.ToLower(user)
-}
-
-func (h *Host) forget(share string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.users, share)
+	return h.mappings.Remove(ctx, share)
 }

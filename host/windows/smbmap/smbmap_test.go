@@ -159,24 +159,59 @@ func TestMappingOfUnknownUserReused(t *testing.T) {
 	}
 }
 
-func TestOtherUserRefused(t *testing.T) {
+// TestHealthyMappingReusedWhateverTheUser follows upstream csi-proxy
+// (kubernetes-csi/csi-proxy pkg/server/smb/server.go NewSmbGlobalMapping and
+// pkg/os/smb/api.go IsSmbMapped, commit eeba4706): a mapping of the same
+// remote path whose Status is OK and whose share answers is reused, whoever
+// asks. csi-driver-smb stages several PVs of one share with credentials that
+// may be another user or the same user spelled differently.
+func TestHealthyMappingReusedWhateverTheUser(t *testing.T) {
+	for name, user := range map[string]string{
+		"another user":               "bob",
+		"same user without a domain": "alice",
+		"same user as a UPN":         "alice@dom.example",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(DefaultConfig())
+			ctx := context.Background()
+			if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
+				t.Fatal(err)
+			}
+			e.m.calls = nil
+			m := req(`C:\k\p2`)
+			m.Username, m.Password = user, "bobs-password"
+			if err := e.h.NewSmbGlobalMapping(ctx, m); err != nil {
+				t.Fatalf("second mapping as %q: %v; want the healthy mapping reused", user, err)
+			}
+			if want := []string{`Get \\srv\share`}; !reflect.DeepEqual(e.m.calls, want) {
+				t.Errorf("calls %q, want %q: the mapping was touched", e.m.calls, want)
+			}
+			if want := `CreateDirLink C:\k\p2 -> \\srv\share\pv1\`; len(e.l.calls) == 0 || e.l.calls[len(e.l.calls)-1] != want {
+				t.Errorf("link calls %q, want the last to be %q", e.l.calls, want)
+			}
+		})
+	}
+}
+
+// TestOtherUserRecreatesStaleMapping: a stale mapping is re-created with the
+// credentials of the request that found it stale, as upstream re-maps with
+// the request's user name.
+func TestOtherUserRecreatesStaleMapping(t *testing.T) {
 	e := newEnv(DefaultConfig())
 	ctx := context.Background()
 	if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
 		t.Fatal(err)
 	}
 	e.m.calls = nil
-	m := req(`C:\k\p2`)
+	e.reach[`\\srv\share`] = errors.New("logon failure")
+	m := req("")
 	m.Username, m.Password = "bob", "bobs-password"
-	err := e.h.NewSmbGlobalMapping(ctx, m)
-	if !errors.Is(err, errdefs.ErrAlreadyExists) || !strings.Contains(err.Error(), "1219") {
-		t.Fatalf("error %v, want AlreadyExists naming 1219", err)
+	if err := e.h.NewSmbGlobalMapping(ctx, m); err != nil {
+		t.Fatal(err)
 	}
-	if want := []string{`Get \\srv\share`}; !reflect.DeepEqual(e.m.calls, want) {
-		t.Errorf("calls %q: the mapping was touched", e.m.calls)
-	}
-	if strings.Contains(err.Error(), "bobs-password") || strings.Contains(err.Error(), password) {
-		t.Errorf("error leaks a password: %v", err)
+	want := []string{`Get \\srv\share`, `Remove \\srv\share`, `Create \\srv\share user="bob" privacy=true`}
+	if !reflect.DeepEqual(e.m.calls, want) {
+		t.Errorf("calls %q, want %q", e.m.calls, want)
 	}
 }
 
