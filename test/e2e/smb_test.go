@@ -98,10 +98,12 @@ func TestSmbV1(t *testing.T) {
 	second.Username = `contoso\CSI`
 	ok(t, "NewSmbGlobalMapping(same share, other PV)", newMapping(second))
 
-	// Windows error 1219: one user name per server.
+	// A healthy mapping is reused whoever asks, as upstream (it never
+	// compares user names, issue 11 item 6); the mappings stay as they are.
 	intruder := smbMapping(smbShare, "")
 	intruder.Username, intruder.Password = `CONTOSO\intruder`, wrongPassword
-	wantErr(t, "NewSmbGlobalMapping(mapped share, other user)", newMapping(intruder), codes.AlreadyExists, "Windows error 1219")
+	ok(t, "NewSmbGlobalMapping(mapped share, other user)", newMapping(intruder))
+	// Windows error 1219: one user name per server for a new mapping.
 	intruder.RemotePath = smbTeam
 	wantErr(t, "NewSmbGlobalMapping(other share on the server, other user)", newMapping(intruder), codes.AlreadyExists, "Windows error 1219")
 	if m := mappings(); !slices.Equal(m, shareMapped) {

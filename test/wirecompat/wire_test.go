@@ -725,9 +725,10 @@ func TestSmbV1(t *testing.T) {
 	if !must[*fsv1.PathExistsResponse](t, "PathExists local")(fc.PathExists(x, &fsv1.PathExistsRequest{Path: local})).Exists {
 		t.Error("PathExists(local SMB link) = false")
 	}
-	// A mapping of the same share by another user clashes (Windows 1219).
-	_, err = sc.NewSmbGlobalMapping(x, &smbv1.NewSmbGlobalMappingRequest{RemotePath: share, Username: `CONTOSO\other`, Password: "x"})
-	wantCode(t, "NewSmbGlobalMapping second user", err, codes.AlreadyExists)
+	// Another user on the same, healthy mapping reuses it: upstream never
+	// compares user names (issue 11 item 6). Windows' 1219 for another
+	// share on the same server is checked in test/e2e.
+	must[*smbv1.NewSmbGlobalMappingResponse](t, "NewSmbGlobalMapping second user")(sc.NewSmbGlobalMapping(x, &smbv1.NewSmbGlobalMappingRequest{RemotePath: share, Username: `CONTOSO\other`, Password: "x"}))
 
 	// NodeUnstageVolume: remove the link, then the mapping (remote path
 	// spelt differently: the mapping is per lower-cased share root).
@@ -826,8 +827,10 @@ func TestIscsiV1alpha2(t *testing.T) {
 	wantCode(t, "ConnectTarget malformed IQN", err, codes.InvalidArgument)
 	_, err = ic.ConnectTarget(x, &iscsiv1alpha2.ConnectTargetRequest{TargetPortal: portal(), Iqn: "iqn.2003-01.org.example:nosuch"})
 	wantCode(t, "ConnectTarget unknown target", err, codes.NotFound)
-	_, err = ic.GetTargetDisks(x, &iscsiv1alpha2.GetTargetDisksRequest{TargetPortal: portal(), Iqn: chapIQN})
-	wantCode(t, "GetTargetDisks without a session", err, codes.NotFound)
+	// No session: an empty list, as upstream (issue 11 item 9).
+	if d := must[*iscsiv1alpha2.GetTargetDisksResponse](t, "GetTargetDisks without a session")(ic.GetTargetDisks(x, &iscsiv1alpha2.GetTargetDisksRequest{TargetPortal: portal(), Iqn: chapIQN})); len(d.DiskIDs) != 0 {
+		t.Errorf("GetTargetDisks without a session = %v, want none", d.DiskIDs)
+	}
 	_, err = ic.SetMutualChapSecret(x, &iscsiv1alpha2.SetMutualChapSecretRequest{MutualChapSecret: "short"})
 	wantCode(t, "SetMutualChapSecret too short", err, codes.InvalidArgument)
 
