@@ -194,40 +194,59 @@ func partitionQuery(diskNumber, partitionNumber uint32) *wmi.WQL {
 	return wmi.Query(classPartition).Where("DiskNumber", diskNumber).Where("PartitionNumber", partitionNumber)
 }
 
-// MSFT_Disk.Initialize PartitionStyle value for GPT (not PARTITION_STYLE).
-const msftPartitionStyleGPT = 2
+// MSFT_Disk.PartitionStyle values (not PARTITION_STYLE, which numbers
+// them differently).
+const (
+	msftPartitionStyleRAW = 0
+	msftPartitionStyleMBR = 1
+	msftPartitionStyleGPT = 2
+)
 
 // PartitionDisk implements disk.Host like upstream: initialise a RAW disk
 // as GPT, then create one basic-data partition using the whole disk,
 // unless a data partition exists already, in which case nothing is done.
 //
-// The reads are Win32: the disk's offline attribute and its partition
-// table (IOCTL_DISK_GET_DRIVE_LAYOUT_EX) decide what is needed, so a
-// second call costs two IOCTLs and no WMI. The writes are WMI, because
-// MSFT_Disk.Initialize and CreatePartition also take care of alignment,
-// the Microsoft Reserved partition and volume arrival, which raw
-// IOCTL_DISK_CREATE_DISK/SET_DRIVE_LAYOUT_EX would leave to us (fact sheet
-// §1.6). An offline disk is errdefs.ErrFailedPrecondition before anything
-// is written.
+// The reads come first, and work on an offline disk: gcp-pd, aws-ebs and
+// vsphere call PartitionDisk before SetDiskState(online), and re-stage
+// disks their NodeUnstage took offline, so an offline disk that already
+// has its data partition must succeed without being touched, as upstream
+// (which reads MSFT_Disk.PartitionStyle and MSFT_Partition, both readable
+// offline) succeeds. The disk's offline attribute and its partition table
+// (IOCTL_DISK_GET_DRIVE_LAYOUT_EX) decide, so a second call costs two
+// IOCTLs and no WMI; when the IOCTL cannot read an offline disk's table,
+// the storage provider's view decides, as upstream's does.
+//
+// The writes are WMI, because MSFT_Disk.Initialize and CreatePartition
+// also take care of alignment, the Microsoft Reserved partition and volume
+// arrival, which raw IOCTL_DISK_CREATE_DISK/SET_DRIVE_LAYOUT_EX would
+// leave to us (fact sheet §1.6). An offline disk that needs them (a RAW
+// disk left offline by the OfflineShared SAN policy) is brought online
+// first (MSFT_Disk.Online) and its table read again: what Initialize and
+// CreatePartition do on an offline disk is unconfirmed, and the disk must
+// be online for the driver's next step anyway. A disk still offline after
+// that is errdefs.ErrFailedPrecondition, with nothing written.
 func (d diskHost) PartitionDisk(ctx context.Context, n uint32) error {
 	b := d.b
-	var layout driveLayout
-	err := b.onDisk(n, modeQuery, func(h handle) error {
-		attrs, err := b.diskAttributes(h, n)
-		if err != nil {
-			return err
-		}
-		if attrs&diskAttributeOffline != 0 {
-			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline; bring it online (SetDiskState) before partitioning it", n)
-		}
-		layout, err = b.driveLayout(h, n)
-		return err
-	})
+	offline, layout, err := d.readLayout(ctx, n)
 	if err != nil {
 		return err
 	}
 	if _, ok := layout.dataPartition(); ok {
-		return nil // already done: kubelet retries NodeStage
+		return nil // already done: kubelet retries NodeStage, drivers re-stage
+	}
+	if offline {
+		if _, err := b.storageCall(ctx, diskQuery(n), "Online"); err != nil {
+			return fmt.Errorf("bring offline disk %d online before partitioning it: %w", n, err)
+		}
+		if offline, layout, err = d.readLayout(ctx, n); err != nil {
+			return err
+		}
+		if offline {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is still offline after MSFT_Disk.Online; it was not partitioned", n)
+		}
+		if _, ok := layout.dataPartition(); ok {
+			return nil
+		}
 	}
 	if layout.Style == partitionStyleRAW {
 		_, err := b.storageCall(ctx, diskQuery(n), "Initialize", wmi.Arg("PartitionStyle", uint16(msftPartitionStyleGPT)))
@@ -275,4 +294,93 @@ func (d diskHost) PartitionDisk(ctx context.Context, n uint32) error {
 		return fmt.Errorf("bring partition %d of disk %d online: %w", created.Number, n, err)
 	}
 	return nil
+}
+
+// readLayout reads whether disk n is offline and its partition table. An
+// offline disk whose table the IOCTL cannot read (whether it can is
+// unconfirmed: docs/windows-storage.md) is described by the storage
+// provider instead.
+func (d diskHost) readLayout(ctx context.Context, n uint32) (offline bool, layout driveLayout, err error) {
+	b := d.b
+	var layoutErr error
+	err = b.onDisk(n, modeQuery, func(h handle) error {
+		attrs, err := b.diskAttributes(h, n)
+		if err != nil {
+			return err
+		}
+		offline = attrs&diskAttributeOffline != 0
+		layout, layoutErr = b.driveLayout(h, n)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return false, driveLayout{}, err
+	case layoutErr == nil:
+		return offline, layout, nil
+	case !offline:
+		return false, driveLayout{}, layoutErr
+	}
+	layout, err = d.providerLayout(ctx, n)
+	if err != nil {
+		return true, driveLayout{}, fmt.Errorf("%w (and the storage provider could not describe the offline disk either: %w)", layoutErr, err)
+	}
+	return true, layout, nil
+}
+
+// providerLayout describes disk n's partition table the way upstream reads
+// it: MSFT_Disk.PartitionStyle, and the MSFT_Partition rows of the disk
+// with their GPT or MBR type. GptType is compared without braces or case,
+// so the answer does not depend on how the provider spells it (fact sheet
+// §C.19).
+func (d diskHost) providerLayout(ctx context.Context, n uint32) (driveLayout, error) {
+	rows, err := d.b.storageQuery(ctx, diskQuery(n).Select("PartitionStyle"))
+	if err != nil {
+		return driveLayout{}, err
+	}
+	if len(rows) != 1 {
+		return driveLayout{}, errdefs.Errorf(errdefs.ErrNotFound, "%d MSFT_Disk instances have Number %d, want 1", len(rows), n)
+	}
+	style, err := rows[0].Uint16("PartitionStyle")
+	if err != nil {
+		return driveLayout{}, err
+	}
+	var l driveLayout
+	switch style {
+	case msftPartitionStyleRAW:
+		return driveLayout{Style: partitionStyleRAW}, nil
+	case msftPartitionStyleMBR:
+		l.Style = partitionStyleMBR
+	case msftPartitionStyleGPT:
+		l.Style = partitionStyleGPT
+	default:
+		return driveLayout{}, fmt.Errorf("MSFT_Disk %d has PartitionStyle %d", n, style)
+	}
+	parts, err := d.b.sys.query(ctx, wmi.Query(classPartition).Select("PartitionNumber", "GptType", "MbrType").Where("DiskNumber", n))
+	if err != nil {
+		return driveLayout{}, err
+	}
+	for _, r := range parts {
+		num, err := r.Uint32("PartitionNumber")
+		if err != nil {
+			return driveLayout{}, err
+		}
+		p := partition{Style: l.Style, Number: num}
+		if l.Style == partitionStyleGPT {
+			t, err := r.String("GptType")
+			if err != nil {
+				return driveLayout{}, err
+			}
+			if p.GPTType, err = parseGUID(t); err != nil {
+				return driveLayout{}, fmt.Errorf("MSFT_Partition %d of disk %d: %w", num, n, err)
+			}
+		} else {
+			t, err := r.Uint16("MbrType")
+			if err != nil {
+				return driveLayout{}, err
+			}
+			p.MBRType = uint8(t)
+		}
+		l.Partitions = append(l.Partitions, p)
+	}
+	return l, nil
 }

@@ -380,15 +380,111 @@ func TestPartitionDiskEmptyMBR(t *testing.T) {
 	}
 }
 
-func TestPartitionDiskOffline(t *testing.T) {
+// gcp-pd, aws-ebs and vsphere call PartitionDisk before SetDiskState(online),
+// and re-stage disks their NodeUnstage took offline: an offline disk that
+// already has its data partition is done, and nothing is written to it
+// (upstream reads PartitionStyle and the partitions, which are readable
+// while offline, and returns).
+func TestPartitionDiskOfflinePartitioned(t *testing.T) {
 	f := newFake(t)
-	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline)))
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(afterCreate))
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk(offline, partitioned) = %v, want success", err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+	)
+}
+
+// An offline disk whose partition table the IOCTL cannot read is judged
+// from the storage provider's view, as upstream judges every disk:
+// MSFT_Disk.PartitionStyle and the non-MSR MSFT_Partition rows.
+func TestPartitionDiskOfflineLayoutFromProvider(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fails(errNotReady))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		switch {
+		case strings.Contains(q, "FROM MSFT_Disk "):
+			return []wmi.Props{{"PartitionStyle": int64(2)}}, nil
+		case strings.Contains(q, "FROM MSFT_Partition "):
+			return []wmi.Props{
+				{"PartitionNumber": int64(1), "GptType": "{e3c9e316-0b5c-4db8-817d-f92df00215ae}", "MbrType": nil},
+				{"PartitionNumber": int64(2), "GptType": "{EBD0A0A2-B9E5-4433-87C0-68B6B72699C7}", "MbrType": nil},
+			}, nil
+		}
+		return nil, nil
+	}
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk = %v, want success", err)
+	}
+	if f.called("wmi call") {
+		t.Errorf("a partitioned offline disk was written to: %v", f.calls)
+	}
+	if !f.called("wmi query SELECT PartitionStyle FROM MSFT_Disk WHERE Number = 3") ||
+		!f.called("wmi query SELECT PartitionNumber, GptType, MbrType FROM MSFT_Partition WHERE DiskNumber = 3") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+// A RAW disk that arrives offline (the OfflineShared SAN policy) is
+// brought online before it is initialised, and its layout is read again
+// once online before anything is written.
+func TestPartitionDiskOfflineRAW(t *testing.T) {
+	f := newFake(t)
+	online := false
+	f.on(drive3, ioctlDiskGetDiskAttributes, func(in []byte, outLen int) ([]byte, error) {
+		if online {
+			return fixed(diskAttributesBuf(0))(in, outLen)
+		}
+		return fixed(diskAttributesBuf(diskAttributeOffline))(in, outLen)
+	})
+	f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+		if method == "Online" {
+			online = true
+		}
+		return wmi.Props{"ReturnValue": int64(0)}, nil
+	}
+	partitionedAfterCreate(f, rawLayoutBuf(), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
+	)
+}
+
+// A disk that stays offline after Online (the provider refused quietly,
+// or a policy put it back) is not written to.
+func TestPartitionDiskOfflineStaysOffline(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(rawLayoutBuf()))
 	err := f.backend().Disk().PartitionDisk(ctx, 3)
 	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "offline") {
-		t.Errorf("PartitionDisk(offline) = %v", err)
+		t.Errorf("PartitionDisk = %v, want failed precondition (still offline)", err)
 	}
-	if f.called("wmi") || f.called("LAYOUT") {
-		t.Errorf("an offline disk was touched: %v", f.calls)
+	if f.called(".Initialize(") || f.called(".CreatePartition(") {
+		t.Errorf("an offline disk was written to: %v", f.calls)
 	}
 }
 

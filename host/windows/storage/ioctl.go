@@ -285,6 +285,22 @@ func (g guid) String() string {
 	return fmt.Sprintf("%08x-%04x-%04x-%x-%x", le.Uint32(g[0:]), le.Uint16(g[4:]), le.Uint16(g[6:]), g[8:10], g[10:16])
 }
 
+// parseGUID reads a GUID written as text, with or without braces, in
+// either case, into Windows' layout.
+func parseGUID(s string) (guid, error) {
+	t := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "{"), "}")
+	h, err := hex.DecodeString(strings.ReplaceAll(t, "-", ""))
+	if err != nil || len(h) != 16 || len(t) != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
+		return guid{}, fmt.Errorf("%q is not a GUID", s)
+	}
+	var g guid
+	le.PutUint32(g[0:], binary.BigEndian.Uint32(h[0:4]))
+	le.PutUint16(g[4:], binary.BigEndian.Uint16(h[4:6]))
+	le.PutUint16(g[6:], binary.BigEndian.Uint16(h[6:8]))
+	copy(g[8:], h[8:])
+	return g, nil
+}
+
 // partition is one PARTITION_INFORMATION_EX entry.
 type partition struct {
 	Style           uint32
