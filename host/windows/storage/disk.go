@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
@@ -56,9 +58,30 @@ func (d diskHost) forEachDisk(ctx context.Context, fn func(h handle, n uint32, p
 // the "Port N" part of Location (fact sheet §1.2). Disks that do not
 // answer the IOCTL (not on a SCSI-like bus) are omitted, as upstream omits
 // disks without a Location.
+//
+// NVMe disks (STORAGE_DEVICE_DESCRIPTOR.BusType 17) are the exception.
+// The IOCTL answers there with LUN 0 (azuredisk-csi-driver's own
+// pkg/os/disk/disk.go says so of Azure's NVMe disks), where upstream's
+// Location for NVMe, "Integrated : Bus X : Device 0 : Function 0 :
+// Adapter 0", yields Adapter "0", Bus X and empty Target and LUNID; a
+// "0" would let azuredisk's FindDiskByLun("0") pick an NVMe disk, even
+// the OS disk. The PCI bus number has no Win32 equivalent the backend
+// already reads, so for NVMe disks alone MSFT_Disk.Location is read (one
+// query, only on hosts that have NVMe disks) and parsed with upstream's
+// rule; an NVMe disk without a usable Location is omitted, as upstream
+// omits it.
 func (d diskHost) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
 	out := map[uint32]disk.DiskLocation{}
+	var nvme []uint32
 	err := d.forEachDisk(ctx, func(h handle, n uint32, path string) error {
+		bus, err := d.busType(h, path)
+		if err != nil {
+			return err
+		}
+		if bus == busTypeNVMe {
+			nvme = append(nvme, n)
+			return nil
+		}
 		buf, err := d.b.sys.ioctl(h, ioctlSCSIGetAddress, nil, 8)
 		if isUnsupported(err) {
 			return nil
@@ -80,7 +103,81 @@ func (d diskHost) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 	if err != nil {
 		return nil, err
 	}
+	if len(nvme) == 0 {
+		return out, nil
+	}
+	rows, err := d.b.sys.query(ctx, wmi.Query(classDisk).Select("Number", "Location"))
+	if err != nil {
+		return nil, fmt.Errorf("read MSFT_Disk.Location for the NVMe disks %v: %w", nvme, err)
+	}
+	for _, r := range rows {
+		num, err := r.Uint32("Number")
+		if err != nil || !slices.Contains(nvme, num) || r.IsNull("Location") {
+			continue
+		}
+		loc, err := r.String("Location")
+		if err != nil {
+			continue
+		}
+		if l, ok := parseLocation(loc); ok {
+			out[num] = l
+		}
+	}
 	return out, nil
+}
+
+// busType reads STORAGE_DEVICE_DESCRIPTOR.BusType of an open disk. A disk
+// that does not answer the query has an unknown bus (0) and is treated as
+// before bus types were looked at.
+func (d diskHost) busType(h handle, path string) (uint32, error) {
+	buf, err := d.b.queryProperty(h, storageDeviceProperty)
+	switch {
+	case isUnsupported(err):
+		return 0, nil
+	case err != nil:
+		return 0, osError("IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceProperty) on "+path, err)
+	}
+	bus, err := parseBusType(buf)
+	if err != nil {
+		return 0, nil // a short descriptor says nothing about the bus
+	}
+	return bus, nil
+}
+
+// parseLocation applies upstream's parse of MSFT_Disk.Location
+// (kubernetes-csi/csi-proxy pkg/os/disk/api.go ListDiskLocations, master
+// eeba470): split on ":"; fewer than five parts is no location; each part
+// trimmed and split on single spaces, and only parts of exactly two words
+// count: Adapter, Target, LUN and Bus fill the fields, any other name
+// (Port, Device, Function) is ignored, as are one- and three-word parts
+// ("Integrated", "PCI Slot 3"). ok is whether any two-word part was seen.
+func parseLocation(s string) (l disk.DiskLocation, ok bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 5 {
+		return disk.DiskLocation{}, false
+	}
+	for _, p := range parts {
+		words := strings.Split(strings.TrimSpace(p), " ")
+		if len(words) != 2 {
+			continue
+		}
+		ok = true
+		v := strings.TrimSpace(words[1])
+		switch strings.TrimSpace(words[0]) {
+		case "Adapter":
+			l.Adapter = v
+		case "Target":
+			l.Target = v
+		case "LUN":
+			l.LUNID = v
+		case "Bus":
+			l.Bus = v
+		}
+	}
+	if !ok {
+		return disk.DiskLocation{}, false
+	}
+	return l, true
 }
 
 // ListDiskIDs implements disk.Host. Page83 comes from

@@ -36,7 +36,8 @@ func TestListDiskLocations(t *testing.T) {
 	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
 		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12)))
 	// A disk on a bus without SCSI addresses: omitted, as upstream omits
-	// disks without a Location.
+	// disks without a Location. None of these answers the bus-type query
+	// (StorageDeviceProperty), so all take the SCSI path.
 	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
 		on(ifNVMe, ioctlSCSIGetAddress, fails(errInvalidFunction))
 	// ifGone has no device: it disappeared after enumeration.
@@ -56,18 +57,110 @@ func TestListDiskLocations(t *testing.T) {
 		"diskInterfaces",
 		"open "+ifHyperV0+" query",
 		"ioctl "+ifHyperV0+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV0+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifHyperV0+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifHyperV0,
 		"open "+ifHyperV1+" query",
 		"ioctl "+ifHyperV1+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV1+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifHyperV1+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifHyperV1,
 		"open "+ifNVMe+" query",
 		"ioctl "+ifNVMe+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifNVMe+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifNVMe,
 		"open "+ifGone+" query",
 	)
+}
+
+// Location strings as MSFT_Disk reports them (fact sheet §1.2; comments
+// in kubernetes-csi/csi-proxy pkg/os/disk/api.go and
+// kubernetes-sigs/azuredisk-csi-driver pkg/os/disk/disk.go).
+const (
+	locationNVMe = "Integrated : Bus 2 : Device 0 : Function 0 : Adapter 0"
+	locationSCSI = "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0"
+)
+
+// TestListDiskLocationsNVMe: on NVMe disks IOCTL_SCSI_GET_ADDRESS reads
+// LUN 0 (azuredisk's own pkg/os/disk says so for "Virtual_Disk NVME
+// Premium"), where upstream's parse of MSFT_Disk.Location gives Adapter
+// "0", Bus X and empty Target and LUNID. azuredisk's FindDiskByLun("0")
+// must not pick an NVMe disk (or the OS disk) by mistake, so NVMe disks
+// (STORAGE_DEVICE_DESCRIPTOR.BusType 17) are answered from Location with
+// upstream's rule, and SCSI disks keep the IOCTL.
+func TestListDiskLocationsNVMe(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV1, ifNVMe}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "Msft    ", "Virtual Disk    ", "1.0 ", "")))
+	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
+		on(ifNVMe, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0))).
+		on(ifNVMe, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeNVMe, "", "Amazon Elastic Block Store", "1.0", "vol0123456789abcdef0")))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		return []wmi.Props{
+			{"Number": int64(1), "Location": locationNVMe},
+			{"Number": int64(2), "Location": locationSCSI},
+		}, nil
+	}
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]disk.DiskLocation{
+		1: {Adapter: "0", Bus: "2", Target: "", LUNID: ""},
+		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
+	}
+	if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
+	}
+	for n, l := range got {
+		if l.LUNID == "0" {
+			t.Errorf("disk %d answers LUN 0: FindDiskByLun(\"0\") would pick it", n)
+		}
+	}
+	if f.called("ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS") {
+		t.Errorf("the NVMe disk's SCSI address was used: %v", f.calls)
+	}
+	if n := f.count("wmi query SELECT Number, Location FROM MSFT_Disk"); n != 1 {
+		t.Errorf("%d Location queries, want 1: %v", n, f.calls)
+	}
+
+	// Without NVMe disks no WMI is needed.
+	f = newFake(t)
+	f.diskList = []string{ifHyperV1}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "", "", "", "")))
+	if _, err := f.backend().Disk().ListDiskLocations(ctx); err != nil || f.called("wmi") {
+		t.Errorf("SCSI only: %v, calls %v", err, f.calls)
+	}
+}
+
+// TestParseLocation checks upstream's rule on the Location forms seen:
+// split on ":", at least five parts, only two-word parts count (Adapter,
+// Target, LUN, Bus; Port, Device, Function and "PCI Slot 3" ignored).
+func TestParseLocation(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want disk.DiskLocation
+		ok   bool
+	}{
+		{locationSCSI, disk.DiskLocation{Adapter: "0", Target: "1", LUNID: "0"}, true},
+		{"Integrated : Adapter 1 : Port 0 : Target 0 : LUN 63", disk.DiskLocation{Adapter: "1", Target: "0", LUNID: "63"}, true},
+		{locationNVMe, disk.DiskLocation{Adapter: "0", Bus: "2"}, true},
+		{"Integrated : Bus 0 : Device 65535 : Function 65535 : Adapter 3", disk.DiskLocation{Adapter: "3", Bus: "0"}, true},
+		{"", disk.DiskLocation{}, false},
+		{"PCIROOT(0)#PCI(1C00)#PCI(0000)#SCSI(P00T01L01)", disk.DiskLocation{}, false},
+		{"Adapter 0 : Target 1 : LUN 0", disk.DiskLocation{}, false}, // fewer than five parts
+		{"a : b : c : d : e", disk.DiskLocation{}, false},            // no two-word part
+	} {
+		got, ok := parseLocation(c.in)
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseLocation(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
 }
 
 func TestListDiskLocationsFailures(t *testing.T) {

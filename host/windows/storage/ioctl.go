@@ -458,3 +458,19 @@ func utf16At(b []byte, base, off, length int) (string, error) {
 	}
 	return string(utf16.Decode(u)), nil
 }
+
+// STORAGE_BUS_TYPE values (winioctl.h) the backend tells apart.
+const (
+	busTypeSCSI = 1
+	busTypeNVMe = 17
+)
+
+// parseBusType reads BusType (u32 @28) from STORAGE_DEVICE_DESCRIPTOR
+// (layout at parseSerialNumber).
+func parseBusType(b []byte) (uint32, error) {
+	b, err := descriptor(b, "STORAGE_DEVICE_DESCRIPTOR", 32)
+	if err != nil {
+		return 0, err
+	}
+	return le.Uint32(b[28:]), nil
+}
