@@ -120,7 +120,7 @@ func TestListDiskLocationsNVMe(t *testing.T) {
 			t.Errorf("disk %d answers LUN 0: FindDiskByLun(\"0\") would pick it", n)
 		}
 	}
-	if f.called("ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS") {
+	if f.called("ioctl " + ifNVMe + " IOCTL_SCSI_GET_ADDRESS") {
 		t.Errorf("the NVMe disk's SCSI address was used: %v", f.calls)
 	}
 	if n := f.count("wmi query SELECT Number, Location FROM MSFT_Disk"); n != 1 {
