@@ -186,7 +186,11 @@ func parseLocation(s string) (l disk.DiskLocation, ok bool) {
 // IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceProperty), where upstream
 // reads MSFT_Disk.SerialNumber. A disk that has no device identification
 // page gets an empty Page83 instead of failing the whole call (upstream
-// fails it).
+// fails it). So does a disk whose descriptor is malformed (a driver bug on
+// one disk): its identifier is left empty, the problem goes to the
+// backend's Warnf, and the other disks are still listed, because one bad
+// disk must not hide every disk from the driver looking for its own.
+// A failed IOCTL other than "not supported" still fails the call.
 func (d diskHost) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
 	out := map[uint32]disk.DiskIDs{}
 	err := d.forEachDisk(ctx, func(h handle, n uint32, path string) error {
@@ -198,7 +202,7 @@ func (d diskHost) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 			return osError("IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceIdProperty) on "+path, err)
 		default:
 			if ids.Page83, err = parsePage83(buf); err != nil {
-				return fmt.Errorf("disk %d: %w", n, err)
+				d.b.warnf("ListDiskIDs: disk %d (%s) is listed with an empty page83: its device identification descriptor is malformed: %v", n, path, err)
 			}
 		}
 		buf, err = d.b.queryProperty(h, storageDeviceProperty)
@@ -208,7 +212,7 @@ func (d diskHost) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 			return osError("IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceProperty) on "+path, err)
 		default:
 			if ids.SerialNumber, err = parseSerialNumber(buf); err != nil {
-				return fmt.Errorf("disk %d: %w", n, err)
+				d.b.warnf("ListDiskIDs: disk %d (%s) is listed with an empty serial number: its device descriptor is malformed: %v", n, path, err)
 			}
 		}
 		out[n] = ids

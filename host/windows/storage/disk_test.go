@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -251,6 +252,52 @@ func TestListDiskIDsLargeDescriptor(t *testing.T) {
 	}
 	if !f.called("IOCTL_STORAGE_QUERY_PROPERTY(2) out=" + strconv.Itoa(len(big))) {
 		t.Errorf("no retry with the descriptor's size %d: %v", len(big), f.calls)
+	}
+}
+
+// TestListDiskIDsMalformedDescriptor: one disk whose device-ID
+// descriptor is malformed (an identifier claiming more bytes than the
+// descriptor holds) gets an empty page83 and a warning; the other disks
+// are still listed (issue 11 item 8).
+func TestListDiskIDsMalformedDescriptor(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0, ifHyperV1}
+	bad := deviceIDDescriptorBuf(naaVSphere)
+	bad = bad[:len(bad)-8] // the identifier runs past the end
+	put32(bad, 4, uint32(len(bad)))
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0)))
+	f.device(ifHyperV0).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(bad)(in, outLen)
+		}
+		return truncating(deviceDescriptorBuf(1, "", "", "", "serial-0"))(in, outLen)
+	}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0)))
+	f.device(ifHyperV1).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(deviceIDDescriptorBuf(t10GCE))(in, outLen)
+		}
+		return truncating([]byte{1, 2, 3})(in, outLen) // a malformed device descriptor too
+	}
+	var warnings []string
+	b, err := newBackend(f, Config{Warnf: func(format string, args ...any) {
+		warnings = append(warnings, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Disk().ListDiskIDs(ctx)
+	if err != nil {
+		t.Fatalf("ListDiskIDs = %v, want the other disks listed", err)
+	}
+	if got[0] != (disk.DiskIDs{Page83: "", SerialNumber: "serial-0"}) {
+		t.Errorf("disk 0 = %+v, want an empty page83 and its serial", got[0])
+	}
+	if got[1].Page83 == "" || got[1].SerialNumber != "" {
+		t.Errorf("disk 1 = %+v, want its page83 and an empty serial", got[1])
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "disk 0") || !strings.Contains(warnings[1], "disk 1") {
+		t.Errorf("warnings = %q, want one naming each disk", warnings)
 	}
 }
 
