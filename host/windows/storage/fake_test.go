@@ -54,9 +54,12 @@ type fakeSystem struct {
 // fakeDevice is something open can open: a disk, a volume, or a file
 // opened for its reparse data.
 type fakeDevice struct {
-	openErr  error
-	ioctls   map[uint32]reply
-	flushErr error
+	openErr error
+	// writeOpenErr fails only read-write opens (a write-protected
+	// volume), after openErr.
+	writeOpenErr error
+	ioctls       map[uint32]reply
+	flushErr     error
 }
 
 // reply answers one IOCTL given the caller's output size.
@@ -164,6 +167,7 @@ var ioctlNames = map[uint32]string{
 	ioctlDiskGetLengthInfo:          "IOCTL_DISK_GET_LENGTH_INFO",
 	ioctlDiskGetDriveLayoutEx:       "IOCTL_DISK_GET_DRIVE_LAYOUT_EX",
 	ioctlDiskGetDiskAttributes:      "IOCTL_DISK_GET_DISK_ATTRIBUTES",
+	ioctlDiskIsWritable:             "IOCTL_DISK_IS_WRITABLE",
 	ioctlVolumeGetVolumeDiskExtents: "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS",
 	fsctlGetReparsePoint:            "FSCTL_GET_REPARSE_POINT",
 }
@@ -201,6 +205,9 @@ func (f *fakeSystem) open(path string, mode openMode) (handle, error) {
 	}
 	if d.openErr != nil {
 		return 0, d.openErr
+	}
+	if mode == modeReadWrite && d.writeOpenErr != nil {
+		return 0, d.writeOpenErr
 	}
 	f.next++
 	f.handles[f.next] = path

@@ -18,6 +18,7 @@ const (
 	ioctlDiskGetLengthInfo          = 0x0007405C // FILE_READ_ACCESS; disk or volume
 	ioctlDiskGetDriveLayoutEx       = 0x00070050 // any access; disk
 	ioctlDiskGetDiskAttributes      = 0x000700F0 // any access; disk
+	ioctlDiskIsWritable             = 0x00070024 // any access; disk or volume
 	ioctlVolumeGetVolumeDiskExtents = 0x00560000 // any access; volume
 	fsctlGetReparsePoint            = 0x000900A8 // any access; file opened with FILE_FLAG_OPEN_REPARSE_POINT
 )

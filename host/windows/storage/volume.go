@@ -163,9 +163,25 @@ func (v volumeHost) MountVolume(ctx context.Context, volumeID, target string) er
 // DeleteVolumeMountPoint, which leaves the directory in place. A volume
 // that no longer exists (its disk was detached) has nothing to flush; its
 // dangling mount point is still removed, so drivers can clean up.
+//
+// A flush refused for want of write access (ERROR_WRITE_PROTECT or
+// ERROR_ACCESS_DENIED, on the open or on the flush) does not stop the
+// unmount either: a read-only or write-protected volume (gcp-pd
+// ReadOnlyMany, disks left read-only by csi-proxy#437) has nothing to
+// flush, and failing here made NodeUnstage loop forever. Removing a
+// mount point does not dismount the volume, so whatever a refused flush
+// left in the cache is still written by the cache manager. The skipped
+// flush is reported through Warnf. Any other flush failure (an I/O error)
+// fails the unmount and leaves the mount point for the retry.
 func (v volumeHost) UnmountVolume(ctx context.Context, volumeID, target string) error {
-	if err := v.FlushVolume(ctx, volumeID); err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-		return err
+	if err := v.FlushVolume(ctx, volumeID); err != nil {
+		switch {
+		case errors.Is(err, errdefs.ErrNotFound):
+		case isErrno(err, errWriteProtect, errAccessDenied):
+			v.b.warnf("UnmountVolume: volume %s was not flushed before its mount point %q was removed: %v", volumeID, target, err)
+		default:
+			return err
+		}
 	}
 	err := v.b.sys.deleteVolumeMountPoint(mountPointArg(target))
 	switch {
@@ -377,13 +393,52 @@ func (v volumeHost) DiskNumber(_ context.Context, volumeID string) (uint32, erro
 // volume itself (\\?\Volume{GUID}, no trailing backslash), opened for
 // read and write as Learn requires; it writes every open file's cached
 // data. Upstream calls MSFT_Volume.Flush.
+//
+// A volume that cannot be written has nothing to flush, so WriteVolumeCache
+// succeeds on it: ERROR_WRITE_PROTECT on the open or the flush says so
+// directly. ERROR_ACCESS_DENIED is ambiguous (a read-only volume, or a
+// caller without the right), so the volume is asked
+// IOCTL_DISK_IS_WRITABLE on a query handle, which fails with
+// ERROR_WRITE_PROTECT for a write-protected disk or volume: read-only is
+// success, anything else keeps the PermissionDenied. Which of these codes
+// a read-only volume actually gives is unconfirmed; the real-node kit
+// checks it.
 func (v volumeHost) FlushVolume(_ context.Context, volumeID string) error {
-	return v.b.onVolume(volumeID, modeReadWrite, func(h handle) error {
+	err := v.b.onVolume(volumeID, modeReadWrite, func(h handle) error {
 		if err := v.b.sys.flush(h); err != nil {
 			return osError("FlushFileBuffers("+volumeID+")", err)
 		}
 		return nil
 	})
+	switch {
+	case err == nil:
+		return nil
+	case isErrno(err, errWriteProtect):
+		return nil
+	case isErrno(err, errAccessDenied):
+		if ro, perr := v.readOnly(volumeID); perr == nil && ro {
+			return nil
+		}
+	}
+	return err
+}
+
+// readOnly tells whether the volume refuses writes, as
+// IOCTL_DISK_IS_WRITABLE answers (it fails with ERROR_WRITE_PROTECT).
+func (v volumeHost) readOnly(volumeID string) (bool, error) {
+	ro := false
+	err := v.b.onVolume(volumeID, modeQuery, func(h handle) error {
+		_, err := v.b.sys.ioctl(h, ioctlDiskIsWritable, nil, 0)
+		switch {
+		case err == nil:
+		case isErrno(err, errWriteProtect):
+			ro = true
+		default:
+			return osError("IOCTL_DISK_IS_WRITABLE on volume "+volumeID, err)
+		}
+		return nil
+	})
+	return ro, err
 }
 
 // place is what a path is, as far as mounts are concerned.
