@@ -126,6 +126,7 @@ const (
 	errDeviceNotConnected = 1167
 	errUnrecognizedVolume = 1005
 	errIODevice           = 1117 // ERROR_IO_DEVICE
+	errUnrecognizedMedia  = 1785 // ERROR_UNRECOGNIZED_MEDIA: "may not be formatted"
 	errPrivilegeNotHeld   = 1314
 	errNotAReparsePoint   = 4390
 )

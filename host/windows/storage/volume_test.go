@@ -253,6 +253,59 @@ func TestIsVolumeFormatted(t *testing.T) {
 	}
 }
 
+// TestIsVolumeFormattedArriving: a volume still arriving after
+// CreatePartition makes GetVolumeInformation fail with codes other than
+// ERROR_UNRECOGNIZED_VOLUME (ERROR_NOT_READY while it mounts,
+// ERROR_UNRECOGNIZED_MEDIA "may not be formatted", ...). Those are decided
+// the way upstream decides every volume: MSFT_Volume.FileSystemType, 0
+// (Unknown) being RAW. A volume the provider does not know either is
+// missing, an error, never "unformatted" (issue 11 item 10).
+func TestIsVolumeFormattedArriving(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		code    uint32
+		rows    []wmi.Props
+		want    bool
+		wantErr error
+	}{
+		{"not ready, RAW", errNotReady, []wmi.Props{{"FileSystemType": int64(0)}}, false, nil},
+		{"unrecognized media, RAW", errUnrecognizedMedia, []wmi.Props{{"FileSystemType": int64(0)}}, false, nil},
+		{"not ready, NTFS", errNotReady, []wmi.Props{{"FileSystemType": int64(14)}}, true, nil},
+		{"invalid parameter, ReFS", errInvalidParameter, []wmi.Props{{"FileSystemType": int64(15)}}, true, nil},
+		{"not ready, unknown to the provider", errNotReady, nil, false, errdefs.ErrNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t)
+			f.device(volumeDevice(volA))
+			f.fsErrs[volA] = syscall.Errno(c.code)
+			f.wmiQuery = func(q string) ([]wmi.Props, error) {
+				if strings.Contains(q, "MSFT_Volume") {
+					return c.rows, nil
+				}
+				return nil, nil
+			}
+			got, err := f.backend().Volume().IsVolumeFormatted(ctx, volA)
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) {
+					t.Errorf("IsVolumeFormatted = %v, %v; want %v", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Errorf("IsVolumeFormatted = %v, %v; want %v", got, err, c.want)
+			}
+			if !f.called("wmi query SELECT FileSystemType FROM MSFT_Volume WHERE UniqueId = ") {
+				t.Errorf("calls = %v", f.calls)
+			}
+		})
+	}
+	// The volume itself is gone: an error, not a WMI question.
+	f := newFake(t)
+	if _, err := f.backend().Volume().IsVolumeFormatted(ctx, volA); !errors.Is(err, errdefs.ErrNotFound) || f.called("wmi") {
+		t.Errorf("missing volume = %v; calls %v", err, f.calls)
+	}
+}
+
 func TestFormatVolume(t *testing.T) {
 	f := newFake(t)
 	if err := f.backend().Volume().FormatVolume(ctx, volA); err != nil {
