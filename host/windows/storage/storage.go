@@ -85,7 +85,7 @@ func newBackend(sys system, cfg Config) (*Backend, error) {
 	if warnf == nil {
 		warnf = klog.Warningf
 	}
-	return &Backend{sys: sys, fileSystem: fs, warnf: warnf}, nil
+	return &Backend{sys: newBoundedSystem(sys), fileSystem: fs, warnf: warnf}, nil
 }
 
 // Disk returns the disk group backend.

@@ -261,8 +261,9 @@ func (v volumeHost) volumeCall(ctx context.Context, volumeID, method string, in 
 // FormatVolume implements volume.Host with MSFT_Volume.Format, as
 // upstream: a quick (Full=false), forced format with an empty label.
 // There is no documented Win32 format API. The call can take minutes on
-// large volumes; it is not abandoned when the caller gives up, so a retry
-// never starts a second format (the Service holds the volume's lock).
+// large volumes: it is bounded by the caller's deadline or a generous
+// default (boundedSystem), and a retry while an abandoned format may still
+// be running is refused Unavailable instead of starting a second one.
 func (v volumeHost) FormatVolume(ctx context.Context, volumeID string) error {
 	_, err := v.volumeCall(ctx, volumeID, "Format",
 		wmi.Arg("FileSystem", v.b.fileSystem),

@@ -832,3 +832,6 @@ func TestNewOutsideWindows(t *testing.T) {
 		t.Errorf("New = %v, want unimplemented", err)
 	}
 }
+
+// errnoUnrecognizedVolume is what GetVolumeInformation gives for RAW.
+func errnoUnrecognizedVolume() error { return syscall.Errno(errUnrecognizedVolume) }
