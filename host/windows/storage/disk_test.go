@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,8 @@ func TestListDiskLocations(t *testing.T) {
 	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
 		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12)))
 	// A disk on a bus without SCSI addresses: omitted, as upstream omits
-	// disks without a Location.
+	// disks without a Location. None of these answers the bus-type query
+	// (StorageDeviceProperty), so all take the SCSI path.
 	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
 		on(ifNVMe, ioctlSCSIGetAddress, fails(errInvalidFunction))
 	// ifGone has no device: it disappeared after enumeration.
@@ -56,18 +58,110 @@ func TestListDiskLocations(t *testing.T) {
 		"diskInterfaces",
 		"open "+ifHyperV0+" query",
 		"ioctl "+ifHyperV0+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV0+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifHyperV0+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifHyperV0,
 		"open "+ifHyperV1+" query",
 		"ioctl "+ifHyperV1+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV1+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifHyperV1+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifHyperV1,
 		"open "+ifNVMe+" query",
 		"ioctl "+ifNVMe+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifNVMe+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
 		"ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifNVMe,
 		"open "+ifGone+" query",
 	)
+}
+
+// Location strings as MSFT_Disk reports them (fact sheet §1.2; comments
+// in kubernetes-csi/csi-proxy pkg/os/disk/api.go and
+// kubernetes-sigs/azuredisk-csi-driver pkg/os/disk/disk.go).
+const (
+	locationNVMe = "Integrated : Bus 2 : Device 0 : Function 0 : Adapter 0"
+	locationSCSI = "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0"
+)
+
+// TestListDiskLocationsNVMe: on NVMe disks IOCTL_SCSI_GET_ADDRESS reads
+// LUN 0 (azuredisk's own pkg/os/disk says so for "Virtual_Disk NVME
+// Premium"), where upstream's parse of MSFT_Disk.Location gives Adapter
+// "0", Bus X and empty Target and LUNID. azuredisk's FindDiskByLun("0")
+// must not pick an NVMe disk (or the OS disk) by mistake, so NVMe disks
+// (STORAGE_DEVICE_DESCRIPTOR.BusType 17) are answered from Location with
+// upstream's rule, and SCSI disks keep the IOCTL.
+func TestListDiskLocationsNVMe(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV1, ifNVMe}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "Msft    ", "Virtual Disk    ", "1.0 ", "")))
+	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
+		on(ifNVMe, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0))).
+		on(ifNVMe, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeNVMe, "", "Amazon Elastic Block Store", "1.0", "vol0123456789abcdef0")))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		return []wmi.Props{
+			{"Number": int64(1), "Location": locationNVMe},
+			{"Number": int64(2), "Location": locationSCSI},
+		}, nil
+	}
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]disk.DiskLocation{
+		1: {Adapter: "0", Bus: "2", Target: "", LUNID: ""},
+		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
+	}
+	if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
+	}
+	for n, l := range got {
+		if l.LUNID == "0" {
+			t.Errorf("disk %d answers LUN 0: FindDiskByLun(\"0\") would pick it", n)
+		}
+	}
+	if f.called("ioctl " + ifNVMe + " IOCTL_SCSI_GET_ADDRESS") {
+		t.Errorf("the NVMe disk's SCSI address was used: %v", f.calls)
+	}
+	if n := f.count("wmi query SELECT Number, Location FROM MSFT_Disk"); n != 1 {
+		t.Errorf("%d Location queries, want 1: %v", n, f.calls)
+	}
+
+	// Without NVMe disks no WMI is needed.
+	f = newFake(t)
+	f.diskList = []string{ifHyperV1}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "", "", "", "")))
+	if _, err := f.backend().Disk().ListDiskLocations(ctx); err != nil || f.called("wmi") {
+		t.Errorf("SCSI only: %v, calls %v", err, f.calls)
+	}
+}
+
+// TestParseLocation checks upstream's rule on the Location forms seen:
+// split on ":", at least five parts, only two-word parts count (Adapter,
+// Target, LUN, Bus; Port, Device, Function and "PCI Slot 3" ignored).
+func TestParseLocation(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want disk.DiskLocation
+		ok   bool
+	}{
+		{locationSCSI, disk.DiskLocation{Adapter: "0", Target: "1", LUNID: "0"}, true},
+		{"Integrated : Adapter 1 : Port 0 : Target 0 : LUN 63", disk.DiskLocation{Adapter: "1", Target: "0", LUNID: "63"}, true},
+		{locationNVMe, disk.DiskLocation{Adapter: "0", Bus: "2"}, true},
+		{"Integrated : Bus 0 : Device 65535 : Function 65535 : Adapter 3", disk.DiskLocation{Adapter: "3", Bus: "0"}, true},
+		{"", disk.DiskLocation{}, false},
+		{"PCIROOT(0)#PCI(1C00)#PCI(0000)#SCSI(P00T01L01)", disk.DiskLocation{}, false},
+		{"Adapter 0 : Target 1 : LUN 0", disk.DiskLocation{}, false}, // fewer than five parts
+		{"a : b : c : d : e", disk.DiskLocation{}, false},            // no two-word part
+	} {
+		got, ok := parseLocation(c.in)
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseLocation(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
 }
 
 func TestListDiskLocationsFailures(t *testing.T) {
@@ -158,6 +252,52 @@ func TestListDiskIDsLargeDescriptor(t *testing.T) {
 	}
 	if !f.called("IOCTL_STORAGE_QUERY_PROPERTY(2) out=" + strconv.Itoa(len(big))) {
 		t.Errorf("no retry with the descriptor's size %d: %v", len(big), f.calls)
+	}
+}
+
+// TestListDiskIDsMalformedDescriptor: one disk whose device-ID
+// descriptor is malformed (an identifier claiming more bytes than the
+// descriptor holds) gets an empty page83 and a warning; the other disks
+// are still listed (issue 11 item 8).
+func TestListDiskIDsMalformedDescriptor(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0, ifHyperV1}
+	bad := deviceIDDescriptorBuf(naaVSphere)
+	bad = bad[:len(bad)-8] // the identifier runs past the end
+	put32(bad, 4, uint32(len(bad)))
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0)))
+	f.device(ifHyperV0).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(bad)(in, outLen)
+		}
+		return truncating(deviceDescriptorBuf(1, "", "", "", "serial-0"))(in, outLen)
+	}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0)))
+	f.device(ifHyperV1).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(deviceIDDescriptorBuf(t10GCE))(in, outLen)
+		}
+		return truncating([]byte{1, 2, 3})(in, outLen) // a malformed device descriptor too
+	}
+	var warnings []string
+	b, err := newBackend(f, Config{Warnf: func(format string, args ...any) {
+		warnings = append(warnings, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Disk().ListDiskIDs(ctx)
+	if err != nil {
+		t.Fatalf("ListDiskIDs = %v, want the other disks listed", err)
+	}
+	if got[0] != (disk.DiskIDs{Page83: "", SerialNumber: "serial-0"}) {
+		t.Errorf("disk 0 = %+v, want an empty page83 and its serial", got[0])
+	}
+	if got[1].Page83 == "" || got[1].SerialNumber != "" {
+		t.Errorf("disk 1 = %+v, want its page83 and an empty serial", got[1])
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "disk 0") || !strings.Contains(warnings[1], "disk 1") {
+		t.Errorf("warnings = %q, want one naming each disk", warnings)
 	}
 }
 
@@ -380,15 +520,111 @@ func TestPartitionDiskEmptyMBR(t *testing.T) {
 	}
 }
 
-func TestPartitionDiskOffline(t *testing.T) {
+// gcp-pd, aws-ebs and vsphere call PartitionDisk before SetDiskState(online),
+// and re-stage disks their NodeUnstage took offline: an offline disk that
+// already has its data partition is done, and nothing is written to it
+// (upstream reads PartitionStyle and the partitions, which are readable
+// while offline, and returns).
+func TestPartitionDiskOfflinePartitioned(t *testing.T) {
 	f := newFake(t)
-	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline)))
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(afterCreate))
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk(offline, partitioned) = %v, want success", err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+	)
+}
+
+// An offline disk whose partition table the IOCTL cannot read is judged
+// from the storage provider's view, as upstream judges every disk:
+// MSFT_Disk.PartitionStyle and the non-MSR MSFT_Partition rows.
+func TestPartitionDiskOfflineLayoutFromProvider(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fails(errNotReady))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		switch {
+		case strings.Contains(q, "FROM MSFT_Disk "):
+			return []wmi.Props{{"PartitionStyle": int64(2)}}, nil
+		case strings.Contains(q, "FROM MSFT_Partition "):
+			return []wmi.Props{
+				{"PartitionNumber": int64(1), "GptType": "{e3c9e316-0b5c-4db8-817d-f92df00215ae}", "MbrType": nil},
+				{"PartitionNumber": int64(2), "GptType": "{EBD0A0A2-B9E5-4433-87C0-68B6B72699C7}", "MbrType": nil},
+			}, nil
+		}
+		return nil, nil
+	}
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk = %v, want success", err)
+	}
+	if f.called("wmi call") {
+		t.Errorf("a partitioned offline disk was written to: %v", f.calls)
+	}
+	if !f.called("wmi query SELECT PartitionStyle FROM MSFT_Disk WHERE Number = 3") ||
+		!f.called("wmi query SELECT PartitionNumber, GptType, MbrType FROM MSFT_Partition WHERE DiskNumber = 3") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+// A RAW disk that arrives offline (the OfflineShared SAN policy) is
+// brought online before it is initialised, and its layout is read again
+// once online before anything is written.
+func TestPartitionDiskOfflineRAW(t *testing.T) {
+	f := newFake(t)
+	online := false
+	f.on(drive3, ioctlDiskGetDiskAttributes, func(in []byte, outLen int) ([]byte, error) {
+		if online {
+			return fixed(diskAttributesBuf(0))(in, outLen)
+		}
+		return fixed(diskAttributesBuf(diskAttributeOffline))(in, outLen)
+	})
+	f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+		if method == "Online" {
+			online = true
+		}
+		return wmi.Props{"ReturnValue": int64(0)}, nil
+	}
+	partitionedAfterCreate(f, rawLayoutBuf(), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
+	)
+}
+
+// A disk that stays offline after Online (the provider refused quietly,
+// or a policy put it back) is not written to.
+func TestPartitionDiskOfflineStaysOffline(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(rawLayoutBuf()))
 	err := f.backend().Disk().PartitionDisk(ctx, 3)
 	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "offline") {
-		t.Errorf("PartitionDisk(offline) = %v", err)
+		t.Errorf("PartitionDisk = %v, want failed precondition (still offline)", err)
 	}
-	if f.called("wmi") || f.called("LAYOUT") {
-		t.Errorf("an offline disk was touched: %v", f.calls)
+	if f.called(".Initialize(") || f.called(".CreatePartition(") {
+		t.Errorf("an offline disk was written to: %v", f.calls)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -18,7 +19,10 @@ import (
 // (attributes, reparse tags and reparse data), mount points, and WMI
 // handlers.
 type fakeSystem struct {
-	t     *testing.T
+	t *testing.T
+	// mu guards calls: a WMI call abandoned after its deadline records
+	// from its own goroutine.
+	mu    sync.Mutex
 	calls []string
 
 	handles map[handle]string
@@ -54,9 +58,12 @@ type fakeSystem struct {
 // fakeDevice is something open can open: a disk, a volume, or a file
 // opened for its reparse data.
 type fakeDevice struct {
-	openErr  error
-	ioctls   map[uint32]reply
-	flushErr error
+	openErr error
+	// writeOpenErr fails only read-write opens (a write-protected
+	// volume), after openErr.
+	writeOpenErr error
+	ioctls       map[uint32]reply
+	flushErr     error
 }
 
 // reply answers one IOCTL given the caller's output size.
@@ -100,7 +107,16 @@ func (f *fakeSystem) backend() *Backend {
 }
 
 func (f *fakeSystem) record(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+// recorded returns a copy of the calls so far.
+func (f *fakeSystem) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
 }
 
 // device returns (creating) the device at path.
@@ -164,6 +180,7 @@ var ioctlNames = map[uint32]string{
 	ioctlDiskGetLengthInfo:          "IOCTL_DISK_GET_LENGTH_INFO",
 	ioctlDiskGetDriveLayoutEx:       "IOCTL_DISK_GET_DRIVE_LAYOUT_EX",
 	ioctlDiskGetDiskAttributes:      "IOCTL_DISK_GET_DISK_ATTRIBUTES",
+	ioctlDiskIsWritable:             "IOCTL_DISK_IS_WRITABLE",
 	ioctlVolumeGetVolumeDiskExtents: "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS",
 	fsctlGetReparsePoint:            "FSCTL_GET_REPARSE_POINT",
 }
@@ -201,6 +218,9 @@ func (f *fakeSystem) open(path string, mode openMode) (handle, error) {
 	}
 	if d.openErr != nil {
 		return 0, d.openErr
+	}
+	if mode == modeReadWrite && d.writeOpenErr != nil {
+		return 0, d.writeOpenErr
 	}
 	f.next++
 	f.handles[f.next] = path
@@ -351,14 +371,14 @@ func (f *fakeSystem) callStatic(_ context.Context, class, method string, in ...w
 // expect compares the recorded calls with want, exactly and in order.
 func (f *fakeSystem) expect(want ...string) {
 	f.t.Helper()
-	if !slices.Equal(f.calls, want) {
-		f.t.Errorf("calls:\n\t%s\nwant:\n\t%s", strings.Join(f.calls, "\n\t"), strings.Join(want, "\n\t"))
+	if calls := f.recorded(); !slices.Equal(calls, want) {
+		f.t.Errorf("calls:\n\t%s\nwant:\n\t%s", strings.Join(calls, "\n\t"), strings.Join(want, "\n\t"))
 	}
 }
 
 // called tells whether some recorded call contains s.
 func (f *fakeSystem) called(s string) bool {
-	for _, c := range f.calls {
+	for _, c := range f.recorded() {
 		if strings.Contains(c, s) {
 			return true
 		}
@@ -369,7 +389,7 @@ func (f *fakeSystem) called(s string) bool {
 // count tells how many recorded calls contain s.
 func (f *fakeSystem) count(s string) int {
 	n := 0
-	for _, c := range f.calls {
+	for _, c := range f.recorded() {
 		if strings.Contains(c, s) {
 			n++
 		}
@@ -378,6 +398,10 @@ func (f *fakeSystem) count(s string) int {
 }
 
 // reset forgets the recorded calls.
-func (f *fakeSystem) reset() { f.calls = nil }
+func (f *fakeSystem) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+}
 
 var _ system = (*fakeSystem)(nil)

@@ -18,6 +18,7 @@ const (
 	ioctlDiskGetLengthInfo          = 0x0007405C // FILE_READ_ACCESS; disk or volume
 	ioctlDiskGetDriveLayoutEx       = 0x00070050 // any access; disk
 	ioctlDiskGetDiskAttributes      = 0x000700F0 // any access; disk
+	ioctlDiskIsWritable             = 0x00070024 // any access; disk or volume
 	ioctlVolumeGetVolumeDiskExtents = 0x00560000 // any access; volume
 	fsctlGetReparsePoint            = 0x000900A8 // any access; file opened with FILE_FLAG_OPEN_REPARSE_POINT
 )
@@ -285,6 +286,22 @@ func (g guid) String() string {
 	return fmt.Sprintf("%08x-%04x-%04x-%x-%x", le.Uint32(g[0:]), le.Uint16(g[4:]), le.Uint16(g[6:]), g[8:10], g[10:16])
 }
 
+// parseGUID reads a GUID written as text, with or without braces, in
+// either case, into Windows' layout.
+func parseGUID(s string) (guid, error) {
+	t := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "{"), "}")
+	h, err := hex.DecodeString(strings.ReplaceAll(t, "-", ""))
+	if err != nil || len(h) != 16 || len(t) != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
+		return guid{}, fmt.Errorf("%q is not a GUID", s)
+	}
+	var g guid
+	le.PutUint32(g[0:], binary.BigEndian.Uint32(h[0:4]))
+	le.PutUint16(g[4:], binary.BigEndian.Uint16(h[4:6]))
+	le.PutUint16(g[6:], binary.BigEndian.Uint16(h[6:8]))
+	copy(g[8:], h[8:])
+	return g, nil
+}
+
 // partition is one PARTITION_INFORMATION_EX entry.
 type partition struct {
 	Style           uint32
@@ -441,4 +458,20 @@ func utf16At(b []byte, base, off, length int) (string, error) {
 		u[i] = le.Uint16(b[start+2*i:])
 	}
 	return string(utf16.Decode(u)), nil
+}
+
+// STORAGE_BUS_TYPE values (winioctl.h) the backend tells apart.
+const (
+	busTypeSCSI = 1
+	busTypeNVMe = 17
+)
+
+// parseBusType reads BusType (u32 @28) from STORAGE_DEVICE_DESCRIPTOR
+// (layout at parseSerialNumber).
+func parseBusType(b []byte) (uint32, error) {
+	b, err := descriptor(b, "STORAGE_DEVICE_DESCRIPTOR", 32)
+	if err != nil {
+		return 0, err
+	}
+	return le.Uint32(b[28:]), nil
 }

@@ -34,6 +34,7 @@ func TestIOCTLCodes(t *testing.T) {
 		{"IOCTL_DISK_GET_LENGTH_INFO", ioctlDiskGetLengthInfo, ctlCode(fileDeviceDiskType, 0x0017, methodBuffered, readAccess)},
 		{"IOCTL_DISK_GET_DRIVE_LAYOUT_EX", ioctlDiskGetDriveLayoutEx, ctlCode(fileDeviceDiskType, 0x0014, methodBuffered, anyAccess)},
 		{"IOCTL_DISK_GET_DISK_ATTRIBUTES", ioctlDiskGetDiskAttributes, ctlCode(fileDeviceDiskType, 0x003c, methodBuffered, anyAccess)},
+		{"IOCTL_DISK_IS_WRITABLE", ioctlDiskIsWritable, ctlCode(fileDeviceDiskType, 0x0009, methodBuffered, anyAccess)},
 		{"IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS", ioctlVolumeGetVolumeDiskExtents, ctlCode(ioctlVolumeBase, 0, methodBuffered, anyAccess)},
 		{"FSCTL_GET_REPARSE_POINT", fsctlGetReparsePoint, ctlCode(fileDeviceFileSystem, 42, methodBuffered, anyAccess)},
 	} {

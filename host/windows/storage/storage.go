@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/klog/v2"
+
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
@@ -33,6 +35,10 @@ type Config struct {
 	// upstream's only choice) or "ReFS". ReFS volumes can be mounted in
 	// an NTFS folder but cannot host mounted folders themselves.
 	FileSystem string
+	// Warnf reports a problem the backend worked around rather than
+	// failing the call (a disk with a malformed descriptor, listed
+	// without that identifier). Nil logs with klog.Warningf.
+	Warnf func(format string, args ...any)
 }
 
 // Backend is the Windows disk and volume backend. It holds no state
@@ -42,6 +48,7 @@ type Config struct {
 type Backend struct {
 	sys        system
 	fileSystem string
+	warnf      func(format string, args ...any)
 }
 
 // Compile-time checks that the views implement the group backends.
@@ -74,7 +81,11 @@ func newBackend(sys system, cfg Config) (*Backend, error) {
 	default:
 		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "file system %q is not supported; use NTFS or ReFS", cfg.FileSystem)
 	}
-	return &Backend{sys: sys, fileSystem: fs}, nil
+	warnf := cfg.Warnf
+	if warnf == nil {
+		warnf = klog.Warningf
+	}
+	return &Backend{sys: newBoundedSystem(sys), fileSystem: fs, warnf: warnf}, nil
 }
 
 // Disk returns the disk group backend.

@@ -111,6 +111,7 @@ const (
 	errPathNotFound       = 3
 	errAccessDenied       = 5
 	errInvalidHandle      = 6
+	errWriteProtect       = 19 // ERROR_WRITE_PROTECT: "The media is write protected"
 	errNotReady           = 21
 	errSharingViolation   = 32
 	errLockViolation      = 33
@@ -124,6 +125,8 @@ const (
 	errNoSuchDevice       = 433 // ERROR_NO_SUCH_DEVICE
 	errDeviceNotConnected = 1167
 	errUnrecognizedVolume = 1005
+	errIODevice           = 1117 // ERROR_IO_DEVICE
+	errUnrecognizedMedia  = 1785 // ERROR_UNRECOGNIZED_MEDIA: "may not be formatted"
 	errPrivilegeNotHeld   = 1314
 	errNotAReparsePoint   = 4390
 )

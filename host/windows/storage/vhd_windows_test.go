@@ -263,8 +263,13 @@ func TestRealVHDLifecycle(t *testing.T) {
 	if on, err := d.IsDiskOnline(ctx, n); err != nil || on {
 		t.Errorf("IsDiskOnline after offline = %v, %v", on, err)
 	}
-	if err := d.PartitionDisk(ctx, n); !errors.Is(err, errdefs.ErrFailedPrecondition) {
-		t.Errorf("PartitionDisk(offline) = %v", err)
+	// Re-staging a disk NodeUnstage took offline: gcp-pd, aws-ebs and
+	// vsphere call PartitionDisk before SetDiskState(online).
+	if err := d.PartitionDisk(ctx, n); err != nil {
+		t.Errorf("PartitionDisk(offline, partitioned) = %v, want success", err)
+	}
+	if on, err := d.IsDiskOnline(ctx, n); err != nil || on {
+		t.Errorf("IsDiskOnline after PartitionDisk of a partitioned offline disk = %v, %v; want it left offline", on, err)
 	}
 	if err := d.SetDiskOnline(ctx, n, true); err != nil {
 		t.Fatalf("SetDiskOnline(true): %v", err)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"syscall"
@@ -216,9 +217,11 @@ func TestUnmountVolume(t *testing.T) {
 	}
 	f.expect("open "+volumeDevice(volA)+" read-write", "deleteVolumeMountPoint "+stage+`\`)
 
+	// A flush that fails with an I/O error may have lost data: the
+	// unmount fails and the mount point stays for the retry.
 	f = newFake(t)
-	f.device(volumeDevice(volA)).flushErr = syscall.Errno(errAccessDenied)
-	if err := f.backend().Volume().UnmountVolume(ctx, volA, stage); !errors.Is(err, errdefs.ErrPermissionDenied) || f.called("deleteVolumeMountPoint") {
+	f.device(volumeDevice(volA)).flushErr = syscall.Errno(errIODevice)
+	if err := f.backend().Volume().UnmountVolume(ctx, volA, stage); err == nil || f.called("deleteVolumeMountPoint") {
 		t.Errorf("UnmountVolume with a failing flush = %v; calls %v", err, f.calls)
 	}
 
@@ -247,6 +250,59 @@ func TestIsVolumeFormatted(t *testing.T) {
 	}
 	if _, err := v.IsVolumeFormatted(ctx, volX); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("missing volume = %v", err)
+	}
+}
+
+// TestIsVolumeFormattedArriving: a volume still arriving after
+// CreatePartition makes GetVolumeInformation fail with codes other than
+// ERROR_UNRECOGNIZED_VOLUME (ERROR_NOT_READY while it mounts,
+// ERROR_UNRECOGNIZED_MEDIA "may not be formatted", ...). Those are decided
+// the way upstream decides every volume: MSFT_Volume.FileSystemType, 0
+// (Unknown) being RAW. A volume the provider does not know either is
+// missing, an error, never "unformatted" (issue 11 item 10).
+func TestIsVolumeFormattedArriving(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		code    uint32
+		rows    []wmi.Props
+		want    bool
+		wantErr error
+	}{
+		{"not ready, RAW", errNotReady, []wmi.Props{{"FileSystemType": int64(0)}}, false, nil},
+		{"unrecognized media, RAW", errUnrecognizedMedia, []wmi.Props{{"FileSystemType": int64(0)}}, false, nil},
+		{"not ready, NTFS", errNotReady, []wmi.Props{{"FileSystemType": int64(14)}}, true, nil},
+		{"invalid parameter, ReFS", errInvalidParameter, []wmi.Props{{"FileSystemType": int64(15)}}, true, nil},
+		{"not ready, unknown to the provider", errNotReady, nil, false, errdefs.ErrNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t)
+			f.device(volumeDevice(volA))
+			f.fsErrs[volA] = syscall.Errno(c.code)
+			f.wmiQuery = func(q string) ([]wmi.Props, error) {
+				if strings.Contains(q, "MSFT_Volume") {
+					return c.rows, nil
+				}
+				return nil, nil
+			}
+			got, err := f.backend().Volume().IsVolumeFormatted(ctx, volA)
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) {
+					t.Errorf("IsVolumeFormatted = %v, %v; want %v", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Errorf("IsVolumeFormatted = %v, %v; want %v", got, err, c.want)
+			}
+			if !f.called("wmi query SELECT FileSystemType FROM MSFT_Volume WHERE UniqueId = ") {
+				t.Errorf("calls = %v", f.calls)
+			}
+		})
+	}
+	// The volume itself is gone: an error, not a WMI question.
+	f := newFake(t)
+	if _, err := f.backend().Volume().IsVolumeFormatted(ctx, volA); !errors.Is(err, errdefs.ErrNotFound) || f.called("wmi") {
+		t.Errorf("missing volume = %v; calls %v", err, f.calls)
 	}
 }
 
@@ -495,6 +551,79 @@ func TestFlushVolume(t *testing.T) {
 	}
 }
 
+// TestFlushVolumeReadOnly: a write-protected or read-only volume cannot
+// be opened for writing (ERROR_WRITE_PROTECT, or ERROR_ACCESS_DENIED on
+// open or flush), and has nothing to flush: WriteVolumeCache succeeds.
+// ERROR_ACCESS_DENIED on a writable volume (IOCTL_DISK_IS_WRITABLE
+// succeeds) is still PermissionDenied (issue 11 item 7).
+func TestFlushVolumeReadOnly(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		setup     func(d *fakeDevice)
+		wantErr   error
+		wantProbe bool
+	}{
+		{"open write-protected", func(d *fakeDevice) { d.writeOpenErr = syscall.Errno(errWriteProtect) }, nil, false},
+		{"flush write-protected", func(d *fakeDevice) { d.flushErr = syscall.Errno(errWriteProtect) }, nil, false},
+		{"open denied, read-only", func(d *fakeDevice) {
+			d.writeOpenErr = syscall.Errno(errAccessDenied)
+			d.ioctls[ioctlDiskIsWritable] = fails(errWriteProtect)
+		}, nil, true},
+		{"flush denied, read-only", func(d *fakeDevice) {
+			d.flushErr = syscall.Errno(errAccessDenied)
+			d.ioctls[ioctlDiskIsWritable] = fails(errWriteProtect)
+		}, nil, true},
+		{"open denied, writable", func(d *fakeDevice) {
+			d.writeOpenErr = syscall.Errno(errAccessDenied)
+			d.ioctls[ioctlDiskIsWritable] = fixed(nil)
+		}, errdefs.ErrPermissionDenied, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t)
+			c.setup(f.device(volumeDevice(volA)))
+			err := f.backend().Volume().FlushVolume(ctx, volA)
+			if c.wantErr == nil && err != nil || c.wantErr != nil && !errors.Is(err, c.wantErr) {
+				t.Errorf("FlushVolume = %v, want %v", err, c.wantErr)
+			}
+			if got := f.called("IOCTL_DISK_IS_WRITABLE"); got != c.wantProbe {
+				t.Errorf("IOCTL_DISK_IS_WRITABLE asked: %v, want %v; calls %v", got, c.wantProbe, f.calls)
+			}
+		})
+	}
+}
+
+// TestUnmountVolumeReadOnly: a flush refused for want of write access
+// (read-only volume, or any ERROR_ACCESS_DENIED/ERROR_WRITE_PROTECT) does
+// not stop the unmount, which otherwise fails forever and NodeUnstage
+// loops; the mount point is removed and the skipped flush reported.
+func TestUnmountVolumeReadOnly(t *testing.T) {
+	for _, setup := range []func(d *fakeDevice){
+		func(d *fakeDevice) { d.writeOpenErr = syscall.Errno(errWriteProtect) },
+		func(d *fakeDevice) { d.flushErr = syscall.Errno(errWriteProtect) },
+		func(d *fakeDevice) {
+			d.flushErr = syscall.Errno(errAccessDenied)
+			d.ioctls[ioctlDiskIsWritable] = fixed(nil)
+		},
+	} {
+		f := newFake(t)
+		setup(f.device(volumeDevice(volA)))
+		var warnings []string
+		b, err := newBackend(f, Config{Warnf: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Volume().UnmountVolume(ctx, volA, stage); err != nil {
+			t.Errorf("UnmountVolume = %v; calls %v", err, f.calls)
+		}
+		if !f.called("deleteVolumeMountPoint " + stage + `\`) {
+			t.Errorf("the mount point was not removed: %v", f.calls)
+		}
+		if len(warnings) > 1 {
+			t.Errorf("warnings = %q", warnings)
+		}
+	}
+}
+
 func TestVolumeAt(t *testing.T) {
 	f := newFake(t)
 	f.mountedFolder(stage, volA)
@@ -703,3 +832,6 @@ func TestNewOutsideWindows(t *testing.T) {
 		t.Errorf("New = %v, want unimplemented", err)
 	}
 }
+
+// errnoUnrecognizedVolume is what GetVolumeInformation gives for RAW.
+func errnoUnrecognizedVolume() error { return syscall.Errno(errUnrecognizedVolume) }

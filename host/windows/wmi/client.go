@@ -37,8 +37,12 @@ type API interface {
 //
 // Operations are not cancellable once started: a WMI method such as
 // MSFT_Volume.Format runs to completion in the provider whatever the
-// caller does, so the context is only checked before starting. Returning
-// early would let a retry start a second format of the same volume.
+// caller does, so the context is only checked before starting, and a call
+// blocks for as long as the provider takes. A caller that must not wait
+// that long (host/windows/storage bounds every call) has to run the call
+// on its own goroutine and, when it stops waiting, keep any retry from
+// starting a second operation on the same object while the abandoned one
+// may still be running.
 type Client struct {
 	namespace string
 }
