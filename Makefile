@@ -107,6 +107,10 @@ WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport
 test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).
 	timeout 1200 hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_PACKAGES)
 
+.PHONY: drivers
+drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
+	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
+
 .PHONY: admission
 admission: ## Evaluate the admission policy's CEL against realistic pods (separate module).
 	cd test/admission && $(GO) test -count=1 ./...
@@ -174,7 +178,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
