@@ -137,7 +137,7 @@ func setReadOnly(t *testing.T, l *linuxnode.Loop) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // opened for the ioctl only
+	defer f.Close()
 	if err := unix.IoctlSetPointerInt(int(f.Fd()), unix.BLKROSET, 1); err != nil {
 		t.Fatalf("BLKROSET 1 %s: %v", l.Path, err)
 	}
@@ -185,7 +185,7 @@ func deletePartitions(dev string, parts []string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close() //nolint:errcheck // opened for the ioctl only
+	defer f.Close()
 	for _, p := range parts {
 		b, err := os.ReadFile(p)
 		if err != nil {

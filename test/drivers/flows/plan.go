@@ -171,6 +171,7 @@ func kubeletPaths(e Env, driver, volumeID, pv string) (staging, publish string) 
 // ("NodeStageVolume/first-stage-raw", "NodeGetInfo/bios-serial").
 type FlowID struct{ Env, Driver, Name string }
 
+// String is the flow's subtest name below the test that runs the plan.
 func (f FlowID) String() string { return f.Env + "/" + f.Driver + "/" + f.Name }
 
 // NotApplicable tells, for a runner whose host cannot carry out every
