@@ -1,8 +1,10 @@
 package flows
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"testing"
 )
 
 // DiskSize is the size of every data disk of the fixture: 1 GiB, the
@@ -35,6 +37,9 @@ type DiskFixture struct {
 	Page83, Serial string
 	// Offline attaches the disk offline (SAN policy OfflineShared).
 	Offline bool
+	// Flow is the flow the disk belongs to, so that a runner whose host
+	// carries out only some flows builds only their disks.
+	Flow FlowID
 }
 
 // ShareFixture is one SMB share the network must offer.
@@ -46,6 +51,8 @@ type ShareFixture struct {
 	Username, Password string
 	// Dirs exist on the share (one per volume).
 	Dirs []string
+	// Flow is the flow the share belongs to.
+	Flow FlowID
 }
 
 // Fixture is the world a runner must build before Plan.Run: RAW data disks
@@ -133,6 +140,7 @@ func (p *Plan) Fixture() Fixture {
 				f.Disks = append(f.Disks, DiskFixture{
 					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", n),
 					Page83: page83, Serial: serial, Offline: sc.offline,
+					Flow: FlowID{Env: p.envs[e].Name, Driver: drv, Name: sc.name},
 				})
 			}
 		}
@@ -140,6 +148,7 @@ func (p *Plan) Fixture() Fixture {
 			f.Shares = append(f.Shares, ShareFixture{
 				Path: smbShare(e, s), Username: SMBUser, Password: SMBPassword,
 				Dirs: []string{"pvc-1", "pvc-2"},
+				Flow: FlowID{Env: p.envs[e].Name, Driver: "smb", Name: smbScenarios[s].name},
 			})
 		}
 	}
@@ -154,4 +163,97 @@ func kubeletPaths(e Env, driver, volumeID, pv string) (staging, publish string) 
 	staging = e.join(e.KubeletDir, "plugins", "kubernetes.io", "csi", driver, sum, "globalmount")
 	publish = e.join(e.KubeletDir, "pods", "6f1e2d3c-"+sum[:8], "volumes", "kubernetes.io~csi", pv, "mount")
 	return staging, publish
+}
+
+// FlowID names one flow of a plan as its subtest does: Env is the
+// environment's name; Driver is "azuredisk", "aws-ebs", "gcp-pd",
+// "vsphere" or "smb"; Name is the CSI call and case
+// ("NodeStageVolume/first-stage-raw", "NodeGetInfo/bios-serial").
+type FlowID struct{ Env, Driver, Name string }
+
+// String is the flow's subtest name below the test that runs the plan.
+func (f FlowID) String() string { return f.Env + "/" + f.Driver + "/" + f.Name }
+
+// NotApplicable tells, for a runner whose host cannot carry out every
+// flow (a backend without the SMB group, a Linux node without the disk
+// identities a driver looks for), why a flow does not apply there; ""
+// means it applies and runs.
+type NotApplicable func(FlowID) string
+
+// Only returns the part of the fixture the flows that apply need.
+func (f Fixture) Only(na NotApplicable) Fixture {
+	out := Fixture{BIOSSerial: f.BIOSSerial}
+	for _, d := range f.Disks {
+		if na(d.Flow) == "" {
+			out.Disks = append(out.Disks, d)
+		}
+	}
+	for _, s := range f.Shares {
+		if na(s.Flow) == "" {
+			out.Shares = append(out.Shares, s)
+		}
+	}
+	return out
+}
+
+// RunApplicable is Run for a host that carries out only some flows: the
+// subtests are Run's, with the same names; a flow na gives a reason for
+// skips with that reason (go test -v and the JSON stream show it), so no
+// flow is left out silently, and every other flow runs and asserts
+// exactly as under Run. The host behind p must hold p.Fixture().Only(na).
+func (pl *Plan) RunApplicable(t *testing.T, p Proxy, na NotApplicable) {
+	applies := func(t *testing.T, id FlowID) {
+		t.Helper()
+		if why := na(id); why != "" {
+			t.Skipf("%s does not apply on this host: %s", id, why)
+		}
+	}
+	for e, env := range pl.envs {
+		t.Run(env.Name, func(t *testing.T) {
+			for d, name := range blockDrivers {
+				for s, sc := range blockScenarios {
+					t.Run(name+"/"+sc.name, func(t *testing.T) {
+						applies(t, FlowID{Env: env.Name, Driver: name, Name: sc.name})
+						pl.runBlock(t, p, e, env, d, name, s, sc)
+					})
+				}
+			}
+			t.Run("vsphere/NodeGetInfo/bios-serial", func(t *testing.T) {
+				applies(t, FlowID{Env: env.Name, Driver: "vsphere", Name: "NodeGetInfo/bios-serial"})
+				runNodeGetInfo(t, p, env)
+			})
+			drv := &smbDriver{refs: map[string]map[string]bool{}}
+			for s, sc := range smbScenarios {
+				t.Run("smb/"+sc.name, func(t *testing.T) {
+					applies(t, FlowID{Env: env.Name, Driver: "smb", Name: sc.name})
+					runSMB(t, p, e, env, drv, s, sc)
+				})
+			}
+		})
+	}
+}
+
+// runNodeGetInfo is vsphere's NodeGetInfo flow, as Run runs it.
+func runNodeGetInfo(t *testing.T, p Proxy, env Env) {
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	tr := newTracer(p)
+	drv := vSphere{base{p: tr.proxy(), env: env, loc: env.local(tr)}}
+	got, err := drv.nodeUUID(ctx)
+	if err != nil {
+		t.Fatalf("NodeGetInfo: %v", err)
+	}
+	if got != VMUUID {
+		t.Errorf("NodeGetInfo: node UUID %q from BIOS serial, want %q", got, VMUUID)
+	}
+}
+
+// runSMB is one csi-driver-smb flow, as Run runs it.
+func runSMB(t *testing.T, p Proxy, e int, env Env, drv *smbDriver, s int, sc smbScenario) {
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	tr := newTracer(p)
+	drv.base = base{p: tr.proxy(), env: env, loc: env.local(tr)}
+	r := &smbRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, share: smbShare(e, s), scenario: s}
+	sc.run(r)
 }
