@@ -31,41 +31,7 @@ var csiNames = map[string]string{
 // against p, as subtests named <env>/<driver>/<CSI call>/<case>. The host
 // behind p must hold p's Fixture.
 func (pl *Plan) Run(t *testing.T, p Proxy) {
-	for e, env := range pl.envs {
-		t.Run(env.Name, func(t *testing.T) {
-			for d, name := range blockDrivers {
-				for s, sc := range blockScenarios {
-					t.Run(name+"/"+sc.name, func(t *testing.T) {
-						pl.runBlock(t, p, e, env, d, name, s, sc)
-					})
-				}
-			}
-			t.Run("vsphere/NodeGetInfo/bios-serial", func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-				defer cancel()
-				tr := newTracer(p)
-				drv := vSphere{base{p: tr.proxy(), env: env, loc: env.local(tr)}}
-				got, err := drv.nodeUUID(ctx)
-				if err != nil {
-					t.Fatalf("NodeGetInfo: %v", err)
-				}
-				if got != VMUUID {
-					t.Errorf("NodeGetInfo: node UUID %q from BIOS serial, want %q", got, VMUUID)
-				}
-			})
-			drv := &smbDriver{refs: map[string]map[string]bool{}}
-			for s, sc := range smbScenarios {
-				t.Run("smb/"+sc.name, func(t *testing.T) {
-					ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-					defer cancel()
-					tr := newTracer(p)
-					drv.base = base{p: tr.proxy(), env: env, loc: env.local(tr)}
-					r := &smbRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, share: smbShare(e, s), scenario: s}
-					sc.run(r)
-				})
-			}
-		})
-	}
+	pl.RunApplicable(t, p, func(FlowID) string { return "" })
 }
 
 func (pl *Plan) runBlock(t *testing.T, p Proxy, e int, env Env, d int, name string, s int, sc blockScenario) {
