@@ -29,7 +29,9 @@
 //
 // A file is opened for appending and reopened by Reopen, which the daemon
 // calls on SIGHUP: rotate by renaming the file and sending SIGHUP
-// (logrotate's postrotate), or use copytruncate.
+// (logrotate's postrotate), or use copytruncate. A file that was removed
+// is created again at its path before the next record; when that fails,
+// the record fails.
 //
 // A failed write is counted (Failures), logged to the daemon's log with
 // the record, and turns the Logger unhealthy until a later write succeeds.
@@ -242,6 +244,28 @@ type truncater interface {
 	Sync() error
 }
 
+// reopenRemovedLocked creates the audit file again at its path when the
+// open one was removed (a rotation without SIGHUP, an operator's rm):
+// records written to a removed file are lost to every reader, so when the
+// path cannot be opened the record fails instead. A renamed file still
+// has a name and stays in use until Reopen.
+func (l *Logger) reopenRemovedLocked() error {
+	if l.f == nil || l.path == "" {
+		return nil
+	}
+	fi, err := l.f.Stat()
+	if err != nil || !removed(fi) {
+		return nil // a failing Stat fails the write too, or it goes through
+	}
+	f, err := openFile(l.path)
+	if err != nil {
+		return fmt.Errorf("the file was removed and cannot be created again: %w", err)
+	}
+	_ = l.f.Close() // removed: nothing in it can be read any more
+	l.w, l.f, l.midLine = f, f, false
+	return nil
+}
+
 // writeLocked writes line (a record and its newline) with l.mu held, so
 // that the file ends at a record's end afterwards whatever happens: a
 // write that fails part-way is cut back, in a regular file, to the size
@@ -249,6 +273,9 @@ type truncater interface {
 func (l *Logger) writeLocked(line []byte) error {
 	if l.midLine {
 		line = append([]byte{'\n'}, line...)
+	}
+	if err := l.reopenRemovedLocked(); err != nil {
+		return err
 	}
 	f, _ := l.w.(truncater)
 	size := int64(-1) // unknown: cannot cut back

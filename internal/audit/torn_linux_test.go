@@ -115,3 +115,38 @@ func TestDevFull(t *testing.T) {
 		t.Fatalf("record on /dev/full: %v, failures %d written %d", err, l.Failures(), l.Written())
 	}
 }
+
+// TestRemovedFile: records written after the audit file was removed would
+// go to a file nobody can read any more. The Logger creates the file again
+// at its path; when it cannot (here a directory took the path), the record
+// fails rather than vanish.
+func TestRemovedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Log(record("RemoveSmbGlobalMapping")); err != nil {
+		t.Fatalf("record after the file was removed: %v", err)
+	}
+	if got := checkWhole(t, path); len(got) != 1 || got[0].Method != "RemoveSmbGlobalMapping" {
+		t.Fatalf("the record after the removal is not in a new file at the path: %+v", got)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil { // the path cannot be opened for writing now
+		t.Fatal(err)
+	}
+	r := record("NewSmbGlobalMapping")
+	if err := l.Intent(&r); err == nil || l.Healthy() {
+		t.Fatalf("intent with the file removed and its path unopenable: %v, healthy %v", err, l.Healthy())
+	}
+}
