@@ -1,11 +1,13 @@
-// Package audit writes one JSON line per call that changes the node, and
-// optionally per read and per denied call, to a file or to stderr.
+// Package audit writes JSON lines for every call that changes the node, and
+// optionally every read and every denied call, to a file or to stderr.
 //
-// A record says when, who (the caller's identity), what (endpoint, group,
-// version, method, the request with every secret redacted), the policy's
-// decision and rule, and how it ended (gRPC code, message, duration):
+// A record says which call (its id) and which record of it (phase), when,
+// who (the caller's identity), what (endpoint, group, version, method, the
+// request with every secret redacted), the policy's decision and rule,
+// and how it ended (gRPC code, message, duration):
 //
-//	{"time":"2025-01-02T15:04:05.123456789Z","endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
+//	{"id":"9f86d081884c7d65","phase":"done","time":"2025-01-02T15:04:05.123456789Z",
+//	 "endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
 //	 "method":"PartitionDisk","full_method":"/v1.Disk/PartitionDisk","kind":"mutate",
 //	 "caller":{"pid":4242,"uid":0,"gid":0,"container_id":"0123…","pod_uid":"6f1c…"},
 //	 "decision":"allow","rule":"azuredisk","request":{"disk_number":1},"code":"OK","duration_ms":3.2}
