@@ -51,6 +51,30 @@ our_mounts() {
     sort -rn | cut -d' ' -f2-
 }
 
+# partitions_of prints the partition numbers the kernel has for loop
+# device $1 (from sysfs: this kernel has no partition-table scanning, so
+# they are only those added with BLKPG).
+partitions_of() {
+  local n="${1#/dev/}" p
+  for p in /sys/block/"$n"/"$n"p*; do
+    [ -e "$p/partition" ] && cat "$p/partition"
+  done
+  return 0
+}
+
+# remove_partitions deletes every partition of loop device $1
+# (BLKPG_DEL_PARTITION, via delpart) and says so if any is left.
+remove_partitions() {
+  local nr
+  for nr in $(partitions_of "$1"); do
+    delpart "$1" "$nr" 2>/dev/null || partx -d --nr "$nr" "$1" 2>/dev/null || true
+  done
+  if [ -n "$(partitions_of "$1")" ]; then
+    echo "make demo: partitions of $1 are still there: $(partitions_of "$1" | tr '\n' ' ')" >&2
+    return 1
+  fi
+}
+
 cleanup() {
   local rc=$?
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
@@ -59,6 +83,10 @@ cleanup() {
     # SetDiskState(offline) set the kernel's read-only flag; it belongs to
     # /dev/loopN and would outlive the attachment.
     blockdev --setrw "$loop" 2>/dev/null || true
+    # Partitions added with BLKPG (PartitionDisk) outlive `losetup -d`:
+    # the next user of this /dev/loopN would get EBUSY adding its own.
+    # Remove them first (a mounted one cannot be; it was unmounted above).
+    remove_partitions "$loop" || true
     losetup -d "$loop" 2>/dev/null || true
   fi
   if [ -n "$(our_mounts)" ]; then
@@ -70,8 +98,10 @@ cleanup() {
   if [ -n "$loop" ]; then
     if losetup -a | grep -qF "$work/"; then
       echo "make demo: $loop is still attached" >&2
+    elif [ -n "$(partitions_of "$loop")" ]; then
+      echo "make demo: $loop still has partitions" >&2
     else
-      echo "cleaned up: daemon stopped, nothing mounted, $loop detached, $work removed"
+      echo "cleaned up: daemon stopped, nothing mounted, $loop's partitions removed and detached, $work removed"
     fi
   fi
   exit "$rc"

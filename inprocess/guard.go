@@ -70,9 +70,11 @@ type guard struct {
 // The order is the daemon's: a closed Node refuses first
 // (errdefs.ErrFailedPrecondition); then the policy decides, and a denial
 // is logged, audited and returned as errdefs.ErrPermissionDenied with the
-// daemon's message; then, when the call is audited, a call that changes
-// the node is refused (errdefs.ErrUnavailable) while the audit log cannot
-// be written; then f runs, and its outcome is recorded. A panic in f is
+// daemon's message; then, when the call is audited and changes the node,
+// its intent record is written, and when it cannot be the call is refused
+// (errdefs.ErrUnavailable) and f never runs, so no change happens
+// unaudited; then f runs, and its outcome is recorded under the intent's
+// ID. A panic in f is
 // what the daemon makes of it: logged once with its stack, audited as
 // Internal, and returned as an error wrapping no sentinel (Internal by
 // errdefs.Code); it does not reach the caller as a panic. The call counts
@@ -104,10 +106,13 @@ func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req,
 		return run(ctx, g, method, req, f)
 	}
 	r := g.record(method, req, d, start)
-	if audit.Classify(method) != audit.Read && !s.audit.Healthy() {
-		r.Code, r.Message = codes.Unavailable, errAuditUnavailable.Error()
-		_ = s.audit.Log(r) // logged and counted by Log
-		return nil, errAuditUnavailable
+	r.ID = audit.NewID()
+	if audit.Classify(method) != audit.Read {
+		if s.audit.Intent(&r) != nil { // logged and counted by Intent
+			r.Code, r.Message = codes.Unavailable, errAuditUnavailable.Error()
+			_ = s.audit.Log(r) // the refusal, should the log take it now; logged and counted by Log
+			return nil, errAuditUnavailable
+		}
 	}
 	resp, err := run(ctx, g, method, req, f)
 	r.Duration, r.Code = time.Since(start), errdefs.Code(err)
@@ -117,7 +122,7 @@ func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req,
 			r.Message = panicMessage
 		}
 	}
-	_ = s.audit.Log(r) // logged and counted by Log; the call's outcome stands
+	_ = s.audit.Log(r) // logged and counted by Log; the call's outcome stands, and its intent is on file
 	return resp, err
 }
 

@@ -25,6 +25,7 @@ import (
 
 // auditLine is one audit record as written.
 type auditLine struct {
+	ID, Phase                                                                     string
 	Endpoint, Group, Version, Method, Kind, Decision, Rule, Reason, Code, Message string
 	FullMethod                                                                    string         `json:"full_method"`
 	Caller                                                                        map[string]any `json:"caller"`
@@ -38,14 +39,28 @@ func readAudit(t *testing.T, path string) []auditLine {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	// The outcome ("done") records, one per call; a change's intent
+	// record must come before its outcome, under the same ID.
 	var out []auditLine
+	intents := map[string]auditLine{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var l auditLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
 		}
+		if l.Phase == "intent" {
+			intents[l.ID] = l
+			continue
+		}
+		if _, ok := intents[l.ID]; !ok && l.Decision == "allow" && l.Kind != "read" && l.Code != "Unavailable" {
+			t.Errorf("a change without its intent record: %+v", l)
+		}
+		delete(intents, l.ID)
 		out = append(out, l)
+	}
+	for _, l := range intents {
+		t.Errorf("intent without its outcome: %+v", l)
 	}
 	return out
 }

@@ -109,7 +109,9 @@ func (d *daemon) stop(t *testing.T) {
 	}
 }
 
-// auditLines reads an audit file's records.
+// auditLines reads an audit file's outcome records, one per call: a
+// change's intent record (written before it ran, same id) is checked to
+// come first and left out.
 func auditLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -117,11 +119,19 @@ func auditLines(t *testing.T, path string) []map[string]any {
 		t.Fatal(err)
 	}
 	var out []map[string]any
+	intents := map[any]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if m["phase"] == "intent" {
+			intents[m["id"]] = true
+			continue
+		}
+		if m["kind"] != "read" && m["decision"] == "allow" && !intents[m["id"]] {
+			t.Errorf("a change without its intent record: %v", m)
 		}
 		out = append(out, m)
 	}

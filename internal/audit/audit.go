@@ -1,28 +1,48 @@
-// Package audit writes one JSON line per call that changes the node, and
-// optionally per read and per denied call, to a file or to stderr.
+// Package audit writes JSON lines for every call that changes the node, and
+// optionally every read and every denied call, to a file or to stderr.
 //
-// A record says when, who (the caller's identity), what (endpoint, group,
-// version, method, the request with every secret redacted), the policy's
-// decision and rule, and how it ended (gRPC code, message, duration):
+// A record says which call (its id) and which record of it (phase), when,
+// who (the caller's identity), what (endpoint, group, version, method, the
+// request with every secret redacted), the policy's decision and rule,
+// and how it ended (gRPC code, message, duration):
 //
-//	{"time":"2025-01-02T15:04:05.123456789Z","endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
+//	{"id":"9f86d081884c7d65","phase":"done","time":"2025-01-02T15:04:05.123456789Z",
+//	 "endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
 //	 "method":"PartitionDisk","full_method":"/v1.Disk/PartitionDisk","kind":"mutate",
 //	 "caller":{"pid":4242,"uid":0,"gid":0,"container_id":"0123…","pod_uid":"6f1c…"},
 //	 "decision":"allow","rule":"azuredisk","request":{"disk_number":1},"code":"OK","duration_ms":3.2}
 //
+// A call that changes the node has two records with the same "id": an
+// intent ("phase":"intent", written by Intent before the change, without
+// code or duration) and its outcome ("phase":"done", written by Log). The
+// caller makes no change unless Intent succeeded, so every change that
+// happened has at least its intent on file, even when the outcome could
+// not be written or the daemon died during the call. Reads and denials
+// have one record, "phase":"done"; so `select(.phase == "done")` is one
+// record per call.
+//
 // Writes are serialised, one write(2) per line, so lines never interleave.
+// A write that fails part-way (a full disk, EIO) would leave half a record
+// that the next one continues on the same line: in a regular file the
+// Logger cuts the file back to its size before the write (ftruncate), and
+// where that cannot be done it starts the next record on a new line, so
+// every record stays a line of its own; TornWrites counts both. With
+// Options.Sync every record is fsynced before Intent or Log returns.
+//
 // A file is opened for appending and reopened by Reopen, which the daemon
 // calls on SIGHUP: rotate by renaming the file and sending SIGHUP
-// (logrotate's postrotate), or use copytruncate.
+// (logrotate's postrotate), or use copytruncate. A file that was removed
+// is created again at its path before the next record; when that fails,
+// the record fails.
 //
-// When a write fails the Logger turns unhealthy until a later write
-// succeeds; the server then refuses calls that change the node
-// (codes.Unavailable) rather than make changes nobody can audit. The record
-// that could not be written goes to the daemon's log instead. See
-// docs/security.md.
+// A failed write is counted (Failures), logged to the daemon's log with
+// the record, and turns the Logger unhealthy until a later write succeeds.
+// See docs/security.md.
 package audit
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +64,14 @@ import (
 // Stderr is the destination that Open reads as "write to stderr".
 const Stderr = "-"
 
+// Phases of a record as records spell them: Intent is written before a
+// call that changes the node runs, Done when a call has ended (or, for
+// reads and denials, is its only record).
+const (
+	PhaseIntent = "intent"
+	PhaseDone   = "done"
+)
+
 // Decisions as records spell them.
 const (
 	Allow = "allow"
@@ -52,6 +80,9 @@ const (
 
 // Record is one audited call.
 type Record struct {
+	// ID names the call: its intent and outcome records share it. Intent
+	// and Log give a record without one a new ID.
+	ID string
 	// Time is when the call arrived.
 	Time time.Time
 	// Endpoint is the endpoint's name, e.g. csi-proxy-disk-v1.
@@ -88,6 +119,10 @@ type Options struct {
 	// Redact returns a copy of a request that is safe to write, with
 	// secrets replaced. Without it requests are left out of the records.
 	Redact func(proto.Message) proto.Message
+	// Sync fsyncs the file after every record, so a record Intent or Log
+	// reported written survives a crash of the node, not only of the
+	// daemon. A failed fsync fails the record like a failed write.
+	Sync bool
 }
 
 // Logger writes audit records. It is safe for concurrent use.
@@ -98,10 +133,15 @@ type Logger struct {
 	mu sync.Mutex
 	w  io.Writer
 	f  *os.File // w when writing to a file Open opened
+	// midLine is set when a write failed part-way and could not be cut
+	// back: the file ends in a fragment, so the next record starts with
+	// a newline.
+	midLine bool
 
 	unhealthy atomic.Bool
 	failures  atomic.Uint64
 	written   atomic.Uint64
+	torn      atomic.Uint64
 }
 
 // Open returns a Logger writing to the file at dest, created (mode 0600)
@@ -146,18 +186,49 @@ func (l *Logger) Failures() uint64 { return l.failures.Load() }
 // Written returns how many records were written.
 func (l *Logger) Written() uint64 { return l.written.Load() }
 
-// Log writes r as one line. A failure is returned, counted, logged to the
-// daemon's log with the record, and makes the Logger unhealthy until a
-// write succeeds.
+// TornWrites returns how many records failed after part of them reached
+// the file (a short write, or a failed fsync with Sync): each was cut
+// back, or, where that failed, the next record began on a new line.
+func (l *Logger) TornWrites() uint64 { return l.torn.Load() }
+
+// NewID returns a new call ID: 16 random hex digits.
+func NewID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// Intent writes the intent record of a call that is about to change the
+// node, giving r an ID first if it has none; Log writes its outcome under
+// the same ID. The caller must not make the change when Intent fails: the
+// failure is returned, counted, logged to the daemon's log with the
+// record, and makes the Logger unhealthy until a write succeeds.
+func (l *Logger) Intent(r *Record) error {
+	if r.ID == "" {
+		r.ID = NewID()
+	}
+	return l.write(*r, PhaseIntent)
+}
+
+// Log writes r as one line, the outcome ("done") record of a call. A
+// failure is returned, counted, logged to the daemon's log with the
+// record, and makes the Logger unhealthy until a write succeeds.
 func (l *Logger) Log(r Record) error {
-	b, err := l.encode(r)
+	if r.ID == "" {
+		r.ID = NewID()
+	}
+	return l.write(r, PhaseDone)
+}
+
+func (l *Logger) write(r Record, phase string) error {
+	b, err := l.encode(r, phase)
 	if err != nil {
 		// Cannot happen for the types above; never write half a record.
 		l.fail(err, nil)
 		return err
 	}
 	l.mu.Lock()
-	_, err = l.w.Write(b)
+	err = l.writeLocked(b)
 	l.mu.Unlock()
 	if err != nil {
 		l.fail(err, b)
@@ -166,6 +237,82 @@ func (l *Logger) Log(r Record) error {
 	l.unhealthy.Store(false)
 	l.written.Add(1)
 	return nil
+}
+
+// truncater is a file whose end can be cut back: *os.File.
+type truncater interface {
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+}
+
+// reopenRemovedLocked creates the audit file again at its path when the
+// open one was removed (a rotation without SIGHUP, an operator's rm):
+// records written to a removed file are lost to every reader, so when the
+// path cannot be opened the record fails instead. A renamed file still
+// has a name and stays in use until Reopen.
+func (l *Logger) reopenRemovedLocked() error {
+	if l.f == nil || l.path == "" {
+		return nil
+	}
+	fi, err := l.f.Stat()
+	if err != nil || !removed(fi) {
+		return nil // a failing Stat fails the write too, or it goes through
+	}
+	f, err := openFile(l.path)
+	if err != nil {
+		return fmt.Errorf("the file was removed and cannot be created again: %w", err)
+	}
+	_ = l.f.Close() // removed: nothing in it can be read any more
+	l.w, l.f, l.midLine = f, f, false
+	return nil
+}
+
+// writeLocked writes line (a record and its newline) with l.mu held, so
+// that the file ends at a record's end afterwards whatever happens: a
+// write that fails part-way is cut back, in a regular file, to the size
+// the file had before it; otherwise the next record starts on a new line.
+func (l *Logger) writeLocked(line []byte) error {
+	if l.midLine {
+		line = append([]byte{'\n'}, line...)
+	}
+	if err := l.reopenRemovedLocked(); err != nil {
+		return err
+	}
+	f, _ := l.w.(truncater)
+	size := int64(-1) // unknown: cannot cut back
+	if f != nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	n, err := l.w.Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && l.opts.Sync && size >= 0 { // pipes and terminals cannot be synced
+		if err = f.Sync(); err != nil {
+			n = len(line) // the record is in the file, maybe not on disk: cut it back too
+		}
+	}
+	if err == nil {
+		l.midLine = false
+		return nil
+	}
+	if n == 0 {
+		return err
+	}
+	l.torn.Add(1)
+	if size >= 0 {
+		if terr := f.Truncate(size); terr == nil {
+			return err // the file is as before the write; midLine unchanged
+		}
+	}
+	// Part of the line is in the file for good. The line holds newlines
+	// only at its ends (JSON escapes the others), so the file is at a
+	// line's end exactly when the last byte written is one.
+	l.midLine = line[n-1] != '\n'
+	return err
 }
 
 func (l *Logger) fail(err error, line []byte) {
@@ -220,6 +367,8 @@ func (closedWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 
 // line is a record as written.
 type line struct {
+	ID         string          `json:"id"`
+	Phase      string          `json:"phase"`
 	Time       string          `json:"time"`
 	Endpoint   string          `json:"endpoint"`
 	Group      string          `json:"group"`
@@ -232,9 +381,9 @@ type line struct {
 	Rule       string          `json:"rule,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Request    json.RawMessage `json:"request,omitempty"`
-	Code       string          `json:"code"`
+	Code       string          `json:"code,omitempty"` // "" only in an intent
 	Message    string          `json:"message,omitempty"`
-	DurationMS float64         `json:"duration_ms"`
+	DurationMS *float64        `json:"duration_ms,omitempty"` // nil only in an intent
 }
 
 // caller is identity.Caller as written: unknown fields are left out, and
@@ -255,10 +404,13 @@ type caller struct {
 
 var requestJSON = protojson.MarshalOptions{UseProtoNames: true}
 
-// encode renders r as one line of JSON, newline included.
-func (l *Logger) encode(r Record) ([]byte, error) {
+// encode renders r as one line of JSON in phase, newline included. An
+// intent has no outcome yet: no code, message or duration.
+func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 	c := r.Caller
 	out := line{
+		ID:         r.ID,
+		Phase:      phase,
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
 		Endpoint:   r.Endpoint,
 		Group:      r.Group,
@@ -271,12 +423,13 @@ func (l *Logger) encode(r Record) ([]byte, error) {
 			WindowsSID: c.WindowsSID, WindowsAccount: c.WindowsAccount, WindowsGroupSIDs: c.WindowsGroupSIDs,
 			Incomplete: c.Incomplete,
 		},
-		Decision:   r.Decision,
-		Rule:       r.Rule,
-		Reason:     r.Reason,
-		Code:       r.Code.String(),
-		Message:    r.Message,
-		DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		Decision: r.Decision,
+		Rule:     r.Rule,
+		Reason:   r.Reason,
+	}
+	if phase != PhaseIntent {
+		ms := float64(r.Duration.Microseconds()) / 1000
+		out.Code, out.Message, out.DurationMS = r.Code.String(), r.Message, &ms
 	}
 	if c.HasUnixIDs {
 		uid, gid := c.UID, c.GID

@@ -224,7 +224,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if err := os.Remove(filepath.Join(dir, "b.log")); err != nil {
+	if err := os.Rename(filepath.Join(dir, "b.log"), filepath.Join(dir, "b.log.1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "b.log"), 0o755); err != nil { // now unopenable
@@ -235,6 +235,9 @@ func TestReopen(t *testing.T) {
 	}
 	if err := l2.Log(record("NewSmbGlobalMapping")); err != nil {
 		t.Errorf("Log after a failed Reopen: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "b.log.1")); len(lines(t, string(b))) != 1 {
+		t.Errorf("the record after a failed Reopen is not in the old file: %q", b)
 	}
 	if s, err := audit.Open(audit.Stderr, audit.Options{}); err != nil || s.Reopen() != nil || s.Close() != nil {
 		t.Errorf("stderr logger: %v", err)

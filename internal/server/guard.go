@@ -147,23 +147,30 @@ type contextStream struct {
 // Context returns the replaced context.
 func (s *contextStream) Context() context.Context { return s.ctx }
 
-// auditCalls writes an audit record for every allowed call the Logger
-// wants (see audit.Logger.Wants) when it ends, panics included. While the
-// audit log cannot be written, calls that change the node are refused
-// with codes.Unavailable (and that refusal is recorded, if it can be):
-// an unaudited change is what the audit log exists to prevent. Reads go
-// on, and the first record written clears the condition.
+// auditCalls writes the audit records of every allowed call the Logger
+// wants (see audit.Logger.Wants). A call that changes the node is
+// audited before it runs: its intent record (audit.Logger.Intent) must
+// be written first, and when it cannot be, the call is refused with
+// codes.Unavailable and nothing changes, since an unaudited change is
+// what the audit log exists to prevent. So every change that happened
+// has its intent on file, even when its outcome record is lost. The
+// outcome ("done", same ID) is written when the call ends, panics
+// included; a read has only that record. Reads go on whatever the audit
+// log's state, and a change goes ahead as soon as its intent is written.
 func (g *guard) auditCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	if g.audit == nil || isHealth(info.FullMethod) || !g.audit.Wants(methodName(info.FullMethod), false) {
 		return handler(ctx, req)
 	}
 	start := time.Now()
 	r := g.record(ctx, info.FullMethod, req, start)
-	if audit.Classify(r.Method) != audit.Read && !g.audit.Healthy() {
-		r.Code, r.Message = codes.Unavailable, status.Convert(errAuditUnavailable).Message()
-		g.metrics.CallDenied(g.api.Group, g.api.Version, r.Method, metrics.DeniedAuditUnavailable)
-		_ = g.audit.Log(r) // logged and counted by Log
-		return nil, errAuditUnavailable
+	r.ID = audit.NewID()
+	if audit.Classify(r.Method) != audit.Read {
+		if g.audit.Intent(&r) != nil { // logged and counted by Intent
+			r.Code, r.Message = codes.Unavailable, status.Convert(errAuditUnavailable).Message()
+			g.metrics.CallDenied(g.api.Group, g.api.Version, r.Method, metrics.DeniedAuditUnavailable)
+			_ = g.audit.Log(r) // the refusal, should the log take it now; logged and counted by Log
+			return nil, errAuditUnavailable
+		}
 	}
 	finished := false
 	defer func() {
@@ -179,6 +186,6 @@ func (g *guard) auditCalls(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err != nil {
 		r.Message = status.Convert(err).Message()
 	}
-	_ = g.audit.Log(r) // logged and counted by Log; the call's outcome stands
+	_ = g.audit.Log(r) // logged and counted by Log; the call's outcome stands, and its intent is on file
 	return resp, err
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,8 @@ func writePolicy(t *testing.T, yaml string) *policy.Store {
 
 // auditRecord is the part of an audit line the tests look at.
 type auditRecord struct {
+	ID       string `json:"id"`
+	Phase    string `json:"phase"`
 	Method   string `json:"method"`
 	Group    string `json:"group"`
 	Kind     string `json:"kind"`
@@ -91,15 +94,63 @@ type auditRecord struct {
 	Request map[string]any `json:"request"`
 }
 
+// readAudit returns the outcome ("done") records of the audit file, one
+// per call, after checking that every line is a complete JSON record and
+// that the intent records pair with them: every allowed call that changes
+// the node has its intent before its outcome, under the same ID, unless
+// it was refused because its intent could not be written; and no intent
+// is left without its outcome.
 func readAudit(t *testing.T, path string) []auditRecord {
 	t.Helper()
-	f, err := os.Open(path)
+	recs := readAuditLines(t, path)
+	var out []auditRecord
+	intents := map[string]auditRecord{}
+	for _, r := range recs {
+		if r.ID == "" {
+			t.Errorf("audit record without an id: %+v", r)
+		}
+		switch r.Phase {
+		case "intent":
+			if _, dup := intents[r.ID]; dup || r.Kind == "read" || r.Decision != "allow" || r.Code != "" {
+				t.Errorf("intent %+v: a duplicate, a read, a denial or with an outcome", r)
+			}
+			intents[r.ID] = r
+		case "done":
+			in, ok := intents[r.ID]
+			delete(intents, r.ID)
+			refused := r.Code == "Unavailable" && strings.HasPrefix(r.Message, "the audit log cannot be written")
+			switch {
+			case ok && (in.Method != r.Method || in.Kind == "read"):
+				t.Errorf("intent %+v paired with outcome %+v", in, r)
+			case !ok && r.Decision == "allow" && r.Kind != "read" && !refused:
+				t.Errorf("a change without its intent record: %+v", r)
+			}
+			out = append(out, r)
+		default:
+			t.Errorf("audit record with phase %q: %+v", r.Phase, r)
+		}
+	}
+	for _, in := range intents {
+		t.Errorf("intent without its outcome: %+v", in)
+	}
+	return out
+}
+
+// readAuditLines returns every line of the audit file, failing unless
+// each is a complete JSON record (the file's last byte a newline
+// included).
+func readAuditLines(t *testing.T, path string) []auditRecord {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("audit file ends in a torn record: %q", b[bytes.LastIndexByte(b, '\n')+1:])
+	}
 	var out []auditRecord
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var r auditRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
@@ -275,7 +326,9 @@ func (w *brokenWriter) set(b bool) {
 }
 
 // While the audit log cannot be written, calls that change the node are
-// refused; reads go on; the first record written lifts the refusal.
+// refused before they run, from the very first one: the intent record
+// must be written before the handler is called. Reads go on; the first
+// change whose intent is written goes ahead.
 func TestAuditFailureRefusesMutations(t *testing.T) {
 	captureLogs(t, 0)
 	w := &brokenWriter{}
@@ -292,31 +345,27 @@ func TestAuditFailureRefusesMutations(t *testing.T) {
 	}
 
 	w.set(true)
-	if err := mapShare(); err != nil { // ran; its record is lost to the daemon log
-		t.Fatalf("first call after the failure began: %v", err)
-	}
-	if al.Healthy() || al.Failures() != 1 {
-		t.Fatalf("healthy %v failures %d", al.Healthy(), al.Failures())
+	if err := mapShare(); status.Code(err) != codes.Unavailable {
+		t.Errorf("first mutation after the audit log broke = %v, want Unavailable", err)
 	}
 	if err := mapShare(); status.Code(err) != codes.Unavailable {
 		t.Errorf("mutation with a broken audit log = %v, want Unavailable", err)
 	}
-	if f.calls != 1 {
-		t.Errorf("handler ran %d times, want 1", f.calls)
+	if f.calls != 0 {
+		t.Errorf("handler ran %d times while the audit log was broken, want 0", f.calls)
+	}
+	if al.Healthy() || al.Failures() != 4 { // each refusal: its intent and its refusal record
+		t.Errorf("healthy %v failures %d, want unhealthy and 4", al.Healthy(), al.Failures())
 	}
 	if _, err := sys.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "ok"}); err != nil {
 		t.Errorf("read with a broken audit log: %v", err)
 	}
 	w.set(false)
-	// The refusal is written now, which clears the condition.
-	if err := mapShare(); status.Code(err) != codes.Unavailable {
-		t.Errorf("first mutation after the repair = %v, want Unavailable", err)
-	}
 	if err := mapShare(); err != nil {
 		t.Errorf("mutation after the audit log recovered: %v", err)
 	}
-	if !al.Healthy() || f.calls != 2 || w.lines != 2 {
-		t.Errorf("healthy %v, handler calls %d, lines %d", al.Healthy(), f.calls, w.lines)
+	if !al.Healthy() || f.calls != 1 || w.lines != 2 { // intent and outcome
+		t.Errorf("healthy %v, handler calls %d, lines %d; want healthy, 1, 2", al.Healthy(), f.calls, w.lines)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,17 @@ func (h *harness) cleanup() {
 		}
 	}
 	for _, l := range h.loops {
+		// Partitions added with BLKPG can outlive the detach (without
+		// LO_FLAGS_PARTSCAN, or when dropping them fails then), and the
+		// next user of this /dev/loopN would get EBUSY adding its own.
+		for _, n := range loopPartitions(l.name) {
+			if err := blkpg(l.path, unix.BLKPG_DEL_PARTITION, n, 0, 0); err != nil && !errors.Is(err, unix.ENXIO) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+		if left := loopPartitions(l.name); len(left) > 0 {
+			t.Errorf("cleanup: partitions %v of %s are still there", left, l.name)
+		}
 		if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 			t.Errorf("cleanup: LOOP_CLR_FD %s: %v", l.path, err)
 		}
@@ -158,6 +170,23 @@ func (h *harness) cleanup() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// loopPartitions returns the partition numbers the kernel has for the
+// disk name (loopN), from sysfs: /sys/block/loopN/loopNpM/partition.
+func loopPartitions(name string) []int {
+	paths, _ := filepath.Glob("/sys/block/" + name + "/" + name + "p*/partition")
+	var out []int
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // leftovers lists this test's mounts and attached loop devices.

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -266,7 +268,8 @@ func (l *Loop) source(src string) bool {
 	return src == l.Path || (strings.HasPrefix(src, l.Path+"p") && l.Path != "")
 }
 
-// clear makes the device writable again, detaches it (LOOP_CLR_FD; with
+// clear makes the device writable again, removes its partitions, detaches
+// it (LOOP_CLR_FD; with
 // AUTOCLEAR the kernel does it once the last opener closes) and closes the
 // test's descriptors.
 func (l *Loop) clear() error {
@@ -281,10 +284,54 @@ func (l *Loop) clear() error {
 	if err := unix.IoctlSetPointerInt(int(l.dev.Fd()), unix.BLKROSET, 0); err != nil {
 		errs = append(errs, fmt.Errorf("BLKROSET 0 %s: %w", l.Path, err))
 	}
+	// Its partitions next: they may outlive the detach (deletePartitions).
+	if err := deletePartitions(l.dev, l.Name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 		errs = append(errs, fmt.Errorf("LOOP_CLR_FD %s: %w", l.Path, err))
 	}
 	errs = append(errs, l.dev.Close(), l.backing.Close())
+	return errors.Join(errs...)
+}
+
+// partitionsOf returns the partition numbers the kernel has for the disk
+// name (loopN), from sysfs: /sys/block/loopN/loopNpM/partition.
+func partitionsOf(name string) []int {
+	paths, _ := filepath.Glob("/sys/block/" + name + "/" + name + "p*/partition")
+	var out []int
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// deletePartitions removes every partition of the disk open as dev
+// (BLKPG_DEL_PARTITION). Partitions added with BLKPG can outlive the loop
+// device's detach (without LO_FLAGS_PARTSCAN, or when dropping them fails
+// then), and the next user of that /dev/loopN would get EBUSY adding its
+// own; so they go first, and any left is an error.
+func deletePartitions(dev *os.File, name string) error {
+	var errs []error
+	for _, n := range partitionsOf(name) {
+		p := unix.BlkpgPartition{Pno: int32(n)}
+		arg := unix.BlkpgIoctlArg{Op: unix.BLKPG_DEL_PARTITION, Datalen: int32(unsafe.Sizeof(p)), Data: (*byte)(unsafe.Pointer(&p))}
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, dev.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg)))
+		runtime.KeepAlive(&p)
+		runtime.KeepAlive(&arg)
+		if errno != 0 && errno != unix.ENXIO { // ENXIO: already gone
+			errs = append(errs, fmt.Errorf("BLKPG_DEL_PARTITION %sp%d: %w", name, n, errno))
+		}
+	}
+	if left := partitionsOf(name); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("partitions %v of %s are still there", left, name))
+	}
 	return errors.Join(errs...)
 }
 
@@ -360,9 +407,10 @@ func (s *Scratch) Mounts() []mountinfo.Mount {
 	return out
 }
 
-// Leftovers lists the test's mounts (from /proc/self/mountinfo) and the
+// Leftovers lists the test's mounts (from /proc/self/mountinfo), the
 // loop devices still attached to its backing files (from sysfs, what
-// `losetup -a` reads, and from `losetup -a` itself when it is installed).
+// `losetup -a` reads, and from `losetup -a` itself when it is installed)
+// and partitions left on its loop devices once detached.
 func (s *Scratch) Leftovers() []string {
 	var out []string
 	mounts, err := mountinfo.Read()
@@ -383,6 +431,19 @@ func (s *Scratch) Leftovers() []string {
 			out = append(out, fmt.Sprintf("loop %s -> %s", filepath.Base(filepath.Dir(filepath.Dir(f))), strings.TrimSpace(string(b))))
 		}
 	}
+	s.mu.Lock()
+	for _, l := range s.loops {
+		// Once detached the device may be another test's, with its own
+		// partitions; partitions of a device nobody has attached are
+		// left over.
+		if _, err := os.Stat("/sys/block/" + l.Name + "/loop/backing_file"); err == nil {
+			continue
+		}
+		if parts := partitionsOf(l.Name); len(parts) > 0 {
+			out = append(out, fmt.Sprintf("partitions %v of %s (was %s)", parts, l.Name, l.File))
+		}
+	}
+	s.mu.Unlock()
 	if _, err := exec.LookPath("losetup"); err == nil {
 		list, err := exec.Command("losetup", "-a").Output()
 		if err != nil {

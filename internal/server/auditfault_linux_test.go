@@ -1,0 +1,232 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+)
+
+// simKubelet is the simulated host's kubelet directory.
+const simKubelet = simulated.DefaultKubeletDir
+
+// simServer serves the filesystem v1 API of a fresh simulated host,
+// auditing to al, and returns the host and a client.
+func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.FilesystemClient) {
+	t.Helper()
+	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{simKubelet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	svc, err := set.Services([]string{simKubelet}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api adapter.API
+	for _, a := range adapter.All() {
+		if a.Group == "filesystem" && a.Version == "v1" {
+			api = a
+		}
+	}
+	cfg := testConfig(t)
+	cfg.Audit = al
+	s, err := New(cfg, adapter.Groups{Filesystem: svc.Filesystem}, []adapter.API{api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(callCtx(t)) })
+	return set.Simulated, filesystemv1.NewFilesystemClient(dial(t, s.Endpoints()[0].Address))
+}
+
+// smallTmpfs mounts a tmpfs of the given size on a temporary directory,
+// unmounted when the test ends. Mounting needs root.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs to fill needs root")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fill writes to a new file in dir until the file system is full, and
+// returns the file's path.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, unix.ENOSPC) {
+				t.Fatalf("filling %s: %v", dir, err)
+			}
+			return path
+		}
+	}
+}
+
+// changes counts the records of changes that were made.
+func changes(recs []auditRecord) int {
+	n := 0
+	for _, r := range recs {
+		if r.Kind == "mutate" && r.Code != "Unavailable" {
+			n++
+		}
+	}
+	return n
+}
+
+// fillLog appends whole read records to the audit file at path until it
+// cannot grow any more: the last page of a file on a full tmpfs still
+// has room.
+func fillLog(t *testing.T, path string) {
+	t.Helper()
+	l, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for range 100 {
+		if l.Log(audit.Record{Method: "PathExists", Decision: audit.Allow}) != nil {
+			return
+		}
+	}
+	t.Fatal("the audit file still grows on a full file system")
+}
+
+// TestAuditFaultsChangeNothing breaks the audit log three ways while the
+// server runs on the simulated host: /dev/full, a full tmpfs, and a log
+// file removed with its path made unopenable. In each, no change reaches
+// the host (the very first included), every change is answered
+// Unavailable, reads go on, every line of the file is a complete JSON
+// record, and every change that happened (before the break, and after the
+// repair) has its intent and outcome.
+func TestAuditFaultsChangeNothing(t *testing.T) {
+	captureLogs(t, 0)
+	for _, tc := range []struct {
+		name string
+		// setup returns the audit log's path ("" when it is no file to
+		// read) and a function that breaks it, and one that repairs it
+		// (nil: cannot be repaired).
+		setup func(t *testing.T) (path string, brk, repair func())
+	}{
+		{"dev-full", func(*testing.T) (string, func(), func()) { return "/dev/full", func() {}, nil }},
+		{"full-tmpfs", func(t *testing.T) (string, func(), func()) {
+			dir := smallTmpfs(t, "64k")
+			var filler string
+			return filepath.Join(dir, "audit.log"), func() {
+					filler = fill(t, dir)
+					fillLog(t, filepath.Join(dir, "audit.log"))
+				}, func() {
+					if err := os.Remove(filler); err != nil {
+						t.Fatal(err)
+					}
+				}
+		}},
+		{"removed-unopenable", func(t *testing.T) (string, func(), func()) {
+			path := filepath.Join(t.TempDir(), "audit.log")
+			return path, func() {
+					if err := os.Remove(path); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Mkdir(path, 0o700); err != nil {
+						t.Fatal(err)
+					}
+				}, func() {
+					if err := os.Remove(path); err != nil {
+						t.Fatal(err)
+					}
+				}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, brk, repair := tc.setup(t)
+			al, err := audit.Open(path, audit.Options{Redact: Redact, Sync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { al.Close() })
+			h, fs := simServer(t, al)
+			exists := func(name string) bool {
+				ok, err := h.Filesystem().PathExists(t.Context(), simKubelet+`\`+name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			mkdir := func(name string) error {
+				_, err := fs.Mkdir(callCtx(t), &filesystemv1.MkdirRequest{Path: simKubelet + `\` + name})
+				return err
+			}
+			regular := path != "/dev/full"
+			if regular { // a change while the log works is made and audited
+				if err := mkdir("before"); err != nil || !exists("before") {
+					t.Fatalf("Mkdir with a working audit log: %v", err)
+				}
+				if got := readAudit(t, path); len(got) != 1 || got[0].Code != "OK" {
+					t.Fatalf("records before the break: %+v", got)
+				}
+			}
+			brk()
+			for _, name := range []string{"a", "b", "c"} {
+				if err := mkdir(name); status.Code(err) != codes.Unavailable {
+					t.Errorf("Mkdir %s with the audit log broken = %v, want Unavailable", name, err)
+				}
+				if exists(name) {
+					t.Errorf("Mkdir %s changed the host while its record could not be written", name)
+				}
+			}
+			if r, err := fs.PathExists(callCtx(t), &filesystemv1.PathExistsRequest{Path: simKubelet + `\a`}); err != nil || r.Exists {
+				t.Errorf("read with the audit log broken: %+v, %v", r, err)
+			}
+			if al.Healthy() {
+				t.Error("the audit log reports healthy while it cannot be written")
+			}
+			if regular && tc.name != "removed-unopenable" {
+				if n := changes(readAudit(t, path)); n != 1 {
+					t.Errorf("%d changes recorded while broken, want only the one before", n)
+				}
+			}
+			if repair == nil {
+				return
+			}
+			repair()
+			if err := mkdir("after"); err != nil || !exists("after") {
+				t.Fatalf("Mkdir after the repair: %v", err)
+			}
+			got := readAudit(t, path)
+			if last := got[len(got)-1]; last.Method != "Mkdir" || last.Code != "OK" || !al.Healthy() {
+				t.Errorf("records after the repair %+v, healthy %v", got, al.Healthy())
+			}
+		})
+	}
+}

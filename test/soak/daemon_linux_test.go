@@ -1,0 +1,461 @@
+//go:build linux
+
+package soak
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
+)
+
+// kubelet is the simulated host's kubelet directory, the daemon's default
+// working directory there.
+const kubelet = `C:\var\lib\kubelet`
+
+// envInt reads a positive integer knob, or returns def.
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// loadDuration is how long a load round runs (SOAK_DURATION).
+func loadDuration(t *testing.T) time.Duration {
+	v := os.Getenv("SOAK_DURATION")
+	if v == "" {
+		return 4 * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("SOAK_DURATION=%q: want a positive duration", v)
+	}
+	return d
+}
+
+// daemon is one csi-node-proxy process on the simulated host.
+type daemon struct {
+	cmd       *exec.Cmd
+	sockets   string
+	auditPath string
+	metrics   string // host:port of /metrics
+	out       *syncBuffer
+	done      chan error
+	exited    bool
+	exitErr   error
+}
+
+// startDaemon starts the daemon binary with --host=simulated, its sockets
+// in a fresh directory, the audit log at auditPath (with --audit-reads),
+// metrics on a free port, and extra flags. It returns once every socket
+// the tests use accepts connections; a cleanup stops it with SIGTERM
+// unless the test did, and fails the test unless it exits 0.
+func startDaemon(t *testing.T, auditPath string, extra ...string) *daemon {
+	t.Helper()
+	bin := linuxnode.DaemonBinary(t)
+	dir, err := os.MkdirTemp("", "soak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	d := &daemon{sockets: dir, auditPath: auditPath, out: &syncBuffer{}, done: make(chan error, 1)}
+	args := append([]string{"--host=simulated", "--socket-dir=" + dir, "--audit-log=" + auditPath, "--audit-reads",
+		"--metrics-bind-address=127.0.0.1:0"}, extra...)
+	d.cmd = exec.Command(bin, args...)
+	// A race-enabled binary sleeps 1 s at exit by default.
+	d.cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !d.exited {
+			d.stop(t)
+		}
+		if t.Failed() {
+			t.Logf("daemon output (last 4 KB):\n%s", tail(d.out.String(), 4096))
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for _, ep := range []string{"filesystem-v1", "disk-v1"} {
+		for {
+			c, err := net.DialTimeout("unix", d.socket(ep), 100*time.Millisecond)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if d.hasExited() {
+				t.Fatalf("the daemon exited before serving: %v\n%s", d.exitErr, d.out.String())
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon did not open %s:\n%s", d.socket(ep), d.out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	m := regexp.MustCompile(`"Serving metrics" address="([^"]+)"`).FindStringSubmatch(d.out.String())
+	if m == nil {
+		t.Fatalf("the daemon did not name its metrics address:\n%s", d.out.String())
+	}
+	d.metrics = m[1]
+	return d
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// hasExited tells whether the process has ended, without waiting.
+func (d *daemon) hasExited() bool {
+	if d.exited {
+		return true
+	}
+	select {
+	case err := <-d.done:
+		d.exited, d.exitErr = true, err
+		return true
+	default:
+		return false
+	}
+}
+
+// socket is the path of an endpoint's socket ("filesystem-v1").
+func (d *daemon) socket(ep string) string { return filepath.Join(d.sockets, "csi-proxy-"+ep+".sock") }
+
+// dial opens a client connection to an endpoint, closed with the test.
+func (d *daemon) dial(t *testing.T, ep string) *grpc.ClientConn {
+	t.Helper()
+	c, err := grpc.NewClient("unix://"+d.socket(ep), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sigterm sends SIGTERM and waits for the exit; it returns how long the
+// daemon took and fails the test unless it exited 0 within 30 s.
+func (d *daemon) sigterm(t *testing.T) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("SIGTERM: %v", err)
+	}
+	select {
+	case err := <-d.done:
+		d.exited, d.exitErr = true, err
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		d.exitErr = <-d.done
+		d.exited = true
+		t.Errorf("the daemon did not exit within 30 s of SIGTERM; killed")
+	}
+	took := time.Since(start)
+	if d.exitErr != nil {
+		t.Errorf("the daemon exited with %v after SIGTERM, want status 0", d.exitErr)
+	}
+	if strings.Contains(d.out.String(), "WARNING: DATA RACE") {
+		t.Error("the daemon reported a data race")
+	}
+	return took
+}
+
+// stop is sigterm for cleanups, plus a check that no socket is left.
+func (d *daemon) stop(t *testing.T) {
+	d.sigterm(t)
+	entries, _ := os.ReadDir(d.sockets)
+	for _, e := range entries {
+		if e.Type()&fs.ModeSocket != 0 {
+			t.Errorf("socket %s left after the daemon stopped", e.Name())
+		}
+	}
+}
+
+// resources is what the daemon holds at one moment.
+type resources struct {
+	goroutines, fds, threads int
+}
+
+func (r resources) String() string {
+	return fmt.Sprintf("%d goroutines, %d fds, %d threads", r.goroutines, r.fds, r.threads)
+}
+
+// sample reads the daemon's goroutines (its go_goroutines metric, over a
+// connection that is closed before the fds are counted), open fds
+// (/proc/PID/fd) and threads (/proc/PID/status).
+func (d *daemon) sample(t *testing.T) resources {
+	t.Helper()
+	var r resources
+	g, err := d.metric("go_goroutines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.goroutines = int(g)
+	pid := d.cmd.Process.Pid
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.fds = len(fds)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			r.threads, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return r
+}
+
+// metricsClient scrapes without keep-alive, so no connection of the
+// scrape stays open in the daemon.
+var metricsClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// metric returns the sum of a metric's series whose line starts with
+// name: a metric's name, or its name and the first of its labels (in the
+// exposition's alphabetical order) to pick series.
+func (d *daemon) metric(name string) (float64, error) {
+	resp, err := metricsClient.Get("http://" + d.metrics + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	sum, found := 0.0, false
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, name) || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if rest := l[len(name):]; !strings.Contains(name, "{") && rest != "" && rest[0] != ' ' && rest[0] != '{' {
+			continue // another metric with this prefix
+		}
+		f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", l, err)
+		}
+		sum, found = sum+f, true
+	}
+	if !found {
+		return 0, fmt.Errorf("no metric %s", name)
+	}
+	return sum, nil
+}
+
+// settle waits until the daemon is back to base (goroutines and fds no
+// more than base's; goroutines may be 2 over, for the scrape's own
+// handler) and returns what it holds then; it fails the test if that
+// does not happen within 10 s.
+func (d *daemon) settle(t *testing.T, base resources) resources {
+	t.Helper()
+	var now resources
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now = d.sample(t)
+		if now.fds <= base.fds && now.goroutines <= base.goroutines+2 {
+			return now
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the daemon did not return to its baseline: now %v, baseline %v", now, base)
+			return now
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// record is an audit line as the suite reads it.
+type record struct {
+	ID       string         `json:"id"`
+	Phase    string         `json:"phase"`
+	Method   string         `json:"method"`
+	Kind     string         `json:"kind"`
+	Decision string         `json:"decision"`
+	Code     string         `json:"code"`
+	Message  string         `json:"message"`
+	Request  map[string]any `json:"request"`
+}
+
+// auditLog is an audit file read back: the calls by ID.
+type auditLog struct {
+	intents map[string]record // by ID
+	done    map[string]record // by ID
+	lines   int
+}
+
+// readAudit reads the audit file, failing unless every line is one
+// complete JSON record, each ID has at most one intent and one outcome,
+// every intent has its outcome (none half-done), and every change that
+// was made (an outcome that is no refusal) has its intent.
+func readAudit(t *testing.T, path string) auditLog { return readAuditLost(t, path, false) }
+
+// readAuditLost is readAudit for a log that failed while changes ran:
+// with lostOutcomes, an intent may lack its outcome (the change was made,
+// or not, and its outcome could not be written; the daemon's log has it).
+func readAuditLost(t *testing.T, path string, lostOutcomes bool) auditLog {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auditLog{intents: map[string]record{}, done: map[string]record{}}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("the audit file ends in a torn record: %q", tail(string(b), 200))
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		a.lines++
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %d is not a JSON record: %q: %v", a.lines, sc.Text(), err)
+		}
+		m := a.done
+		if r.Phase == "intent" {
+			m = a.intents
+		}
+		if _, dup := m[r.ID]; dup || r.ID == "" {
+			t.Errorf("audit record with a repeated or empty id: %+v", r)
+		}
+		m[r.ID] = r
+	}
+	for id, in := range a.intents {
+		if _, ok := a.done[id]; !ok && !lostOutcomes {
+			t.Errorf("an intent without its outcome (half-done): %+v", in)
+		}
+	}
+	for id, r := range a.done {
+		if _, ok := a.intents[id]; !ok && r.Kind != "read" && r.Decision == "allow" && !refused(r) {
+			t.Errorf("a change without its intent: %+v", r)
+		}
+	}
+	return a
+}
+
+// refused tells whether an outcome record is a change refused because its
+// intent could not be written.
+func refused(r record) bool {
+	return r.Code == "Unavailable" && strings.HasPrefix(r.Message, "the audit log cannot be written")
+}
+
+// count returns how many outcome records of method ended with code.
+func (a auditLog) count(method, code string) int {
+	n := 0
+	for _, r := range a.done {
+		if r.Method == method && r.Code == code {
+			n++
+		}
+	}
+	return n
+}
+
+// madePaths returns the "path" of every Mkdir the audit log says was made.
+func (a auditLog) madePaths() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range a.done {
+		if r.Method == "Mkdir" && r.Code == "OK" {
+			p, _ := r.Request["path"].(string)
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// begunPaths returns the "path" of every Mkdir that has an intent record
+// and no outcome: begun, and how it ended is not recorded.
+func (a auditLog) begunPaths() map[string]bool {
+	out := map[string]bool{}
+	for id, r := range a.intents {
+		if _, ok := a.done[id]; !ok && r.Method == "Mkdir" {
+			p, _ := r.Request["path"].(string)
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// latencies collects call durations from many goroutines.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d []time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d...)
+	l.mu.Unlock()
+}
+
+// report logs p50, p99, max and calls/s over wall.
+func (l *latencies) report(t *testing.T, what string, wall time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		t.Logf("%s: no calls", what)
+		return
+	}
+	sort.Slice(l.d, func(i, j int) bool { return l.d[i] < l.d[j] })
+	pct := func(p float64) time.Duration { return l.d[int(p*float64(len(l.d)-1))] }
+	t.Logf("%s: %d calls in %v = %.0f calls/s; p50 %v, p99 %v, max %v", what, len(l.d), wall.Round(time.Millisecond),
+		float64(len(l.d))/wall.Seconds(), pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), l.d[len(l.d)-1].Round(time.Microsecond))
+}
+
+// callCtx is a context for one call, bounded so a hung daemon fails the
+// test instead of hanging it.
+func callCtx(t *testing.T) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(t.Context(), 30*time.Second)
+}
+
+// syncBuffer is a bytes.Buffer safe for the daemon's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
