@@ -87,7 +87,9 @@ type DiskSpec struct {
 	// Size is the disk's size, MinDiskSize to MaxDiskSize.
 	Size Size `json:"size"`
 	// Location is "adapter:bus:target:lun" in decimal, e.g. "1:0:0:3", or
-	// "" for a disk ListDiskLocations does not report.
+	// "" for a disk ListDiskLocations does not report. ListDiskLocations
+	// reports Adapter, Target and LUNID from it and Bus "", as Windows
+	// does for SCSI disks; ListDisks shows all four.
 	Location string `json:"location,omitempty"`
 	// Page83 is the SCSI VPD page 0x83 identifier ListDiskIDs reports.
 	Page83 string `json:"page83,omitempty"`

@@ -12,13 +12,18 @@ import (
 // diskView is the disk group backend.
 type diskView struct{ h *Host }
 
-// ListDiskLocations implements disk.Host: every disk with a location.
+// ListDiskLocations implements disk.Host: every disk with a location,
+// reported as Windows reports it. Upstream parses MSFT_Disk.Location
+// ("Integrated : Adapter 1 : Port 0 : Target 0 : LUN 3") and keeps only
+// the Adapter, Target and LUN parts, so Bus is always "" for a SCSI disk;
+// the Windows backend answers the same from IOCTL_SCSI_GET_ADDRESS. The
+// configured bus number is kept for ListDisks.
 func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
 	out := map[uint32]disk.DiskLocation{}
 	err := v.h.do(ctx, func(w *world) error {
 		for n, d := range w.disks {
 			if l := d.location; l != nil {
-				out[n] = disk.DiskLocation{Adapter: l[0], Bus: l[1], Target: l[2], LUNID: l[3]}
+				out[n] = disk.DiskLocation{Adapter: l[0], Target: l[2], LUNID: l[3]}
 			}
 		}
 		return nil

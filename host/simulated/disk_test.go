@@ -12,17 +12,28 @@ import (
 
 var volumeIDPattern = regexp.MustCompile(`^\\\\\?\\Volume\{[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\}\\$`)
 
+// TestDiskLocationsAndIDs: a SCSI disk's location is reported as Windows
+// reports it (upstream parses MSFT_Disk.Location, whose "Port N" part it
+// drops; the Windows backend reads IOCTL_SCSI_GET_ADDRESS and does the
+// same): Adapter, Target and LUNID, and Bus always "". The bus number
+// stays in ListDisks.
 func TestDiskLocationsAndIDs(t *testing.T) {
 	h := defaultHost(t)
+	withBus, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, Location: "2:3:4:5"})
+	must(t, err)
 	locs, err := h.Disk().ListDiskLocations(ctx)
 	must(t, err)
 	want := map[uint32]disk.DiskLocation{
-		0: {Adapter: "0", Bus: "0", Target: "0", LUNID: "0"},
-		1: {Adapter: "1", Bus: "0", Target: "0", LUNID: "0"},
-		2: {Adapter: "1", Bus: "0", Target: "0", LUNID: "1"},
+		0:       {Adapter: "0", Target: "0", LUNID: "0"},
+		1:       {Adapter: "1", Target: "0", LUNID: "0"},
+		2:       {Adapter: "1", Target: "0", LUNID: "1"},
+		withBus: {Adapter: "2", Target: "4", LUNID: "5"},
 	}
 	if !reflect.DeepEqual(locs, want) {
 		t.Errorf("ListDiskLocations = %v; want %v", locs, want)
+	}
+	if got := h.ListDisks()[withBus].Location; got != "2:3:4:5" {
+		t.Errorf("ListDisks: disk %d is at %q, want the configured 2:3:4:5", withBus, got)
 	}
 	// A disk without a location is not listed; its IDs are, empty.
 	n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30})

@@ -21,7 +21,8 @@
 //
 // # The world
 //
-// Disks have a number, an optional location (adapter:bus:target:lun), page
+// Disks have a number, an optional location (adapter:bus:target:lun, of
+// which ListDiskLocations reports Bus "" as Windows does), page
 // 0x83 and serial IDs, a size, an online flag and a partition style, RAW or
 // GPT. Disk 0 is the system disk (unless Config.NoSystemDisk): GPT with an
 // EFI system partition (FAT32, 100 MiB), a Microsoft Reserved partition (16

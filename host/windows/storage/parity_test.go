@@ -32,10 +32,6 @@ import (
 // no difference fails the test, so the list only holds differences that
 // still exist.
 var parityAllowed = map[string]string{
-	// The simulated host reports the location's bus number; upstream
-	// (MSFT_Disk.Location parse drops "Port N") and the Windows backend
-	// report Bus "" for SCSI disks.
-	"disks/ListDiskLocations bus": "simulated host reports Bus; upstream and the Windows backend leave it empty (docs/parity-differences.md §1)",
 	// A volume whose disk is offline: the simulated host keeps the volume
 	// and answers FailedPrecondition "disk N is offline"; on Windows the
 	// volume device is gone, and the backend answers NotFound "volume ...
