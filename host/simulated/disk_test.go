@@ -52,6 +52,46 @@ func TestDiskLocationsAndIDs(t *testing.T) {
 	}
 }
 
+// TestNVMeDiskLocation: an NVMe disk's location is what upstream parses
+// out of its MSFT_Disk.Location ("Integrated : Bus 2 : Device 0 :
+// Function 0 : Adapter 0"), which the Windows backend reads for disks on
+// the NVMe bus: Adapter "0", Bus the PCI bus number, Target and LUNID "".
+// Never LUN "0": azuredisk's FindDiskByLun("0") would pick the NVMe disk.
+func TestNVMeDiskLocation(t *testing.T) {
+	h := defaultHost(t)
+	nvme, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, BusType: "nvme", Location: "2", Serial: "NVME-1"})
+	must(t, err)
+	unlocated, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, BusType: "NVMe"})
+	must(t, err)
+	locs, err := h.Disk().ListDiskLocations(ctx)
+	must(t, err)
+	if got, want := locs[nvme], (disk.DiskLocation{Adapter: "0", Bus: "2"}); got != want {
+		t.Errorf("location of NVMe disk %d = %+v, want %+v", nvme, got, want)
+	}
+	if l, ok := locs[unlocated]; ok {
+		t.Errorf("NVMe disk %d without a location is listed at %+v", unlocated, l)
+	}
+	if got := locs[1]; got != (disk.DiskLocation{Adapter: "1", Target: "0", LUNID: "0"}) {
+		t.Errorf("location of SCSI disk 1 = %+v", got)
+	}
+	for _, d := range h.ListDisks() {
+		want := map[uint32][2]string{
+			0: {"SCSI", "0:0:0:0"}, 1: {"SCSI", "1:0:0:0"}, 2: {"SCSI", "1:0:0:1"},
+			nvme: {"NVMe", "2"}, unlocated: {"NVMe", ""},
+		}[d.Number]
+		if got := [2]string{d.BusType, d.Location}; got != want {
+			t.Errorf("ListDisks: disk %d has bus type and location %q, want %q", d.Number, got, want)
+		}
+	}
+	// The rest of the disk is an ordinary disk.
+	must(t, h.Disk().PartitionDisk(ctx, nvme))
+	ids, err := h.Disk().ListDiskIDs(ctx)
+	must(t, err)
+	if ids[nvme].SerialNumber != "NVME-1" {
+		t.Errorf("IDs of NVMe disk %d = %+v", nvme, ids[nvme])
+	}
+}
+
 func TestPartitionDisk(t *testing.T) {
 	h := defaultHost(t)
 	ids, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)

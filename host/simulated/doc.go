@@ -21,8 +21,9 @@
 //
 // # The world
 //
-// Disks have a number, an optional location (adapter:bus:target:lun, of
-// which ListDiskLocations reports Bus "" as Windows does), page
+// Disks have a number, a bus (SCSI, or NVMe), an optional location
+// (adapter:bus:target:lun on SCSI, the PCI bus number on NVMe; reported
+// by ListDiskLocations as Windows reports it: see DiskSpec.Location), page
 // 0x83 and serial IDs, a size, an online flag and a partition style, RAW or
 // GPT. Disk 0 is the system disk (unless Config.NoSystemDisk): GPT with an
 // EFI system partition (FAT32, 100 MiB), a Microsoft Reserved partition (16
@@ -100,6 +101,7 @@
 //	  "disks": [
 //	    {"size": "1GiB", "location": "1:0:0:0", "page83": "60022480000000000000000000000001", "serial": "SIM-DATA-0001"},
 //	    {"number": 7, "size": "2GiB", "offline": true},
+//	    {"size": "4GiB", "busType": "NVMe", "location": "2", "serial": "NVME-1"},
 //	    {"size": "20GiB", "fileSystem": "NTFS", "driveLetter": "D"}
 //	  ],
 //	  "smbShares": [

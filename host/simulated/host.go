@@ -153,7 +153,8 @@ type diskState struct {
 	online   bool
 	gpt      bool
 	system   bool
-	location *location
+	nvme     bool      // on the NVMe bus: location holds the PCI bus number
+	location *location // nil: ListDiskLocations does not report the disk
 	page83   string
 	serial   string
 	parts    []*partition // sorted by offset
@@ -324,10 +325,12 @@ func (w *world) addSystemDisk(size int64) {
 
 // buildDisk makes a disk from a validated spec, without attaching it.
 func (w *world) buildDisk(spec DiskSpec) *diskState {
-	loc, _ := parseLocation(spec.Location)
+	nvme, _ := parseBusType(spec.BusType)
+	loc, _ := parseLocation(spec.Location, nvme)
 	d := &diskState{
 		size:     int64(spec.Size),
 		online:   !spec.Offline,
+		nvme:     nvme,
 		location: loc,
 		page83:   spec.Page83,
 		serial:   spec.Serial,
