@@ -1,6 +1,7 @@
 package simulated_test
 
 import (
+	"errors"
 	"reflect"
 	"regexp"
 	"testing"
@@ -166,6 +167,10 @@ func TestOfflineDisk(t *testing.T) {
 	_, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline")
 
+	// Its volumes are gone while it is offline, as on Windows: an offline
+	// disk's volume devices are removed (FindFirstVolume does not list
+	// them, MSFT_Volume has no instance, opening \\?\Volume{…} fails),
+	// so every volume call is NotFound, as the Windows backend answers.
 	v := h.Volume()
 	checks := map[string]error{
 		"IsVolumeFormatted": func() error { _, err := v.IsVolumeFormatted(ctx, id); return err }(),
@@ -176,25 +181,59 @@ func TestOfflineDisk(t *testing.T) {
 		"DiskNumber":        func() error { _, err := v.DiskNumber(ctx, id); return err }(),
 		"FlushVolume":       v.FlushVolume(ctx, id),
 		"MountVolume":       v.MountVolume(ctx, id, kubelet+`\alt`),
-		"UnmountVolume":     v.UnmountVolume(ctx, id, kubelet+`\stage`),
 	}
 	for name, err := range checks {
-		t.Run(name, func(t *testing.T) { wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline") })
+		t.Run(name, func(t *testing.T) { wantErr(t, err, errdefs.ErrNotFound, "does not exist", "disk 1 is offline") })
 	}
-	// Paths through its mount point fail too; the mount point itself is
-	// still there.
-	_, err = h.Filesystem().PathExists(ctx, kubelet+`\stage\x`)
-	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
+	// Paths through its mount point lead nowhere, as a mounted folder
+	// whose volume is not present does on Windows; the mount point itself
+	// is still there, and still names the volume.
+	if ok, err := h.Filesystem().PathExists(ctx, kubelet+`\stage\x`); ok || err != nil {
+		t.Errorf("PathExists(below the mount point) = %v, %v; want false, nil", ok, err)
+	}
+	_, err = v.ClosestVolume(ctx, kubelet+`\stage\x`)
+	wantErr(t, err, errdefs.ErrNotFound, "disk 1 is offline")
 	if ok, err := h.Filesystem().PathExists(ctx, kubelet+`\stage`); !ok || err != nil {
 		t.Errorf("PathExists(mount point) = %v, %v", ok, err)
 	}
 	if ok, _ := h.Filesystem().IsSymlink(ctx, kubelet+`\stage`); ok {
 		t.Error("IsSymlink is true for a mount point of an offline volume")
 	}
+	if got, err := v.VolumeAt(ctx, kubelet+`\stage`); err != nil || got != id {
+		t.Errorf("VolumeAt(mount point) = %q, %v; want %s", got, err, id)
+	}
 
 	// Back online, everything works again, files included.
 	must(t, h.Disk().SetDiskOnline(ctx, 1, true))
 	must(t, h.Filesystem().Mkdir(ctx, kubelet+`\stage\x`))
+}
+
+// TestUnmountWhileDiskOffline: NodeUnstage of a driver that took the disk
+// offline first (or whose disk was detached) must still be able to remove
+// the mount point. DeleteVolumeMountPoint needs no volume, and the
+// Windows backend's UnmountVolume removes it; so does the simulated host.
+func TestUnmountWhileDiskOffline(t *testing.T) {
+	h := defaultHost(t)
+	id := formatted(t, h, 1)
+	stage := kubelet + `\stage`
+	must(t, h.Filesystem().Mkdir(ctx, stage))
+	must(t, h.Volume().MountVolume(ctx, id, stage))
+	must(t, h.WriteFile(stage+`\data`, []byte("kept")))
+	must(t, h.Disk().SetDiskOnline(ctx, 1, false))
+
+	must(t, h.Volume().UnmountVolume(ctx, id, stage))
+	if got, err := h.Volume().VolumeAt(ctx, stage); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("VolumeAt(%s) after UnmountVolume = %q, %v; want NotFound", stage, got, err)
+	}
+	must(t, h.Filesystem().Rmdir(ctx, stage, false)) // an empty folder now
+
+	// The volume kept its files: back online, mounted elsewhere, they are there.
+	must(t, h.Disk().SetDiskOnline(ctx, 1, true))
+	alt := kubelet + `\alt`
+	must(t, h.Volume().MountVolume(ctx, id, alt))
+	if b, err := h.ReadFile(alt + `\data`); err != nil || string(b) != "kept" {
+		t.Errorf("ReadFile(data) = %q, %v; want the file written before", b, err)
+	}
 }
 
 func TestAddRemoveResizeDisk(t *testing.T) {

@@ -439,7 +439,8 @@ func TestStageFlowV1beta1(t *testing.T) {
 		t.Error("disk still online after SetAttachState(offline)")
 	}
 	_, err = vc.IsVolumeFormatted(x, &volumev1beta1.IsVolumeFormattedRequest{VolumeId: vol})
-	wantCode(t, "IsVolumeFormatted on an offline disk", err, codes.FailedPrecondition)
+	// The volume is gone while its disk is offline, as on Windows.
+	wantCode(t, "IsVolumeFormatted on an offline disk", err, codes.NotFound)
 	must[*diskv1beta2.SetAttachStateResponse](t, "SetAttachState online")(d2.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: diskID(n), IsOnline: true}))
 
 	for _, c := range []struct {
