@@ -86,8 +86,25 @@ type DiskSpec struct {
 	Number *uint32 `json:"number,omitempty"`
 	// Size is the disk's size, MinDiskSize to MaxDiskSize.
 	Size Size `json:"size"`
-	// Location is "adapter:bus:target:lun" in decimal, e.g. "1:0:0:3", or
-	// "" for a disk ListDiskLocations does not report.
+	// BusType is the bus the disk is on, without case: "SCSI" (or "", the
+	// default; also what iSCSI LUNs are) or "NVMe". It decides what
+	// Location means and how ListDiskLocations reports it, as on Windows.
+	BusType string `json:"busType,omitempty"`
+	// Location is where the disk sits on its bus, or "" for a disk
+	// ListDiskLocations does not report.
+	//
+	// On the SCSI bus it is "adapter:bus:target:lun" in decimal, e.g.
+	// "1:0:0:3". ListDiskLocations reports Adapter, Target and LUNID from
+	// it and Bus "", as Windows does for SCSI disks (upstream's parse of
+	// MSFT_Disk.Location drops its "Port N" part); ListDisks shows all four.
+	//
+	// On the NVMe bus it is the PCI bus number of the disk's controller,
+	// 0 to 255, e.g. "2". ListDiskLocations reports Adapter "0", Bus that
+	// number and Target and LUNID "", which is what upstream parses out of
+	// an NVMe disk's MSFT_Disk.Location ("Integrated : Bus 2 : Device 0 :
+	// Function 0 : Adapter 0") and what the Windows backend reports for a
+	// disk on the NVMe bus. In particular LUNID is never "0", so a driver
+	// looking for LUN 0 does not pick an NVMe disk.
 	Location string `json:"location,omitempty"`
 	// Page83 is the SCSI VPD page 0x83 identifier ListDiskIDs reports.
 	Page83 string `json:"page83,omitempty"`
@@ -329,7 +346,11 @@ func (d DiskSpec) validate(lun bool) error {
 	if d.Size < MinDiskSize || d.Size > MaxDiskSize {
 		return fmt.Errorf("size %s is out of range (%s to %s)", d.Size, MinDiskSize, MaxDiskSize)
 	}
-	if _, err := parseLocation(d.Location); err != nil {
+	nvme, err := parseBusType(d.BusType)
+	if err != nil {
+		return err
+	}
+	if _, err := parseLocation(d.Location, nvme); err != nil {
 		return err
 	}
 	for _, f := range []struct{ name, v string }{{"page83", d.Page83}, {"serial", d.Serial}} {
@@ -358,6 +379,9 @@ func (d DiskSpec) validate(lun bool) error {
 		}
 		if l != 0 {
 			return errors.New("an iSCSI LUN cannot have a drive letter")
+		}
+		if nvme {
+			return errors.New("an iSCSI LUN is not on the NVMe bus; leave busType empty")
 		}
 	}
 	return nil
@@ -521,13 +545,35 @@ func driveLetter(s string) (byte, error) {
 	return strings.ToUpper(t)[0], nil
 }
 
-// location is a parsed "adapter:bus:target:lun".
+// parseBusType reads a DiskSpec.BusType: whether the disk is on the NVMe
+// bus.
+func parseBusType(s string) (nvme bool, err error) {
+	switch strings.ToUpper(s) {
+	case "", "SCSI":
+		return false, nil
+	case "NVME":
+		return true, nil
+	}
+	return false, fmt.Errorf("busType %q is not SCSI or NVMe", s)
+}
+
+// location is a parsed DiskSpec.Location: "adapter:bus:target:lun" on the
+// SCSI bus; on the NVMe bus only the bus element, the PCI bus number, is
+// set.
 type location [4]string
 
-// parseLocation parses a DiskSpec.Location; "" gives nil.
-func parseLocation(s string) (*location, error) {
+// parseLocation parses a DiskSpec.Location of a disk on the SCSI or, with
+// nvme, the NVMe bus; "" gives nil.
+func parseLocation(s string, nvme bool) (*location, error) {
 	if s == "" {
 		return nil, nil
+	}
+	if nvme {
+		n, err := strconv.ParseUint(s, 10, 8)
+		if err != nil {
+			return nil, fmt.Errorf("location %q of an NVMe disk is not a PCI bus number (0 to 255)", s)
+		}
+		return &location{1: strconv.FormatUint(n, 10)}, nil
 	}
 	parts := strings.Split(s, ":")
 	if len(parts) != 4 {
@@ -652,7 +698,9 @@ func (s *Size) UnmarshalJSON(b []byte) error {
 //
 //	size=SIZE        bytes or a binary suffix (KiB, MiB, GiB, TiB)
 //	number=N         disk number (default: the lowest free one)
-//	location=A:B:T:L adapter:bus:target:lun, decimal
+//	bus=NVMe         the bus: SCSI (the default) or NVMe
+//	location=A:B:T:L adapter:bus:target:lun, decimal; on the NVMe bus the
+//	                 PCI bus number (location=2)
 //	page83=ID        SCSI page 0x83 identifier
 //	serial=SN        serial number
 //	fs=NTFS          partition and format the disk
@@ -685,6 +733,8 @@ func ParseDiskFlag(s string) (DiskSpec, error) {
 				v := uint32(n)
 				d.Number = &v
 			}
+		case "bus":
+			d.BusType = val
 		case "location":
 			d.Location = val
 		case "page83":
@@ -706,7 +756,7 @@ func ParseDiskFlag(s string) (DiskSpec, error) {
 				d.Partitioned = b
 			}
 		default:
-			return DiskSpec{}, fmt.Errorf("disk %q: unknown key %q (want size, number, location, page83, serial, fs, letter, offline, partitioned)", s, key)
+			return DiskSpec{}, fmt.Errorf("disk %q: unknown key %q (want size, number, bus, location, page83, serial, fs, letter, offline, partitioned)", s, key)
 		}
 		if err != nil {
 			return DiskSpec{}, fmt.Errorf("disk %q: %s: %w", s, key, err)

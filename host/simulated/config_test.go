@@ -101,6 +101,10 @@ func TestParseConfigErrors(t *testing.T) {
 		"number of system":    {`{"disks": [{"number": 0, "size": "1GiB"}]}`, "disk number 0 is already used by the system disk"},
 		"bad location":        {`{"disks": [{"size": "1GiB", "location": "0:0:1"}]}`, "adapter:bus:target:lun"},
 		"bad file system":     {`{"disks": [{"size": "1GiB", "fileSystem": "ReFS"}]}`, "only NTFS"},
+		"bad bus type":        {`{"disks": [{"size": "1GiB", "busType": "SATA"}]}`, `busType "SATA"`},
+		"NVMe SCSI location":  {`{"disks": [{"size": "1GiB", "busType": "NVMe", "location": "1:0:0:0"}]}`, "PCI bus number"},
+		"NVMe bus too large":  {`{"disks": [{"size": "1GiB", "busType": "NVMe", "location": "256"}]}`, "PCI bus number"},
+		"NVMe iSCSI LUN":      {`{"iscsiTargets": [{"portal": {"address": "h"}, "iqn": "iqn.2000-01.com.example:a", "luns": [{"size": "1GiB", "busType": "NVMe"}]}]}`, "iSCSI LUN"},
 		"letter without fs":   {`{"disks": [{"size": "1GiB", "driveLetter": "D"}]}`, "needs fileSystem"},
 		"letter C taken":      {`{"disks": [{"size": "1GiB", "fileSystem": "NTFS", "driveLetter": "c:"}]}`, "drive letter C: is already used"},
 		"working dir drive":   {`{"workingDirs": ["E:\\k"]}`, "drive E:, which no volume provides"},
@@ -211,8 +215,14 @@ func TestParseDiskFlag(t *testing.T) {
 	if d.Number == nil || *d.Number != 4 || d.Size != 1<<30 || !d.Offline || d.FileSystem != "NTFS" || d.DriveLetter != "E" || d.Partitioned {
 		t.Errorf("ParseDiskFlag = %+v", d)
 	}
+	d, err = simulated.ParseDiskFlag("size=1GiB,bus=NVMe,location=3")
+	must(t, err)
+	if d.BusType != "NVMe" || d.Location != "3" {
+		t.Errorf("ParseDiskFlag = %+v", d)
+	}
 	bad := map[string]string{
 		"":                            "empty item",
+		"size=1GiB,bus=sata":          "busType",
 		"serial=x":                    "size is required",
 		"size=10GiB,size=1GiB":        "given twice",
 		"size=10GiB,colour=blue":      `unknown key "colour"`,

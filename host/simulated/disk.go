@@ -12,13 +12,14 @@ import (
 // diskView is the disk group backend.
 type diskView struct{ h *Host }
 
-// ListDiskLocations implements disk.Host: every disk with a location.
+// ListDiskLocations implements disk.Host: every disk with a location,
+// reported as Windows reports it (see reportedLocation).
 func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
 	out := map[uint32]disk.DiskLocation{}
 	err := v.h.do(ctx, func(w *world) error {
 		for n, d := range w.disks {
-			if l := d.location; l != nil {
-				out[n] = disk.DiskLocation{Adapter: l[0], Bus: l[1], Target: l[2], LUNID: l[3]}
+			if l, ok := d.reportedLocation(); ok {
+				out[n] = l
 			}
 		}
 		return nil
@@ -27,6 +28,25 @@ func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 		return nil, err
 	}
 	return out, nil
+}
+
+// reportedLocation is the location ListDiskLocations reports for d, with
+// upstream's parse of MSFT_Disk.Location, which the Windows backend
+// reproduces. A SCSI disk's Location ("Integrated : Adapter 1 : Port 0 :
+// Target 0 : LUN 3") gives Adapter, Target and LUNID, and Bus "" because
+// the parse ignores "Port N"; the configured bus number only shows in
+// ListDisks. An NVMe disk's Location ("Integrated : Bus 2 : Device 0 :
+// Function 0 : Adapter 0") gives Adapter "0" and Bus the PCI bus number,
+// with Target and LUNID "". ok is false for a disk without a location.
+func (d *diskState) reportedLocation() (l disk.DiskLocation, ok bool) {
+	switch loc := d.location; {
+	case loc == nil:
+		return disk.DiskLocation{}, false
+	case d.nvme:
+		return disk.DiskLocation{Adapter: "0", Bus: loc[1]}, true
+	default:
+		return disk.DiskLocation{Adapter: loc[0], Target: loc[2], LUNID: loc[3]}, true
+	}
 }
 
 // ListDiskIDs implements disk.Host: every disk, with empty IDs where the
@@ -212,7 +232,11 @@ type DiskInfo struct {
 	Online bool
 	// PartitionStyle is "RAW" or "GPT".
 	PartitionStyle string
-	// Location is "adapter:bus:target:lun", or "".
+	// BusType is "NVMe" for a disk on the NVMe bus and "SCSI" for any
+	// other (iSCSI LUNs included).
+	BusType string
+	// Location is as configured (DiskSpec.Location): "adapter:bus:target:lun"
+	// for a SCSI disk, the PCI bus number for an NVMe disk, or "".
 	Location string
 	Page83   string
 	Serial   string
@@ -241,12 +265,19 @@ func (h *Host) ListDisks() []DiskInfo {
 	_ = h.locked(func(w *world) error {
 		for _, d := range w.sortedDisks() {
 			di := DiskInfo{Number: d.number, Size: d.size, Online: d.online, PartitionStyle: "RAW",
-				Page83: d.page83, Serial: d.serial, System: d.system}
+				BusType: "SCSI", Page83: d.page83, Serial: d.serial, System: d.system}
 			if d.gpt {
 				di.PartitionStyle = "GPT"
 			}
-			if d.location != nil {
+			switch {
+			case d.location == nil:
+			case d.nvme:
+				di.Location = d.location[1]
+			default:
 				di.Location = strings.Join(d.location[:], ":")
+			}
+			if d.nvme {
+				di.BusType = "NVMe"
 			}
 			if d.target != nil {
 				di.IscsiTarget = d.target.iqn

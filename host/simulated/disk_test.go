@@ -1,6 +1,7 @@
 package simulated_test
 
 import (
+	"errors"
 	"reflect"
 	"regexp"
 	"testing"
@@ -12,17 +13,28 @@ import (
 
 var volumeIDPattern = regexp.MustCompile(`^\\\\\?\\Volume\{[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\}\\$`)
 
+// TestDiskLocationsAndIDs: a SCSI disk's location is reported as Windows
+// reports it (upstream parses MSFT_Disk.Location, whose "Port N" part it
+// drops; the Windows backend reads IOCTL_SCSI_GET_ADDRESS and does the
+// same): Adapter, Target and LUNID, and Bus always "". The bus number
+// stays in ListDisks.
 func TestDiskLocationsAndIDs(t *testing.T) {
 	h := defaultHost(t)
+	withBus, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, Location: "2:3:4:5"})
+	must(t, err)
 	locs, err := h.Disk().ListDiskLocations(ctx)
 	must(t, err)
 	want := map[uint32]disk.DiskLocation{
-		0: {Adapter: "0", Bus: "0", Target: "0", LUNID: "0"},
-		1: {Adapter: "1", Bus: "0", Target: "0", LUNID: "0"},
-		2: {Adapter: "1", Bus: "0", Target: "0", LUNID: "1"},
+		0:       {Adapter: "0", Target: "0", LUNID: "0"},
+		1:       {Adapter: "1", Target: "0", LUNID: "0"},
+		2:       {Adapter: "1", Target: "0", LUNID: "1"},
+		withBus: {Adapter: "2", Target: "4", LUNID: "5"},
 	}
 	if !reflect.DeepEqual(locs, want) {
 		t.Errorf("ListDiskLocations = %v; want %v", locs, want)
+	}
+	if got := h.ListDisks()[withBus].Location; got != "2:3:4:5" {
+		t.Errorf("ListDisks: disk %d is at %q, want the configured 2:3:4:5", withBus, got)
 	}
 	// A disk without a location is not listed; its IDs are, empty.
 	n, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30})
@@ -38,6 +50,46 @@ func TestDiskLocationsAndIDs(t *testing.T) {
 	}
 	if got, ok := ids[n]; !ok || got != (disk.DiskIDs{}) {
 		t.Errorf("IDs of disk %d = %+v, %v; want empty IDs", n, got, ok)
+	}
+}
+
+// TestNVMeDiskLocation: an NVMe disk's location is what upstream parses
+// out of its MSFT_Disk.Location ("Integrated : Bus 2 : Device 0 :
+// Function 0 : Adapter 0"), which the Windows backend reads for disks on
+// the NVMe bus: Adapter "0", Bus the PCI bus number, Target and LUNID "".
+// Never LUN "0": azuredisk's FindDiskByLun("0") would pick the NVMe disk.
+func TestNVMeDiskLocation(t *testing.T) {
+	h := defaultHost(t)
+	nvme, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, BusType: "nvme", Location: "2", Serial: "NVME-1"})
+	must(t, err)
+	unlocated, err := h.AddDisk(simulated.DiskSpec{Size: 1 << 30, BusType: "NVMe"})
+	must(t, err)
+	locs, err := h.Disk().ListDiskLocations(ctx)
+	must(t, err)
+	if got, want := locs[nvme], (disk.DiskLocation{Adapter: "0", Bus: "2"}); got != want {
+		t.Errorf("location of NVMe disk %d = %+v, want %+v", nvme, got, want)
+	}
+	if l, ok := locs[unlocated]; ok {
+		t.Errorf("NVMe disk %d without a location is listed at %+v", unlocated, l)
+	}
+	if got := locs[1]; got != (disk.DiskLocation{Adapter: "1", Target: "0", LUNID: "0"}) {
+		t.Errorf("location of SCSI disk 1 = %+v", got)
+	}
+	for _, d := range h.ListDisks() {
+		want := map[uint32][2]string{
+			0: {"SCSI", "0:0:0:0"}, 1: {"SCSI", "1:0:0:0"}, 2: {"SCSI", "1:0:0:1"},
+			nvme: {"NVMe", "2"}, unlocated: {"NVMe", ""},
+		}[d.Number]
+		if got := [2]string{d.BusType, d.Location}; got != want {
+			t.Errorf("ListDisks: disk %d has bus type and location %q, want %q", d.Number, got, want)
+		}
+	}
+	// The rest of the disk is an ordinary disk.
+	must(t, h.Disk().PartitionDisk(ctx, nvme))
+	ids, err := h.Disk().ListDiskIDs(ctx)
+	must(t, err)
+	if ids[nvme].SerialNumber != "NVME-1" {
+		t.Errorf("IDs of NVMe disk %d = %+v", nvme, ids[nvme])
 	}
 }
 
@@ -115,6 +167,10 @@ func TestOfflineDisk(t *testing.T) {
 	_, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline")
 
+	// Its volumes are gone while it is offline, as on Windows: an offline
+	// disk's volume devices are removed (FindFirstVolume does not list
+	// them, MSFT_Volume has no instance, opening \\?\Volume{…} fails),
+	// so every volume call is NotFound, as the Windows backend answers.
 	v := h.Volume()
 	checks := map[string]error{
 		"IsVolumeFormatted": func() error { _, err := v.IsVolumeFormatted(ctx, id); return err }(),
@@ -125,25 +181,59 @@ func TestOfflineDisk(t *testing.T) {
 		"DiskNumber":        func() error { _, err := v.DiskNumber(ctx, id); return err }(),
 		"FlushVolume":       v.FlushVolume(ctx, id),
 		"MountVolume":       v.MountVolume(ctx, id, kubelet+`\alt`),
-		"UnmountVolume":     v.UnmountVolume(ctx, id, kubelet+`\stage`),
 	}
 	for name, err := range checks {
-		t.Run(name, func(t *testing.T) { wantErr(t, err, errdefs.ErrFailedPrecondition, "disk 1 is offline") })
+		t.Run(name, func(t *testing.T) { wantErr(t, err, errdefs.ErrNotFound, "does not exist", "disk 1 is offline") })
 	}
-	// Paths through its mount point fail too; the mount point itself is
-	// still there.
-	_, err = h.Filesystem().PathExists(ctx, kubelet+`\stage\x`)
-	wantErr(t, err, errdefs.ErrFailedPrecondition, "offline")
+	// Paths through its mount point lead nowhere, as a mounted folder
+	// whose volume is not present does on Windows; the mount point itself
+	// is still there, and still names the volume.
+	if ok, err := h.Filesystem().PathExists(ctx, kubelet+`\stage\x`); ok || err != nil {
+		t.Errorf("PathExists(below the mount point) = %v, %v; want false, nil", ok, err)
+	}
+	_, err = v.ClosestVolume(ctx, kubelet+`\stage\x`)
+	wantErr(t, err, errdefs.ErrNotFound, "disk 1 is offline")
 	if ok, err := h.Filesystem().PathExists(ctx, kubelet+`\stage`); !ok || err != nil {
 		t.Errorf("PathExists(mount point) = %v, %v", ok, err)
 	}
 	if ok, _ := h.Filesystem().IsSymlink(ctx, kubelet+`\stage`); ok {
 		t.Error("IsSymlink is true for a mount point of an offline volume")
 	}
+	if got, err := v.VolumeAt(ctx, kubelet+`\stage`); err != nil || got != id {
+		t.Errorf("VolumeAt(mount point) = %q, %v; want %s", got, err, id)
+	}
 
 	// Back online, everything works again, files included.
 	must(t, h.Disk().SetDiskOnline(ctx, 1, true))
 	must(t, h.Filesystem().Mkdir(ctx, kubelet+`\stage\x`))
+}
+
+// TestUnmountWhileDiskOffline: NodeUnstage of a driver that took the disk
+// offline first (or whose disk was detached) must still be able to remove
+// the mount point. DeleteVolumeMountPoint needs no volume, and the
+// Windows backend's UnmountVolume removes it; so does the simulated host.
+func TestUnmountWhileDiskOffline(t *testing.T) {
+	h := defaultHost(t)
+	id := formatted(t, h, 1)
+	stage := kubelet + `\stage`
+	must(t, h.Filesystem().Mkdir(ctx, stage))
+	must(t, h.Volume().MountVolume(ctx, id, stage))
+	must(t, h.WriteFile(stage+`\data`, []byte("kept")))
+	must(t, h.Disk().SetDiskOnline(ctx, 1, false))
+
+	must(t, h.Volume().UnmountVolume(ctx, id, stage))
+	if got, err := h.Volume().VolumeAt(ctx, stage); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("VolumeAt(%s) after UnmountVolume = %q, %v; want NotFound", stage, got, err)
+	}
+	must(t, h.Filesystem().Rmdir(ctx, stage, false)) // an empty folder now
+
+	// The volume kept its files: back online, mounted elsewhere, they are there.
+	must(t, h.Disk().SetDiskOnline(ctx, 1, true))
+	alt := kubelet + `\alt`
+	must(t, h.Volume().MountVolume(ctx, id, alt))
+	if b, err := h.ReadFile(alt + `\data`); err != nil || string(b) != "kept" {
+		t.Errorf("ReadFile(data) = %q, %v; want the file written before", b, err)
+	}
 }
 
 func TestAddRemoveResizeDisk(t *testing.T) {

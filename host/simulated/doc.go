@@ -21,7 +21,9 @@
 //
 // # The world
 //
-// Disks have a number, an optional location (adapter:bus:target:lun), page
+// Disks have a number, a bus (SCSI, or NVMe), an optional location
+// (adapter:bus:target:lun on SCSI, the PCI bus number on NVMe; reported
+// by ListDiskLocations as Windows reports it: see DiskSpec.Location), page
 // 0x83 and serial IDs, a size, an online flag and a partition style, RAW or
 // GPT. Disk 0 is the system disk (unless Config.NoSystemDisk): GPT with an
 // EFI system partition (FAT32, 100 MiB), a Microsoft Reserved partition (16
@@ -35,11 +37,16 @@
 // lowest free number, as on Windows, so a number can come back after its
 // disk is gone.
 //
-// An offline disk keeps its size and IDs, but PartitionDisk,
-// ListVolumesOnDisk and every operation on its volumes fail with
-// errdefs.ErrFailedPrecondition ("disk N is offline"), and so does any
-// path through a mount point of such a volume. A missing disk or volume is
-// errdefs.ErrNotFound.
+// An offline disk keeps its size, IDs and partition table (PartitionDisk
+// reads it and leaves a partitioned disk as it is), but
+// ListVolumesOnDisk fails with errdefs.ErrFailedPrecondition ("disk N is
+// offline"). Its volumes are gone while it is offline, as on Windows:
+// every volume call on them is errdefs.ErrNotFound ("volume … does not
+// exist: disk N is offline"), a path through one of their mount points
+// does not exist, and UnmountVolume removes such a mount point, which
+// needs no volume. The mount points stay, naming their volumes, and the
+// volumes come back with their files when the disk is online again. A
+// missing disk or volume is errdefs.ErrNotFound.
 //
 // A volume's size is its partition's; it can grow up to the next
 // partition or the backup GPT, so growing the disk (ResizeDisk) lets
@@ -99,6 +106,7 @@
 //	  "disks": [
 //	    {"size": "1GiB", "location": "1:0:0:0", "page83": "60022480000000000000000000000001", "serial": "SIM-DATA-0001"},
 //	    {"number": 7, "size": "2GiB", "offline": true},
+//	    {"size": "4GiB", "busType": "NVMe", "location": "2", "serial": "NVME-1"},
 //	    {"size": "20GiB", "fileSystem": "NTFS", "driveLetter": "D"}
 //	  ],
 //	  "smbShares": [

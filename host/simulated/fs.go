@@ -109,10 +109,13 @@ func split(rest string) []string {
 	return out
 }
 
-// enter checks that the file tree of v can be entered at where.
+// enter checks that the file tree of v can be entered at where. The
+// volume of an offline disk is not present on Windows (see world.volume),
+// so a path into it does not exist, as a mounted folder whose volume is
+// gone leads nowhere (ERROR_PATH_NOT_FOUND).
 func (w *world) enter(v *volumeState, where string) error {
 	if !v.disk.online {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is on volume %s, whose disk %d is offline", where, v.id, v.disk.number)
+		return notExist("%q is on volume %s, which is not present: disk %d is offline", where, v.id, v.disk.number)
 	}
 	if v.root == nil {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is on volume %s, which does not contain a recognized file system", where, v.id)
@@ -345,8 +348,9 @@ func cleanAny(p string) (string, error) {
 type fsView struct{ h *Host }
 
 // PathExists implements filesystem.Host with Lstat semantics: a dangling
-// link exists. A path through an offline or unformatted volume is an
-// error, as on Windows ("the device is not ready").
+// link exists. A path through an unformatted volume is an error, as on
+// Windows (ERROR_UNRECOGNIZED_VOLUME); a path through a volume that is not
+// present (its disk offline or gone) does not exist.
 func (v fsView) PathExists(ctx context.Context, path string) (bool, error) {
 	p, err := cleanView(path)
 	if err != nil {

@@ -153,7 +153,8 @@ type diskState struct {
 	online   bool
 	gpt      bool
 	system   bool
-	location *location
+	nvme     bool      // on the NVMe bus: location holds the PCI bus number
+	location *location // nil: ListDiskLocations does not report the disk
 	page83   string
 	serial   string
 	parts    []*partition // sorted by offset
@@ -324,10 +325,12 @@ func (w *world) addSystemDisk(size int64) {
 
 // buildDisk makes a disk from a validated spec, without attaching it.
 func (w *world) buildDisk(spec DiskSpec) *diskState {
-	loc, _ := parseLocation(spec.Location)
+	nvme, _ := parseBusType(spec.BusType)
+	loc, _ := parseLocation(spec.Location, nvme)
 	d := &diskState{
 		size:     int64(spec.Size),
 		online:   !spec.Offline,
+		nvme:     nvme,
 		location: loc,
 		page83:   spec.Page83,
 		serial:   spec.Serial,
@@ -413,14 +416,21 @@ func (w *world) findVolume(id string) *volumeState {
 	return nil
 }
 
-// volume returns the volume with id, whose disk must be online.
+// volume returns the volume with id, as a volume call sees it: present
+// on an attached disk that is online. The volume of an offline disk is
+// errdefs.ErrNotFound, as on Windows, where taking a disk offline removes
+// its volume devices (FindFirstVolume no longer lists them, MSFT_Volume
+// has no instance, opening \?\Volume{…} fails) and the Windows backend
+// and upstream both answer that the volume does not exist. The message
+// names the offline disk, which Windows cannot, so a driver author sees
+// why.
 func (w *world) volume(id string) (*volumeState, error) {
 	v := w.findVolume(id)
 	if v == nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist", id)
 	}
 	if !v.disk.online {
-		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline (it holds volume %s)", v.disk.number, v.id)
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist: disk %d is offline, and Windows removes an offline disk's volumes until it is online again", v.id, v.disk.number)
 	}
 	return v, nil
 }

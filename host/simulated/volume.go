@@ -103,12 +103,15 @@ func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) 
 	return v.h.do(ctx, func(w *world) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
-			// A mount point left behind by a volume that has gone (its
-			// iSCSI target disconnected, its disk removed) still names
-			// the volume; DeleteVolumeMountPoint removes such a dangling
-			// mount point, so do the same rather than fail forever.
+			// A mount point left behind by a volume that is not present
+			// (its disk offline, removed, or its iSCSI target
+			// disconnected) still names the volume. There is nothing to
+			// flush, and DeleteVolumeMountPoint, which needs no volume,
+			// removes it, as the Windows backend does: NodeUnstage of a
+			// driver that took the disk offline first can then finish
+			// rather than fail forever.
 			if !errors.Is(err, errdefs.ErrNotFound) {
-				return err // e.g. the volume's disk is offline
+				return err
 			}
 			if pl, perr := (&walker{w: w}).resolve(p, false); perr == nil && pl.n != nil &&
 				pl.n.kind == kindMount && strings.EqualFold(pl.n.volID, volumeID) {

@@ -19,11 +19,13 @@ func TestDiskV1(t *testing.T) {
 	t.Run("ListDiskLocations", func(t *testing.T) {
 		r, err := c.ListDiskLocations(ctx, &diskv1.ListDiskLocationsRequest{})
 		ok(t, "ListDiskLocations", err)
+		// Adapter, Bus, Target, LUNID: Bus is "" for SCSI disks, as
+		// upstream's MSFT_Disk.Location parse and the Windows backend give.
 		want := map[uint32][4]string{
-			0:           {"0", "0", "0", "0"},
-			dataDisk1:   {"1", "0", "0", "1"},
-			dataDisk2:   {"1", "0", "0", "2"},
-			offlineDisk: {"1", "0", "0", "3"},
+			0:           {"0", "", "0", "0"},
+			dataDisk1:   {"1", "", "0", "1"},
+			dataDisk2:   {"1", "", "0", "2"},
+			offlineDisk: {"1", "", "0", "3"},
 		}
 		got := r.GetDiskLocations()
 		if len(got) != len(want) {

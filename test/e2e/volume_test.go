@@ -193,12 +193,12 @@ func TestVolumeV2alpha1(t *testing.T) {
 	ok(t, "NewSmbGlobalMapping", err)
 	_, err = closest(kubelet + `\pods\5f0c\smb`)
 	wantErr(t, "GetClosestVolumeIDFromTargetPath(SMB link)", err, codes.FailedPrecondition, "which is on no local volume")
-	// The volume's disk offline: the mount point's path cannot be
-	// followed.
+	// The volume's disk offline: the volume is gone, as on Windows, so a
+	// path below its mount point does not exist.
 	_, err = e.disk.SetDiskState(ctx, &diskv1.SetDiskStateRequest{DiskNumber: dataDisk1, IsOnline: false})
 	ok(t, "SetDiskState(offline)", err)
 	_, err = closest(nested)
-	wantErr(t, "GetClosestVolumeIDFromTargetPath(under an offline volume)", err, codes.FailedPrecondition, "is offline")
+	wantErr(t, "GetClosestVolumeIDFromTargetPath(under an offline volume)", err, codes.NotFound, "is offline")
 }
 
 // volumeSuite calls every volume v1 method through api, on success and
@@ -388,23 +388,29 @@ func volumeSuite(t *testing.T, e *env, api volumeAPI) (vol1, staging string) {
 	vol3, mnt3 := ids3[0], kubelet+`\offline-mnt`
 	ok(t, "FormatVolume(3)", api.FormatVolume(ctx, vol3))
 	ok(t, "MountVolume(3)", api.MountVolume(ctx, vol3, mnt3))
+	// Offline, the volume is gone, as on Windows (and as the Windows
+	// backend answers): volume calls are NotFound.
 	setOnline(offlineDisk, false)
-	wantErr(t, "MountVolume(offline volume)", api.MountVolume(ctx, vol3, kubelet+`\offline-mnt2`), codes.FailedPrecondition, "disk 3 is offline")
-	wantErr(t, "UnmountVolume(offline volume)", api.UnmountVolume(ctx, vol3, mnt3), codes.FailedPrecondition, "disk 3 is offline")
-	wantErr(t, "WriteVolumeCache(offline volume)", api.WriteVolumeCache(ctx, vol3), codes.FailedPrecondition, "disk 3 is offline")
-	wantErr(t, "ResizeVolume(offline volume)", api.ResizeVolume(ctx, vol3, 0), codes.FailedPrecondition, "disk 3 is offline")
+	wantErr(t, "MountVolume(offline volume)", api.MountVolume(ctx, vol3, kubelet+`\offline-mnt2`), codes.NotFound, "disk 3 is offline")
+	wantErr(t, "WriteVolumeCache(offline volume)", api.WriteVolumeCache(ctx, vol3), codes.NotFound, "disk 3 is offline")
+	wantErr(t, "ResizeVolume(offline volume)", api.ResizeVolume(ctx, vol3, 0), codes.NotFound, "disk 3 is offline")
 	_, err = api.IsVolumeFormatted(ctx, vol3)
-	wantErr(t, "IsVolumeFormatted(offline volume)", err, codes.FailedPrecondition, "disk 3 is offline")
+	wantErr(t, "IsVolumeFormatted(offline volume)", err, codes.NotFound, "disk 3 is offline")
 	_, _, err = api.GetVolumeStats(ctx, vol3)
-	wantErr(t, "GetVolumeStats(offline volume)", err, codes.FailedPrecondition, "disk 3 is offline")
+	wantErr(t, "GetVolumeStats(offline volume)", err, codes.NotFound, "disk 3 is offline")
 	_, err = api.GetDiskNumberFromVolumeID(ctx, vol3)
-	wantErr(t, "GetDiskNumberFromVolumeID(offline volume)", err, codes.FailedPrecondition, "disk 3 is offline")
+	wantErr(t, "GetDiskNumberFromVolumeID(offline volume)", err, codes.NotFound, "disk 3 is offline")
 	// The mount point itself is still there and names its volume.
 	if got, err := api.GetVolumeIDFromTargetPath(ctx, mnt3); err != nil || got != vol3 {
 		t.Errorf("GetVolumeIDFromTargetPath(mount point of an offline volume) = %q, %v; want %s", got, err, vol3)
 	}
+	// Unmounting needs no volume (DeleteVolumeMountPoint): NodeUnstage
+	// after the disk went offline can finish.
+	ok(t, "UnmountVolume(offline volume)", api.UnmountVolume(ctx, vol3, mnt3))
+	if got, err := api.GetVolumeIDFromTargetPath(ctx, mnt3); err == nil {
+		t.Errorf("GetVolumeIDFromTargetPath(%s) after UnmountVolume = %q, want NotFound", mnt3, got)
+	}
 	setOnline(offlineDisk, true)
-	ok(t, "UnmountVolume(volume back online)", api.UnmountVolume(ctx, vol3, mnt3))
 
 	// UnmountVolume
 	wantErr(t, "UnmountVolume(another volume's mount point)", api.UnmountVolume(ctx, vol2, staging),

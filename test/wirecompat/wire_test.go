@@ -105,7 +105,9 @@ func TestDiskV1(t *testing.T) {
 	x := ctx(t)
 
 	locs := must[*diskv1.ListDiskLocationsResponse](t, "ListDiskLocations")(c.ListDiskLocations(x, &diskv1.ListDiskLocationsRequest{}))
-	wantLocs := map[uint32]string{0: "0:0:0:0", 1: "1:0:0:0", 2: "1:0:0:1", offDisk: "2:0:0:5", 11: "3:0:0:1", 14: "3:0:0:4"}
+	// adapter:bus:target:lun, with Bus "" as upstream reports it for SCSI
+	// disks (its MSFT_Disk.Location parse drops the "Port N" part).
+	wantLocs := map[uint32]string{0: "0::0:0", 1: "1::0:0", 2: "1::0:1", offDisk: "2::0:5", 11: "3::0:1", 14: "3::0:4"}
 	for n, want := range wantLocs {
 		l := locs.DiskLocations[n]
 		if l == nil {
@@ -359,7 +361,8 @@ func TestStageFlowV1(t *testing.T) {
 	}
 	must[*diskv1.SetDiskStateResponse](t, "SetDiskState offline")(dc.SetDiskState(x, &diskv1.SetDiskStateRequest{DiskNumber: n, IsOnline: false}))
 	_, err = vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{VolumeId: vol})
-	wantCode(t, "IsVolumeFormatted on an offline disk", err, codes.FailedPrecondition)
+	// The volume is gone while its disk is offline, as on Windows.
+	wantCode(t, "IsVolumeFormatted on an offline disk", err, codes.NotFound)
 	must[*diskv1.SetDiskStateResponse](t, "SetDiskState online")(dc.SetDiskState(x, &diskv1.SetDiskStateRequest{DiskNumber: n, IsOnline: true}))
 }
 
