@@ -441,17 +441,17 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 		// disk reads.
 		{args: []string{"disk", "list"}, table: [][]string{
 			{"DISK", "LOCATION", "PAGE83", "SERIAL", "SIZE", "BYTES", "ONLINE"},
-			{"0", "0:0:0:0", "60022480000000000000000000000000", "SIM-SYSTEM-0000", "128 GiB", "137438953472", "yes"},
-			{"1", "1:0:0:0", "60022480000000000000000000000001", "SIM-DATA-0001", "1 GiB", "1073741824", "yes"},
+			{"0", "0::0:0", "60022480000000000000000000000000", "SIM-SYSTEM-0000", "128 GiB", "137438953472", "yes"},
+			{"1", "1::0:0", "60022480000000000000000000000001", "SIM-DATA-0001", "1 GiB", "1073741824", "yes"},
 			{"2", "-", "-", "NTFS-D", "20 GiB", "21474836480", "yes"},
-			{"3", "2:0:0:5", "-", "FLAG-DISK", "4 GiB", "4294967296", "yes"},
-			{"7", "1:0:0:1", "-", "-", "2 GiB", "2147483648", "no"},
+			{"3", "2::0:5", "-", "FLAG-DISK", "4 GiB", "4294967296", "yes"},
+			{"7", "1::0:1", "-", "-", "2 GiB", "2147483648", "no"},
 		}, json: `{"disks": [
-			{"disk_number": 0, "location": {"adapter": "0", "bus": "0", "target": "0", "lun_id": "0"}, "serial_number": "SIM-SYSTEM-0000", "size_bytes": 137438953472, "online": true},
-			{"disk_number": 1, "location": {"adapter": "1", "bus": "0", "target": "0", "lun_id": "0"}, "page83": "60022480000000000000000000000001", "serial_number": "SIM-DATA-0001", "size_bytes": 1073741824, "online": true},
+			{"disk_number": 0, "location": {"adapter": "0", "bus": "", "target": "0", "lun_id": "0"}, "serial_number": "SIM-SYSTEM-0000", "size_bytes": 137438953472, "online": true},
+			{"disk_number": 1, "location": {"adapter": "1", "bus": "", "target": "0", "lun_id": "0"}, "page83": "60022480000000000000000000000001", "serial_number": "SIM-DATA-0001", "size_bytes": 1073741824, "online": true},
 			{"disk_number": 2, "location": null, "page83": "", "serial_number": "NTFS-D", "size_bytes": 21474836480, "online": true},
-			{"disk_number": 3, "location": {"adapter": "2", "bus": "0", "target": "0", "lun_id": "5"}, "serial_number": "FLAG-DISK", "size_bytes": 4294967296, "online": true},
-			{"disk_number": 7, "location": {"adapter": "1", "bus": "0", "target": "0", "lun_id": "1"}, "serial_number": "", "size_bytes": 2147483648, "online": false}]}`},
+			{"disk_number": 3, "location": {"adapter": "2", "bus": "", "target": "0", "lun_id": "5"}, "serial_number": "FLAG-DISK", "size_bytes": 4294967296, "online": true},
+			{"disk_number": 7, "location": {"adapter": "1", "bus": "", "target": "0", "lun_id": "1"}, "serial_number": "", "size_bytes": 2147483648, "online": false}]}`},
 		{args: []string{"disk", "ids"}, table: [][]string{
 			{"DISK", "PAGE83", "SERIAL"},
 			{"0", "60022480000000000000000000000000", "SIM-SYSTEM-0000"},

@@ -27,7 +27,7 @@ func TestSimListDisks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := locs.DiskLocations[2]; l == nil || *l != (disk.DiskLocation{Adapter: "1", Bus: "0", Target: "0", LUNID: "1"}) {
+	if l := locs.DiskLocations[2]; l == nil || *l != (disk.DiskLocation{Adapter: "1", Bus: "", Target: "0", LUNID: "1"}) {
 		t.Errorf("location of disk 2 = %+v", l)
 	}
 	// Each entry is its own value, not a shared loop variable.

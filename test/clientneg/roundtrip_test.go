@@ -99,12 +99,12 @@ func diskFlow(t *testing.T, d disk.Interface, versions map[string]string) {
 	ctx := context.Background()
 	locs, err := d.ListDiskLocations(ctx, nil)
 	must(t, "ListDiskLocations", err)
-	// sim.json's locations, "adapter:bus:target:lun"; disk 0 is the
-	// simulated host's system disk.
+	// sim.json's locations, "adapter:bus:target:lun", reported with Bus ""
+	// as Windows does for SCSI disks; disk 0 is the simulated host's system disk.
 	wantLocs := map[uint32]disk.DiskLocation{
-		0:           {Adapter: "0", Bus: "0", Target: "0", LUNID: "0"},
-		dataDisk:    {Adapter: "1", Bus: "0", Target: "0", LUNID: "1"},
-		offlineDisk: {Adapter: "1", Bus: "0", Target: "0", LUNID: "2"},
+		0:           {Adapter: "0", Target: "0", LUNID: "0"},
+		dataDisk:    {Adapter: "1", Target: "0", LUNID: "1"},
+		offlineDisk: {Adapter: "1", Target: "0", LUNID: "2"},
 	}
 	if len(locs.DiskLocations) != len(wantLocs) {
 		t.Errorf("ListDiskLocations: %d disks, want %d", len(locs.DiskLocations), len(wantLocs))

@@ -34,7 +34,7 @@ import (
 // exercises every decision the backend makes.
 //
 // What the model decides where Windows is not documented is written next
-// to the decision and collected in docs/parity-differences.md.
+// to the decision and collected in docs/simulated-host.md ("How closely it follows Windows").
 type winModel struct {
 	t  testing.TB
 	mu sync.Mutex
