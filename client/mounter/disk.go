@@ -256,7 +256,9 @@ type UnmountDeviceOptions struct {
 // fails the unmount: the data would be lost on detach), removes target,
 // and with o.Offline takes the disk offline. Nothing mounted at target is
 // success (only the directory, if left, is removed), so a retry after a
-// partial unstage finishes the job.
+// partial unstage finishes the job, except the offline step: once the
+// volume is unmounted nothing names its disk any more, so a retry after a
+// failed SetDiskState leaves the disk online (the detach still proceeds).
 func (m *Mounter) UnmountDevice(ctx context.Context, target string, o UnmountDeviceOptions) error {
 	v, fsys := m.node.Volume(), m.node.Filesystem()
 	ex, err := fsys.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
