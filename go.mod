@@ -11,6 +11,7 @@ require (
 	github.com/Microsoft/go-winio v0.6.4
 	github.com/csi-node-proxy/csi-node-proxy/client v0.0.0-00010101000000-000000000000
 	github.com/diskfs/go-diskfs v1.9.4
+	github.com/go-logr/logr v1.4.4
 	github.com/go-ole/go-ole v1.3.0
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/hirochachacha/go-smb2 v1.1.0
@@ -22,6 +23,7 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/mount-utils v0.28.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -29,8 +31,8 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/geoffgarside/ber v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/moby/sys/mountinfo v0.6.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
@@ -41,6 +43,7 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
+	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 )
 
 replace github.com/csi-node-proxy/csi-node-proxy/client => ./client

@@ -20,9 +20,19 @@
 // order of Options.Versions when set, and keeps the first endpoint that
 // answers a gRPC health check for the version's service. A daemon without
 // the health service (upstream csi-proxy) counts as serving when its
-// endpoint answers at all. When no version answers, Dial fails with an
-// error naming the group, the versions the client tried and those the
-// daemon serves.
+// endpoint answers at all. When no version of a group answers, the error
+// names the group, the versions the client tried, those the daemon serves
+// and the pipe or socket of the newest version tried.
+//
+// # Which groups
+//
+// A driver's DaemonSet usually mounts only the pipes it uses (disk, volume
+// and filesystem for a block-disk driver). With Options.Groups empty, Dial
+// connects every group that answers and fails only if none does; a call to
+// a group that did not answer fails with the error Dial got for it. With
+// Options.Groups set, Dial connects exactly those groups and fails if one
+// of them does not answer: list the groups a driver needs to catch a
+// deployment that lacks one at start-up rather than at its first call.
 //
 // # Calls and errors
 //
@@ -90,9 +100,21 @@ type Options struct {
 	// Default DefaultPipePrefix; tests set another to keep their pipes
 	// apart.
 	PipePrefix string
-	// Groups are the groups to connect: any of disk, volume, filesystem,
-	// smb, iscsi and system. Default all six. The methods of a group not
-	// dialed fail with errdefs.ErrFailedPrecondition.
+	// Groups are the groups the driver needs: any of disk, volume,
+	// filesystem, smb, iscsi and system. Dial fails unless every group
+	// listed answers, so a deployment that lacks one is caught at start-up;
+	// the methods of a group not listed fail with
+	// errdefs.ErrFailedPrecondition.
+	//
+	// Left empty, Dial connects every group that answers and needs only
+	// one: a driver's DaemonSet mounts just the pipes it uses (azuredisk,
+	// and examples/node-plugin/windows.yaml, mount disk, volume and
+	// filesystem), so the others are missing by design. A group that did
+	// not answer stays unavailable for this Client: each of its calls fails
+	// with the error Dial got for it (naming the group, the endpoints and
+	// the versions tried), wrapping errdefs.ErrUnavailable or
+	// errdefs.ErrFailedPrecondition as Dial's own error would. Missing
+	// lists them.
 	Groups []string
 	// Versions restricts the versions tried for a group to those listed,
 	// in the order listed (put the preferred first). A group without an
@@ -202,6 +224,7 @@ type Client struct {
 	groups   groupSet
 	conns    map[string]*grpc.ClientConn // by group
 	versions map[string]string           // by group
+	missing  map[string]error            // by group: why Dial could not connect it
 
 	mu     sync.RWMutex
 	closed bool
@@ -209,9 +232,11 @@ type Client struct {
 
 var _ groups.Node = (*Client)(nil)
 
-// Dial connects to every group in o.Groups, each at the newest version it
-// and the daemon share; see the package documentation. It fails if any
-// group cannot be reached, closing whatever it opened.
+// Dial connects to the daemon's groups, each at the newest version it and
+// the daemon share; see the package documentation. With o.Groups set it
+// fails if any group listed cannot be reached; with o.Groups empty it
+// connects the groups that answer and fails only if none does (see
+// Options.Groups). A failed Dial closes whatever it opened.
 //
 // The errors wrap errdefs sentinels: ErrInvalidArgument for bad Options;
 // ErrUnavailable when no endpoint of a group answers (the daemon is not
@@ -224,28 +249,58 @@ func Dial(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, conns: map[string]*grpc.ClientConn{}, versions: map[string]string{}}
+	required := len(o.Groups) > 0
+	c := &Client{opts: o, conns: map[string]*grpc.ClientConn{}, versions: map[string]string{}, missing: map[string]error{}}
 	for _, p := range plan {
 		cc, gv, err := c.negotiate(ctx, p)
 		if err != nil {
-			_ = c.closeConns() // Dial's error is what matters
-			return nil, err
+			if required || ctx.Err() != nil {
+				_ = c.closeConns() // Dial's error is what matters
+				return nil, err
+			}
+			c.missing[p.group] = err
+			continue
 		}
 		c.conns[p.group] = cc
 		c.versions[p.group] = gv.version
 		gv.bind(&guardedConn{cc: cc, c: c}, &c.groups)
 	}
-	// Groups not dialed answer every call with a clear error, through the
-	// newest version's stub (it has every method, so each call reaches the
-	// connection and its error).
+	if len(c.conns) == 0 {
+		return nil, noGroup(plan, c.missing)
+	}
+	// Groups not connected answer every call with a clear error, through
+	// the newest version's stub (it has every method, so each call reaches
+	// the connection and its error).
 	for _, g := range KnownGroups() {
 		if _, ok := c.conns[g]; ok {
 			continue
 		}
 		gv, _ := lookup(g, KnownVersions()[g][0])
+		if err, ok := c.missing[g]; ok {
+			gv.bind(missingGroup{group: g, err: err}, &c.groups)
+			continue
+		}
 		gv.bind(notDialed(g), &c.groups)
 	}
 	return c, nil
+}
+
+// noGroup is Dial's error when no group answered at all: each group's
+// reason, one per line. It wraps ErrFailedPrecondition when some group's
+// endpoints answered without a usable version (retrying will not help),
+// else ErrUnavailable (the daemon is not there, yet).
+func noGroup(plan []groupPlan, why map[string]error) error {
+	kind := errdefs.ErrUnavailable
+	var msg strings.Builder
+	msg.WriteString("csi-node-proxy client: no group answered")
+	for _, p := range plan {
+		err := why[p.group]
+		if errors.Is(err, errdefs.ErrFailedPrecondition) {
+			kind = errdefs.ErrFailedPrecondition
+		}
+		fmt.Fprintf(&msg, "\n  %v", err)
+	}
+	return errdefs.Errorf(kind, "%s", msg.String())
 }
 
 // groupPlan is the versions to try for one group, in order.
@@ -376,8 +431,9 @@ func (o Options) noCommonVersion(ctx context.Context, p groupPlan, probed map[st
 	}
 	// The first version's failure says why an endpoint did not answer
 	// (missing, refused, permission denied, timed out).
+	// Its full address names the pipe or socket exactly.
 	if err := probed[p.versions[0]]; err != nil {
-		fmt.Fprintf(&msg, "; %s: %v", Endpoint(p.group, p.versions[0]), err)
+		fmt.Fprintf(&msg, "; %s: %v", o.address(p.group, p.versions[0]), err)
 	}
 	return errdefs.Errorf(kind, "%s", msg.String())
 }
@@ -475,6 +531,17 @@ func Served(ctx context.Context, o Options) ([]GroupVersion, error) {
 		}
 	}
 	return out, nil
+}
+
+// Missing returns the groups Dial was to connect but could not, each with
+// the error its calls return: only with Options.Groups empty (otherwise
+// Dial fails instead). A driver may log it at start-up.
+func (c *Client) Missing() map[string]error {
+	out := make(map[string]error, len(c.missing))
+	for g, err := range c.missing {
+		out[g] = err
+	}
+	return out
 }
 
 // Versions returns the negotiated version of each dialed group.
@@ -578,6 +645,29 @@ func (n notDialed) Invoke(context.Context, string, any, any, ...grpc.CallOption)
 // NewStream implements grpc.ClientConnInterface: it fails every call.
 func (n notDialed) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
 	return nil, n.err()
+}
+
+// missingGroup is the connection of a group Dial tried and could not
+// connect: every call fails with what Dial found.
+type missingGroup struct {
+	group string
+	err   error
+}
+
+// Invoke implements grpc.ClientConnInterface: it fails every call.
+func (m missingGroup) Invoke(context.Context, string, any, any, ...grpc.CallOption) error {
+	return m.error()
+}
+
+// NewStream implements grpc.ClientConnInterface: it fails every call.
+func (m missingGroup) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, m.error()
+}
+
+// error says the group is unavailable and why, wrapping the kind Dial's
+// error had (Unavailable or FailedPrecondition).
+func (m missingGroup) error() error {
+	return fmt.Errorf("csi-node-proxy client: group %s is not available on this node (Dial could not connect it; list it in Options.Groups to make Dial fail instead, or Dial again once the node serves it): %w", m.group, m.err)
 }
 
 func (n notDialed) err() error {

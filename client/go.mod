@@ -7,13 +7,18 @@ replace github.com/csi-node-proxy/csi-node-proxy => ../
 require (
 	github.com/Microsoft/go-winio v0.6.4
 	github.com/csi-node-proxy/csi-node-proxy v0.0.0-00010101000000-000000000000
+	github.com/go-logr/logr v1.4.4
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
+	k8s.io/mount-utils v0.28.0
 )
 
 require (
+	github.com/moby/sys/mountinfo v0.6.2 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
+	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 )

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/client"
+	"github.com/csi-node-proxy/csi-node-proxy/client/mounter"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/examples/driver/nodeops"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
@@ -55,17 +56,18 @@ func TestBothModes(t *testing.T) {
 	})
 }
 
-// driverSequence stages, publishes, reads stats, unpublishes and unstages,
-// each twice (kubelet retries), checking what the node says after each
-// step, and that mistakes come back as the same errdefs kinds.
+// driverSequence stages, publishes, reads stats, expands, unpublishes and
+// unstages, each twice (kubelet retries), checking what the node says
+// after each step, and that mistakes come back as the same errdefs kinds.
 func driverSequence(t *testing.T, node groups.Node) {
 	ctx := t.Context()
-	if _, err := nodeops.NodeStageVolume(ctx, node, "60022480000000000000000000000bad", staging); !errors.Is(err, errdefs.ErrNotFound) {
+	m := mounter.New(node, mounter.Options{})
+	if _, err := nodeops.NodeStageVolume(ctx, m, "60022480000000000000000000000bad", staging); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("staging a disk that is not attached: %v, want ErrNotFound", err)
 	}
 	var volumeID string
 	for range 2 {
-		id, err := nodeops.NodeStageVolume(ctx, node, page83, staging)
+		id, err := nodeops.NodeStageVolume(ctx, m, page83, staging)
 		if err != nil {
 			t.Fatalf("NodeStageVolume: %v", err)
 		}
@@ -78,24 +80,28 @@ func driverSequence(t *testing.T, node groups.Node) {
 		t.Fatal(err) // kubelet's part: the pod's volume directory
 	}
 	for range 2 {
-		if err := nodeops.NodePublishVolume(ctx, node, staging, target); err != nil {
+		if err := nodeops.NodePublishVolume(m, staging, target); err != nil {
 			t.Fatalf("NodePublishVolume: %v", err)
 		}
 	}
 	if link, err := node.Filesystem().IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: target}); err != nil || !link.IsSymlink {
 		t.Errorf("published path: %+v, %v; want a symlink", link, err)
 	}
-	total, used, err := nodeops.NodeGetVolumeStats(ctx, node, staging)
-	if err != nil || total < 7<<30 || used < 0 || used > total {
-		t.Errorf("stats: total %d used %d, %v", total, used, err)
+	st, err := nodeops.NodeGetVolumeStats(ctx, m, target)
+	if err != nil || st.Total < 7<<30 || st.Used < 0 || st.Used > st.Total {
+		t.Errorf("stats: %+v, %v", st, err)
+	}
+	// Nothing to grow: the volume fills its disk already, and stays.
+	if size, err := nodeops.NodeExpandVolume(ctx, m, target); err != nil || size != st.Total {
+		t.Errorf("expand: %d, %v; want %d unchanged", size, err, st.Total)
 	}
 	// A path outside the working directories is refused by the group
 	// Service in both modes, with the same kind of error.
-	if err := nodeops.NodePublishVolume(ctx, node, staging, `C:\Windows\evil`); !errors.Is(err, errdefs.ErrInvalidArgument) && !errors.Is(err, errdefs.ErrPermissionDenied) {
+	if err := nodeops.NodePublishVolume(m, staging, `C:\Windows\evil`); !errors.Is(err, errdefs.ErrInvalidArgument) && !errors.Is(err, errdefs.ErrPermissionDenied) {
 		t.Errorf("publishing outside the working dirs: %v", err)
 	}
 	for range 2 {
-		if err := nodeops.NodeUnpublishVolume(ctx, node, target); err != nil {
+		if err := nodeops.NodeUnpublishVolume(m, target); err != nil {
 			t.Fatalf("NodeUnpublishVolume: %v", err)
 		}
 	}
@@ -103,7 +109,7 @@ func driverSequence(t *testing.T, node groups.Node) {
 		t.Errorf("unpublished path: %+v, %v; want gone", st, err)
 	}
 	for range 2 {
-		if err := nodeops.NodeUnstageVolume(ctx, node, staging); err != nil {
+		if err := nodeops.NodeUnstageVolume(ctx, m, staging); err != nil {
 			t.Fatalf("NodeUnstageVolume: %v", err)
 		}
 	}
@@ -112,11 +118,14 @@ func driverSequence(t *testing.T, node groups.Node) {
 	}
 	// The data survived: staging again finds the volume formatted and
 	// mounts the same one.
-	id, err := nodeops.NodeStageVolume(ctx, node, page83, staging)
+	if _, err := node.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: staging}); err != nil {
+		t.Fatal(err) // kubelet's part: the staging directory
+	}
+	id, err := nodeops.NodeStageVolume(ctx, m, page83, staging)
 	if err != nil || id != volumeID {
 		t.Errorf("restage: %s, %v; want %s", id, err, volumeID)
 	}
-	if err := nodeops.NodeUnstageVolume(ctx, node, staging); err != nil {
+	if err := nodeops.NodeUnstageVolume(ctx, m, staging); err != nil {
 		t.Errorf("final unstage: %v", err)
 	}
 }
