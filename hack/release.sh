@@ -3,14 +3,19 @@
 # release target into dist/<os>-<arch>/ (csi-node-proxy and
 # csi-node-proxyctl, with .exe for Windows), stamped with the version, commit
 # and build date that -version (the CLI: version) prints, and write
-# dist/SHA256SUMS over every binary.
+# dist/SHA256SUMS over every binary. Then the container images, built from
+# those binaries without a container engine (hack/image, docs/images.md), as
+# OCI image layouts in dist/images/: windows/ (the HostProcess image), linux/
+# (the index of the Linux images) and all/ (one index of every image).
 #
 # Environment (all optional):
 #   RELEASE_TARGETS  space-separated os/arch list (default: linux/amd64 linux/arm64 windows/amd64)
 #   DIST             output directory (default: dist); it is emptied first
 #   VERSION          default: git describe --tags --always --dirty
 #   COMMIT           default: git rev-parse HEAD
-#   SOURCE_DATE_EPOCH  build date as Unix seconds (reproducible builds); default: now
+#   SOURCE_DATE_EPOCH  build date as Unix seconds, also every timestamp in the
+#                      images; default: the commit's time, so that two builds
+#                      of one commit give the same binaries and image digests
 #
 # The builds are static (CGO_ENABLED=0), -trimpath (no local paths in the
 # binary) and stripped of symbol tables (-s -w; stack traces still work).
@@ -36,11 +41,8 @@ read -r -a targets <<<"${RELEASE_TARGETS:-linux/amd64 linux/arm64 windows/amd64}
 dist=${DIST:-dist}
 version=${VERSION:-$(git describe --tags --always --dirty)}
 commit=${COMMIT:-$(git rev-parse HEAD)}
-if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
-  build_date=$(date -u -d "@${SOURCE_DATE_EPOCH}" +%Y-%m-%dT%H:%M:%SZ)
-else
-  build_date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-fi
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
+build_date=$(date -u -d "@${SOURCE_DATE_EPOCH}" +%Y-%m-%dT%H:%M:%SZ)
 
 pkg=github.com/csi-node-proxy/csi-node-proxy/internal/version
 ldflags="-s -w -X ${pkg}.Version=${version} -X ${pkg}.Commit=${commit} -X ${pkg}.BuildDate=${build_date}"
@@ -67,6 +69,16 @@ done
 sums=$(cd "$dist" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum)
 printf '%s\n' "$sums" >"${dist}/SHA256SUMS"
 cat "${dist}/SHA256SUMS"
+
+if ! $check; then
+  # hack/image is a module of its own (go-containerregistry stays out of the
+  # daemon's module); paths are absolute because go run works in hack/image.
+  echo "images into ${dist}/images/"
+  abs_dist=$(cd "$dist" && pwd)
+  root=$(pwd)
+  (cd hack/image && "$GO" run . -dist "$abs_dist" -out "$abs_dist/images" -license "$root/LICENSE" \
+    -platforms "${targets[*]}" -version "$version" -revision "$commit" -source-date-epoch "$SOURCE_DATE_EPOCH")
+fi
 
 if $check; then
   (cd "$dist" && sha256sum --quiet -c SHA256SUMS)
