@@ -51,9 +51,9 @@ func isChart(dir string) bool {
 	return err == nil
 }
 
-// Kustomizations lists, relative to base, every directory under root that
+// Kustomizations lists every directory under root (relative to base) that
 // kustomize can build (kind Kustomization; components are built through
-// them), sorted.
+// them), as paths joined to base like Files', sorted.
 func Kustomizations(base, root string) ([]string, error) {
 	var dirs []string
 	err := filepath.WalkDir(filepath.Join(base, root), func(p string, e os.DirEntry, err error) error {
@@ -61,11 +61,7 @@ func Kustomizations(base, root string) ([]string, error) {
 			return err
 		}
 		if kustomizationKind(p) == "Kustomization" {
-			rel, err := filepath.Rel(base, p)
-			if err != nil {
-				return err
-			}
-			dirs = append(dirs, rel)
+			dirs = append(dirs, p)
 		}
 		return nil
 	})
