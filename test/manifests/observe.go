@@ -35,6 +35,9 @@ var (
 // checkImage checks that a container running the daemon uses the
 // project's image, pinned to a tag or digest.
 func (s *Set) checkImage(p problems, cp string, c *corev1.Container) {
+	if c.Image == "" {
+		return // reported as missing
+	}
 	want := s.ImageRepository
 	if want == "" {
 		want = DefaultImageRepository
