@@ -67,6 +67,13 @@ type Set struct {
 	AdmissionGaps map[string]string
 	// Notes collects what the checks report without failing.
 	Notes []string
+	// ImageRepository is the repository every container running the
+	// daemon must take its image from; "" means DefaultImageRepository.
+	ImageRepository string
+
+	// metricsAddr is each daemon container's --metrics-bind-address, by
+	// metricsKey, for the PodMonitor checks.
+	metricsAddr map[string]string
 }
 
 // problems collects errors for one document.
@@ -110,6 +117,7 @@ func (s *Set) Check() []error {
 	}
 	errs = append(errs, s.checkSelectorOverlap()...)
 	errs = append(errs, s.checkAdmission()...)
+	errs = append(errs, s.checkPodMonitors()...)
 	return errs
 }
 
@@ -272,7 +280,15 @@ func (s *Set) checkPod(p problems, namespace string, spec *corev1.PodSpec) {
 				p.add("%s mounts pipe %s at %s: a pipe is reached by its own name, mount it at the same path", cp, v.HostPath.Path, m.MountPath)
 			}
 		}
+		if spec.HostNetwork {
+			for _, port := range c.Ports {
+				if port.HostPort != 0 && port.HostPort != port.ContainerPort {
+					p.add("%s: port %q: hostPort %d differs from containerPort %d: with the host network the API server requires them equal", cp, port.Name, port.HostPort, port.ContainerPort)
+				}
+			}
+		}
 		if isDaemon(c) {
+			s.checkImage(p, cp, c)
 			s.checkDaemon(p, cp, c, spec, nodeOS)
 		}
 	}
@@ -471,6 +487,7 @@ func (s *Set) checkDaemon(p problems, cp string, c *corev1.Container, spec *core
 		return
 	}
 	checkDaemonValues(func(format string, a ...any) { p.add(cp+": "+format, a...) }, values, nodeOS)
+	s.checkObservability(p, cp, c, spec, values)
 
 	if nodeOS == "linux" {
 		// The sockets must land on the host, at the path node plugins

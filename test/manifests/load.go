@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strings"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,15 +77,29 @@ type Schema struct {
 }
 
 // NewSchema builds the strict decoder for every built-in kind client-go
-// knows and the structured-merge-diff type converter from client-go's
-// embedded, OpenAPI-derived schema.
+// knows, plus the Prometheus Operator's monitoring.coreos.com/v1 (the
+// PodMonitor of deploy/components/podmonitor and the Helm chart), and the
+// structured-merge-diff type converter from client-go's embedded,
+// OpenAPI-derived schema, which has built-in kinds only.
 func NewSchema() *Schema {
-	codecs := serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict)
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err) // registering client-go's own types cannot fail
+	}
+	if err := monitoringv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	codecs := serializer.NewCodecFactory(scheme, serializer.EnableStrict)
 	return &Schema{
 		decoder:   codecs.UniversalDeserializer(),
 		converter: applyconfigurations.NewTypeConverter(clientgoscheme.Scheme),
 	}
 }
+
+// typedOnly are the API groups that have Go types (strict decoding) but no
+// structured schema in client-go; their objects are checked by step 1 and
+// by the semantic checks only.
+var typedOnly = map[string]bool{monitoringv1.SchemeGroupVersion.Group: true}
 
 // separator is a YAML document separator line.
 var separator = regexp.MustCompile(`^---(\s.*)?$`)
@@ -122,6 +137,12 @@ func (s *Schema) LoadFile(path string) ([]*Document, []error) {
 	if err != nil {
 		return nil, []error{err}
 	}
+	return s.LoadBytes(path, data)
+}
+
+// LoadBytes is LoadFile for a YAML stream that is not a file, such as the
+// output of kustomize or Helm; name stands for the file in messages.
+func (s *Schema) LoadBytes(path string, data []byte) ([]*Document, []error) {
 	var docs []*Document
 	var errs []error
 	raws, lines := SplitDocuments(data)
@@ -166,6 +187,9 @@ func (s *Schema) validate(d *Document) []error {
 	if err := u.UnmarshalJSON(j); err != nil {
 		return append(errs, fmt.Errorf("reading the object: %w", err))
 	}
+	if typedOnly[u.GroupVersionKind().Group] {
+		return errs
+	}
 	if _, err := s.converter.ObjectToTyped(u); err != nil {
 		errs = append(errs, fmt.Errorf("schema (%s): %w", u.GroupVersionKind(), err))
 	}
@@ -173,13 +197,25 @@ func (s *Schema) validate(d *Document) []error {
 }
 
 // Files lists the files under the roots (relative to base) that the
-// validator reads: manifests (*.yaml, *.yml), systemd units (*.service) and
-// READMEs (README.md), sorted.
+// validator reads as they are: manifests (*.yaml, *.yml), systemd units
+// (*.service) and READMEs (README.md), sorted. Kustomization files, the
+// directories of kustomize components and Helm charts hold no manifest that
+// applies on its own: Kustomizations and Charts list those, and the tests
+// render them.
 func Files(base string, roots ...string) (manifests, units, readmes []string, err error) {
 	for _, root := range roots {
 		err = filepath.WalkDir(filepath.Join(base, root), func(p string, e os.DirEntry, err error) error {
-			if err != nil || e.IsDir() {
+			if err != nil {
 				return err
+			}
+			if e.IsDir() {
+				if isChart(p) || isComponent(p) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if isKustomizationFile(e.Name()) {
+				return nil
 			}
 			switch {
 			case strings.HasSuffix(p, ".yaml"), strings.HasSuffix(p, ".yml"):
