@@ -122,6 +122,8 @@ type diskState struct {
 type snapshot struct {
 	disks  []*diskState
 	mounts []mountinfo.Mount
+	// devRoot is Config.DevRoot, to name partition devices.
+	devRoot string
 }
 
 // scanMode says how much a scan reads.
@@ -161,7 +163,7 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the swap devices: %w", err)
 	}
-	s := &snapshot{mounts: mounts}
+	s := &snapshot{mounts: mounts, devRoot: b.cfg.DevRoot}
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
@@ -411,12 +413,24 @@ func (s *snapshot) disk(n uint32, filter []string) (*diskState, error) {
 	return nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d does not exist (disk numbers are kernel diskseq values of disks matching %v; ListDiskIDs lists them)", n, filter)
 }
 
-// volRef is a volume: a GPT partition and its kernel device.
+// volRef is a volume: a GPT partition and its kernel device, or a whole
+// disk holding a filesystem without a partition table (entry and part nil).
 type volRef struct {
 	id    string
 	disk  *diskState
-	entry *gptEntry
-	part  *sysPart // nil when the kernel has no device for it
+	entry *gptEntry // nil for a whole-disk volume
+	part  *sysPart  // nil when the kernel has no device for it, and for a whole-disk volume
+}
+
+// whole tells whether the volume is a whole disk.
+func (v *volRef) whole() bool { return v.entry == nil }
+
+// describe names the volume's place in messages.
+func (v *volRef) describe() string {
+	if v.whole() {
+		return "the whole of " + v.disk.describe()
+	}
+	return fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe())
 }
 
 // volumeID is the ID of a partition: its unique GUID in lower case. It is
@@ -425,20 +439,56 @@ type volRef struct {
 // '/', at most 256 bytes).
 func volumeID(e *gptEntry) string { return e.id.String() }
 
-// volume finds a volume by ID, in either case.
+// wholeVolume returns the ID of the volume a disk without a partition
+// table is, or "" when it is none. aws-ebs, gce-pd and azuredisk on Linux
+// format the whole device (mkfs /dev/xvdf), so such a disk holds one
+// volume: its filesystem, named by the filesystem's UUID, lower case, as
+// blkid prints it and /dev/disk/by-uuid names it. Like a partition GUID it
+// is stored on the disk, so it survives reboots and moves between nodes.
+// Only filesystems the backend mounts and whose UUID the probe reads
+// count (ext2/3/4, XFS, btrfs).
+func (d *diskState) wholeVolume() string {
+	if d.table != nil || d.tableErr != nil || d.mbr != mbrNone || d.content.mountType() == "" || d.content.UUID.isZero() {
+		return ""
+	}
+	return d.content.UUID.String()
+}
+
+// volumes returns the volumes of the disk: its GPT partitions but
+// Microsoft Reserved ones, in index order, or its whole-disk volume.
+func (d *diskState) volumes() []*volRef {
+	var out []*volRef
+	if id := d.wholeVolume(); id != "" {
+		return append(out, &volRef{id: id, disk: d})
+	}
+	if d.table == nil {
+		return nil
+	}
+	for i := range d.table.entries {
+		e := &d.table.entries[i]
+		if e.typeGUID != typeMicrosoftReserved {
+			out = append(out, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+		}
+	}
+	return out
+}
+
+// volume finds a volume by ID, in either case. A cloned disk (a snapshot
+// restored, a PVC clone) carries the same IDs as its original: when more
+// than one volume has the ID and exactly one of them is mounted, that one
+// is meant (the live volume whose stats or unmount a driver asks for);
+// otherwise the ID is ambiguous until the clone is given new identities
+// (SetDiskOnline) or detached.
 func (s *snapshot) volume(id string) (*volRef, error) {
 	g, err := parseGUID(id)
 	if err != nil {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
 	}
 	var found []*volRef
 	for _, d := range s.disks {
-		if d.table == nil {
-			continue
-		}
-		for i := range d.table.entries {
-			if e := &d.table.entries[i]; e.id == g {
-				found = append(found, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+		for _, v := range d.volumes() {
+			if v.id == g.String() {
+				found = append(found, v)
 			}
 		}
 	}
@@ -448,20 +498,30 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 	case 1:
 		return found[0], nil
 	}
+	var mounted []*volRef
 	var where []string
 	for _, v := range found {
-		where = append(where, fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe()))
+		if len(v.mounts(s.devRoot)) > 0 {
+			mounted = append(mounted, v)
+		}
+		where = append(where, v.describe())
+	}
+	if len(mounted) == 1 {
+		return mounted[0], nil
 	}
 	return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition,
-		"volume %s is ambiguous: its partition GUID is on %s (a cloned disk?); detach all but one", id, strings.Join(where, " and "))
+		"volume %s is ambiguous: it is on %s (a cloned disk?); bring the clone online with SetDiskState to give it new IDs, or detach all but one", id, strings.Join(where, " and "))
 }
 
 // device returns the volume's kernel device node, checking that the
 // kernel's partition is where the table says.
 func (v *volRef) device(devRoot string) (string, error) {
+	if v.whole() {
+		return v.disk.path, nil
+	}
 	lbs := v.disk.logicalBlock
 	if v.part == nil {
-		msg := fmt.Sprintf("the kernel has no device for partition %d of %s", v.entry.index, v.disk.describe())
+		msg := fmt.Sprintf("the kernel has no device for %s", v.describe())
 		if v.disk.reconcileErr != nil {
 			msg += ": adding it failed: " + v.disk.reconcileErr.Error()
 		}
@@ -475,9 +535,39 @@ func (v *volRef) device(devRoot string) (string, error) {
 	return filepath.Join(devRoot, v.part.name), nil
 }
 
+// devNum returns the device number of the volume's kernel device, and
+// false when it has none.
+func (v *volRef) devNum() (devNum, bool) {
+	switch {
+	case v.whole():
+		return v.disk.dev, true
+	case v.part != nil:
+		return v.part.dev, true
+	}
+	return devNum{}, false
+}
+
+// size is the size of the volume's device (the partition, or the whole
+// disk) in bytes.
+func (v *volRef) size() int64 {
+	if v.whole() {
+		return v.disk.size
+	}
+	return int64(v.entry.sectors()) * v.disk.logicalBlock
+}
+
 // mounts returns the mounts of the volume, the topmost of each mount
 // point last (mount table order).
 func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
+	if v.whole() {
+		var out []mountinfo.Mount
+		for _, m := range v.disk.mounts {
+			if (devNum{m.Major, m.Minor}) == v.disk.dev || m.Source == v.disk.path {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	if v.part == nil {
 		return nil
 	}
@@ -501,10 +591,13 @@ func (v *volRef) mountPoint(devRoot string) string {
 }
 
 // byDevice finds the partition (as a volume) or whole disk with a device
-// number or source path.
+// number or source path; the volume is nil when the device is not one.
 func (s *snapshot) byDevice(dev devNum, source, devRoot string) (*diskState, *volRef) {
 	for _, d := range s.disks {
 		if d.dev == dev || d.path == source {
+			if id := d.wholeVolume(); id != "" {
+				return d, &volRef{id: id, disk: d}
+			}
 			return d, nil
 		}
 		for i := range d.parts {

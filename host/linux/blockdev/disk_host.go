@@ -57,7 +57,9 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 
 // PartitionDisk implements disk.Host. A disk with a GPT that has a data
 // partition (any but Microsoft Reserved) is left alone, after making sure
-// the kernel has a device for each of its partitions. Otherwise the disk
+// the kernel has a device for each of its partitions; so is a disk holding
+// a whole-disk filesystem (it is a volume already, see wholeVolume).
+// Otherwise the disk
 // gets a GPT (a new one with a random disk GUID, or the existing empty one)
 // and one partition of type Linux filesystem with a random unique GUID,
 // spanning the largest free extent, start and end aligned to 1 MiB. The
@@ -65,7 +67,7 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 // this kernel) and the partition is announced with BLKPG.
 //
 // The layout is read before the disk's state matters: an offline disk
-// with a data partition is left alone, offline. Any other offline disk is
+// with a data partition or a whole-disk filesystem is left alone, offline. Any other offline disk is
 // brought online first (SetDiskOnline), then handled as below.
 //
 // It refuses, with errdefs.ErrFailedPrecondition, a host disk, a disk
@@ -91,7 +93,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.host != "" {
 		return d.hostErr("partition")
 	}
-	if d.offline && !(d.tableErr == nil && d.table != nil && hasDataPartition(d.table)) {
+	if d.offline && !d.partitioned() {
 		// The layout is read first, as upstream reads MSFT_Disk and
 		// MSFT_Partition while the disk is offline: gcp-pd, aws-ebs and
 		// vsphere partition before SetDiskState(online), and re-staging
@@ -114,6 +116,12 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.tableErr != nil {
 		return tableError(d)
 	}
+	if d.wholeVolume() != "" {
+		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
+		// already a volume, as upstream counts a disk with a partition.
+		// Writing a table would destroy it.
+		return nil
+	}
 	if d.table != nil && hasDataPartition(d.table) {
 		if d.reconcileErr != nil {
 			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.describe(), d.reconcileErr)
@@ -134,6 +142,13 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		}
 	}
 	return b.createPartition(d)
+}
+
+// partitioned tells whether the disk's layout, read without changing it,
+// already holds a volume: a GPT with a data partition, or a whole-disk
+// filesystem. PartitionDisk leaves such a disk alone, offline or not.
+func (d *diskState) partitioned() bool {
+	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "")
 }
 
 // hasDataPartition tells whether the table has a partition Windows would

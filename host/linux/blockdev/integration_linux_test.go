@@ -175,6 +175,14 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if w := blkid(t, "TYPE", part); w != "" && w != fs {
 		t.Fatalf("blkid says %s holds %s", part, w)
 	}
+	// A Linux driver (rollback, a mixed fleet) must be able to mount the
+	// partition with mount-utils' rules: blkid -p on it must give the
+	// filesystem and no partition table type.
+	if _, err := exec.LookPath("blkid"); err == nil {
+		if got := mountUtilsFormat(t, part); got != fs {
+			t.Fatalf("mount-utils' GetDiskFormat rule reads %q on %s, want %s", got, part, fs)
+		}
+	}
 	_, err = vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id})
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "already formatted")
 

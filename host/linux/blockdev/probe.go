@@ -26,6 +26,10 @@ type fsInfo struct {
 	Type string
 	// Size is the filesystem's own idea of its size in bytes, 0 if unknown.
 	Size int64
+	// UUID is the filesystem's UUID in the byte order blkid prints it
+	// (and /dev/disk/by-uuid names it); zero when the type has none this
+	// probe reads (only ext2/3/4, XFS and btrfs have one here).
+	UUID guid
 }
 
 // mountType is the type to pass to mount(2), or "" when the content is not
@@ -80,15 +84,15 @@ func probeBytes(b []byte) fsInfo {
 		case compat&0x4 != 0: // has_journal
 			typ = "ext3"
 		}
-		return fsInfo{Type: typ, Size: int64(blocks) * blockSize}
+		return fsInfo{Type: typ, Size: int64(blocks) * blockSize, UUID: guid(b[sb+0x68 : sb+0x78])}
 	}
 	// XFS: "XFSB" at 0, big-endian block size and data block count.
-	if at(0, "XFSB") && len(b) >= 16 {
-		return fsInfo{Type: "xfs", Size: int64(be64(8)) * int64(be32(4))}
+	if at(0, "XFSB") && len(b) >= 48 {
+		return fsInfo{Type: "xfs", Size: int64(be64(8)) * int64(be32(4)), UUID: guid(b[32:48])}
 	}
 	// btrfs: superblock at 64 KiB, magic at offset 64, total_bytes at 112.
 	if at(65536+64, "_BHRfS_M") && len(b) >= 65536+120 {
-		return fsInfo{Type: "btrfs", Size: int64(le64(65536 + 112))}
+		return fsInfo{Type: "btrfs", Size: int64(le64(65536 + 112)), UUID: guid(b[65536+32 : 65536+48])}
 	}
 	if at(0, "LUKS\xba\xbe") {
 		return fsInfo{Type: "crypto_LUKS"}

@@ -18,7 +18,10 @@ import (
 // ListVolumesOnDisk implements volume.Host: the unique GUIDs of the disk's
 // GPT partitions in index order (partition 0), or of partition number
 // partition. Microsoft Reserved partitions carry no volume and are left
-// out, as on Windows. A disk without a GPT has no volumes.
+// out, as on Windows. A disk without a partition table holding an ext2/3/4,
+// XFS or btrfs filesystem is one volume named by the filesystem's UUID
+// (partition 0 only: it has no partition number); any other disk without
+// a GPT has no volumes.
 func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
@@ -32,13 +35,10 @@ func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([
 		return nil, tableError(d)
 	}
 	ids := []string{}
-	if d.table != nil {
-		for i := range d.table.entries {
-			e := &d.table.entries[i]
-			if e.typeGUID == typeMicrosoftReserved || (partition != 0 && e.index != int(partition)) {
-				continue
-			}
-			ids = append(ids, volumeID(e))
+	for _, v := range d.volumes() {
+		// A whole-disk volume has no partition number.
+		if partition == 0 || (!v.whole() && v.entry.index == int(partition)) {
+			ids = append(ids, v.id)
 		}
 	}
 	if partition != 0 && len(ids) == 0 {
@@ -143,15 +143,12 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	switch {
 	case d.inUse() != "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.describe(), d.inUse())
-	case v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved:
+	case !v.whole() && (v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved):
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.entry.index, d.describe(), v.entry.typeGUID)
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
 		return err
-	}
-	if b.cfg.Filesystem == "xfs" && v.part.size < xfsMinSize {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.part.size>>20, xfsMinSize>>20)
 	}
 	// The Service checked this already; checking again right before mkfs
 	// narrows the window for anything formatting the device meanwhile.
@@ -161,6 +158,9 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	}
 	if info.Type != "" {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s; refusing to erase it", id, info.Type)
+	}
+	if b.cfg.Filesystem == "xfs" && v.size() < xfsMinSize {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.size()>>20, xfsMinSize>>20)
 	}
 	if _, err := b.exec.Run(ctx, mkfsArgv(b.cfg.Filesystem, dev)); err != nil {
 		return toolError(err)
@@ -209,15 +209,19 @@ func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum 
 	if err != nil {
 		return 0, 0, err
 	}
-	lbs := v.disk.logicalBlock
-	current = int64(v.entry.sectors()) * lbs
+	current = v.size()
 	if dev, err := v.device(b.cfg.DevRoot); err == nil {
 		if info, err := probeDevice(dev); err == nil && info.Size > 0 && info.Size < current {
 			current = info.Size
 		}
 	}
-	limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
-	maximum = int64(limit-v.entry.first+1) * lbs
+	if v.whole() {
+		maximum = v.disk.size
+	} else {
+		lbs := v.disk.logicalBlock
+		limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
+		maximum = int64(limit-v.entry.first+1) * lbs
+	}
 	if maximum < current {
 		maximum = current
 	}
@@ -261,7 +265,12 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 	default:
 		return errdefs.Errorf(errdefs.ErrUnimplemented, "cannot grow volume %s: it holds %s; the proxy grows ext4 and XFS only", id, info.Type)
 	}
-	if err := b.growPartition(ctx, id, size); err != nil {
+	if v.whole() {
+		// A whole-disk volume grows with its disk: nothing to rewrite.
+		if size > v.disk.size {
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: it is %s, which has %d", id, size, v.describe(), v.disk.size)
+		}
+	} else if err := b.growPartition(ctx, id, size); err != nil {
 		return err
 	}
 	switch info.Type {

@@ -290,7 +290,7 @@ func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target 
 	if err != nil {
 		return fmt.Errorf("unmount %s: find the filesystem there: %w", target, err)
 	}
-	if v.part == nil || v.part.dev != dev {
+	if vdev, ok := v.devNum(); !ok || vdev != dev {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
 	}
 	return nil
