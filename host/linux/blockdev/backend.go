@@ -296,7 +296,7 @@ func (b *Backend) readTable(d *diskState) {
 		d.tableErr = err
 		return
 	}
-	if d.content, err = probe(f); err != nil {
+	if d.content, err = probe(f, d.size); err != nil {
 		d.tableErr = err
 		return
 	}

@@ -271,7 +271,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := filepath.Join(fx.dev, "loop3p1")
-	if calls := fx.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}}) {
+	if calls := fx.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", dev}, {"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}}) {
 		t.Fatalf("mkfs argv = %q", calls)
 	}
 	if !formatted() {
@@ -592,7 +592,8 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 	}
 	ids, _ = b2.ListVolumesOnDisk(ctx, nLoop3, 0)
 	wantErr(t, b2.FormatVolume(ctx, ids[0]), errdefs.ErrFailedPrecondition, "Debian package xfsprogs")
-	if calls := fx2.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"mkfs.xfs", "-q", filepath.Join(fx2.dev, "loop3p1")}}) {
+	// blkid is missing too: the built-in probe decides alone.
+	if calls := fx2.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", filepath.Join(fx2.dev, "loop3p1")}, {"mkfs.xfs", "-q", filepath.Join(fx2.dev, "loop3p1")}}) {
 		t.Fatalf("mkfs.xfs argv = %q", calls)
 	}
 
@@ -735,5 +736,56 @@ func TestSymlinkedMountRoot(t *testing.T) {
 	d, _ := s.disk(nLoop3, nil)
 	if d.host != "" || len(d.mounts) != 1 {
 		t.Fatalf("disk with a mount below the resolved root: host %q, %d mounts", d.host, len(d.mounts))
+	}
+}
+
+// TestFormatAsksBlkid: a signature only libblkid knows (the built-in probe
+// reads nothing) stops FormatVolume before mkfs runs, and so does blkid's
+// "ambivalent result" (several signatures); a partition blkid finds empty
+// (exit status 2) is formatted.
+func TestFormatAsksBlkid(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		out    string
+		code   int
+		refuse string
+	}{
+		{"jfs", "DEVNAME=/dev/loop3p1\nUUID=1234\nTYPE=jfs\nPART_ENTRY_SCHEME=gpt\n", 0, "already holds TYPE=jfs (blkid -p)"},
+		{"ambivalent", "", 8, "more than one signature"},
+		{"nothing", "", 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.exec.Respond = func(argv []string) ([]byte, error) {
+				if argv[0] != "blkid" || tc.code == 0 {
+					if argv[0] == "blkid" {
+						return []byte(tc.out), nil
+					}
+					return nil, nil
+				}
+				return nil, &ExitError{Argv: argv, Code: tc.code, Stderr: "ambivalent result (probably more filesystems on the device)"}
+			}
+			b := fx.backend(t, Config{})
+			if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+				t.Fatal(err)
+			}
+			ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = b.FormatVolume(ctx, ids[0])
+			calls := fx.exec.Calls()
+			if tc.refuse == "" {
+				if err != nil || len(calls) != 2 || calls[1][0] != "mkfs.ext4" {
+					t.Fatalf("FormatVolume = %v, calls %q; want mkfs after blkid", err, calls)
+				}
+				return
+			}
+			wantErr(t, err, errdefs.ErrFailedPrecondition, tc.refuse)
+			if len(calls) != 1 {
+				t.Fatalf("calls = %q; want blkid only", calls)
+			}
+		})
 	}
 }

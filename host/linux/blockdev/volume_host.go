@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -91,7 +92,11 @@ func probeDevice(dev string) (fsInfo, error) {
 		return fsInfo{}, err
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
-	info, err := probe(f)
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fsInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
+	}
+	info, err := probeVolume(f, size)
 	if err != nil {
 		return fsInfo{}, fmt.Errorf("%s: %w", dev, err)
 	}
@@ -133,7 +138,9 @@ func mkfsArgv(fs, dev string) []string {
 // FormatVolume implements volume.Host with mkfs.ext4 or mkfs.xfs (Config
 // Filesystem). It refuses a volume of a host or offline disk, of a disk
 // with anything mounted, a boot or reserved partition, and a volume already
-// holding a signature; XFS needs at least 300 MiB (errdefs.ErrOutOfRange).
+// holding a signature, found by the built-in probe or by `blkid -p` when
+// installed (TYPE or PTTYPE), whichever filesystem is asked for; XFS needs
+// at least 300 MiB (errdefs.ErrOutOfRange).
 func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	v, err := b.writable(ctx, id, "format a volume of")
 	if err != nil {
@@ -162,10 +169,44 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	if b.cfg.Filesystem == "xfs" && v.size() < xfsMinSize {
 		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.size()>>20, xfsMinSize>>20)
 	}
+	// A second opinion from libblkid, which knows some eighty formats the
+	// probe does not: mke2fs checks for signatures only on a terminal.
+	if sig, err := b.blkidSignature(ctx, dev); err != nil {
+		return err
+	} else if sig != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s (blkid -p); refusing to erase it", id, sig)
+	}
 	if _, err := b.exec.Run(ctx, mkfsArgv(b.cfg.Filesystem, dev)); err != nil {
 		return toolError(err)
 	}
 	return nil
+}
+
+// blkidSignature asks `blkid -p` (low-level probing, no cache, no udev)
+// what dev holds and returns its TYPE or PTTYPE ("TYPE=zfs_member"), or ""
+// when blkid finds nothing (exit status 2) or is not installed, in which
+// case the built-in probe has decided alone. blkid's "ambivalent result"
+// (exit status 8: more than one signature) is a signature too.
+func (b *Backend) blkidSignature(ctx context.Context, dev string) (string, error) {
+	out, err := b.exec.Run(ctx, []string{"blkid", "-p", "-o", "export", "--", dev})
+	var ee *ExitError
+	switch {
+	case errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound):
+		return "", nil
+	case errors.As(err, &ee) && ee.Err == nil && ee.Code == 2:
+		return "", nil
+	case errors.As(err, &ee) && ee.Err == nil && ee.Code == 8:
+		return "more than one signature (blkid: " + ee.Stderr + ")", nil
+	case err != nil:
+		return "", fmt.Errorf("check %s for signatures with blkid: %w", dev, err)
+	}
+	var sigs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "TYPE=") || strings.HasPrefix(l, "PTTYPE=") {
+			sigs = append(sigs, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(sigs, " "), nil
 }
 
 // toolError maps a failed tool run: a missing tool is a host that is not
