@@ -300,13 +300,20 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // which its partitions follow, and the backend refuses to partition,
 // format, mount or resize it while the flag is set. Taking a disk offline
 // first flushes it, and is refused while anything on it is mounted.
+// Bringing a disk online (even one already online) also gives it new
+// identities when it is an unmounted clone of another attached disk (see
+// reidentifyLocked).
 func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, err := b.scanLocked(scanSysfs)
+	mode := scanSysfs
+	if online {
+		mode = scanTables // to find identities a clone shares
+	}
+	s, err := b.scanLocked(mode)
 	if err != nil {
 		return err
 	}
@@ -314,7 +321,67 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	if err != nil {
 		return err
 	}
-	return b.setOnlineLocked(d, online)
+	if err := b.setOnlineLocked(d, online); err != nil || !online {
+		return err
+	}
+	return b.reidentifyLocked(s, d)
+}
+
+// reidentifyLocked gives a disk that shares its GPT disk GUID or a
+// partition GUID with another attached disk (a snapshot restore or a PVC
+// clone is a byte copy) new random GUIDs, as Windows gives a disk whose
+// signature collides a new one when it comes online. Only a disk with
+// nothing mounted, not the host's, is changed: the one in use keeps its
+// identity. The partitions keep their places, so their kernel devices
+// stay as they are. b.mu is held.
+func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
+	if d.table == nil || d.tableErr != nil || d.host != "" || len(d.mounts) > 0 || d.offline {
+		return nil
+	}
+	ids := map[guid]bool{d.table.diskGUID: true}
+	for _, e := range d.table.entries {
+		ids[e.id] = true
+	}
+	var twin *diskState
+	for _, o := range s.disks {
+		if o == d || o.table == nil {
+			continue
+		}
+		if ids[o.table.diskGUID] {
+			twin = o
+		}
+		for _, e := range o.table.entries {
+			if ids[e.id] {
+				twin = o
+			}
+		}
+	}
+	if twin == nil {
+		return nil
+	}
+	g, err := randomGUID()
+	if err != nil {
+		return err
+	}
+	d.table.diskGUID = g
+	for i := range d.table.entries {
+		if d.table.entries[i].id, err = randomGUID(); err != nil {
+			return err
+		}
+	}
+	// O_EXCL: nothing may hold the disk while its identities change.
+	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	err = writeGPT(f, d.table, d.size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write new identities to %s (a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	return nil
 }
 
 // setOnlineLocked is SetDiskOnline on a scanned disk; b.mu is held.

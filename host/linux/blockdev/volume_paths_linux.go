@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -282,18 +283,23 @@ func (b *Backend) unmountRetryingBusy(ctx context.Context, path string) error {
 // messages) holds volume id's filesystem: errdefs.ErrFailedPrecondition,
 // and nothing changed, when it holds another.
 func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target string) error {
-	_, v, err := b.lookup(ctx, id)
-	if err != nil {
-		return fmt.Errorf("unmount %s: %w", target, err)
-	}
 	dev, err := b.k.deviceOf(beneath.FdPath(fd))
 	if err != nil {
 		return fmt.Errorf("unmount %s: find the filesystem there: %w", target, err)
 	}
-	if vdev, ok := v.devNum(); !ok || vdev != dev {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return fmt.Errorf("unmount %s: %w", target, err)
 	}
-	return nil
+	// The device mounted there decides: with a clone attached, the ID is
+	// on two disks, and the one mounted at target is the one meant.
+	if _, v := s.byDevice(dev, "", b.cfg.DevRoot); v != nil && strings.EqualFold(v.id, id) {
+		return nil
+	}
+	if _, err := s.volume(id); errors.Is(err, errdefs.ErrNotFound) {
+		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
 }
 
 // lookupPath resolves p beneath its working directory for a question
