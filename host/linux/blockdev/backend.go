@@ -67,9 +67,15 @@ func New(cfg Config) (*Backend, error) {
 }
 
 func newBackend(cfg Config, k kernel) (*Backend, error) {
+	explicit := cfg.HostMountTable != ""
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if explicit && cfg.HostMountTable != "none" {
+		if _, err := mountinfo.ReadFile(cfg.HostMountTable); err != nil {
+			return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "host mount table: %v", err)
+		}
 	}
 	roots, err := beneath.New(cfg.MountRoots)
 	if err != nil {
@@ -107,9 +113,13 @@ type diskState struct {
 	// content is what the whole disk holds when it has no GPT.
 	content fsInfo
 	mbr     mbrKind
-	// mounts are the mounts of the disk or any of its partitions.
+	// mounts are the mounts of the disk or any of its partitions in the
+	// proxy's mount namespace.
 	mounts []mountinfo.Mount
-	swap   []string // devices of this disk in use as swap
+	// hostMounts are its mounts in the host's table (Config
+	// HostMountTable) that the proxy's own table does not show.
+	hostMounts []mountinfo.Mount
+	swap       []string // devices of this disk in use as swap
 	// host is why the disk belongs to the host ("" if it does not).
 	host    string
 	offline bool
@@ -163,12 +173,16 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the swap devices: %w", err)
 	}
+	hostMounts, err := b.hostMounts(mounts)
+	if err != nil {
+		return nil, err
+	}
 	s := &snapshot{mounts: mounts, devRoot: b.cfg.DevRoot}
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
 		d.number = b.numberLocked(sd)
-		b.classify(d, mounts, swaps, roots)
+		b.classify(d, mounts, hostMounts, swaps, roots)
 		if mode == scanTables {
 			b.readTable(d)
 			if d.table != nil && d.host == "" {
@@ -214,8 +228,44 @@ func (b *Backend) mountRoots() []string {
 	return roots
 }
 
+// hostMounts reads Config.HostMountTable and returns the mounts in it that
+// own (the proxy's table) does not have: the same device at the same
+// mount point is one mount seen from both namespaces. The default table
+// that cannot be read (no such process view, no permission) counts as
+// empty; an explicit one is an error.
+func (b *Backend) hostMounts(own []mountinfo.Mount) ([]mountinfo.Mount, error) {
+	if b.cfg.HostMountTable == "none" {
+		return nil, nil
+	}
+	ms, err := mountinfo.ReadFile(b.cfg.HostMountTable)
+	if err != nil {
+		if b.cfg.HostMountTable == DefaultHostMountTable {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read the host's mount table: %w", err)
+	}
+	type key struct {
+		dev devNum
+		mp  string
+	}
+	seen := map[key]bool{}
+	for _, m := range own {
+		seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] = true
+	}
+	var out []mountinfo.Mount
+	for _, m := range ms {
+		if !seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // classify works out who a disk belongs to and whether it is offline.
-func (b *Backend) classify(d *diskState, mounts []mountinfo.Mount, swaps []devNum, roots []string) {
+// hostMounts are the host's mounts the proxy's namespace does not show:
+// one of the disk outside the mount roots makes it the host's, and any
+// makes it in use.
+func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, swaps []devNum, roots []string) {
 	devs := map[devNum]string{d.dev: d.name}
 	paths := map[string]bool{d.path: true}
 	for _, p := range d.parts {
@@ -231,6 +281,15 @@ func (b *Backend) classify(d *diskState, mounts []mountinfo.Mount, swaps []devNu
 		d.mounts = append(d.mounts, m)
 		if !strictlyBelow(m.MountPoint, roots) {
 			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s", m.Source, m.MountPoint))
+		}
+	}
+	for _, m := range hostMounts {
+		if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
+			continue
+		}
+		d.hostMounts = append(d.hostMounts, m)
+		if !strictlyBelow(m.MountPoint, roots) {
+			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s in the host's mount namespace", m.Source, m.MountPoint))
 		}
 	}
 	for _, sw := range swaps {
@@ -378,9 +437,9 @@ func (d *diskState) inUse() string {
 	if d.host != "" {
 		return d.host
 	}
-	if len(d.mounts) > 0 {
+	if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
 		var where []string
-		for _, m := range d.mounts {
+		for _, m := range all {
 			where = append(where, fmt.Sprintf("%s at %s", m.Source, m.MountPoint))
 		}
 		return "it has mounted filesystems (" + strings.Join(where, ", ") + ")"

@@ -789,3 +789,28 @@ func TestFormatAsksBlkid(t *testing.T) {
 		})
 	}
 }
+
+// TestHostMountTableOnFixture: a mount of a disk that only the host's table
+// (Config.HostMountTable) shows makes the disk the host's; the same mount
+// in both tables is one mount; an explicit table that cannot be read stops
+// New.
+func TestHostMountTableOnFixture(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	table := filepath.Join(t.TempDir(), "mountinfo")
+	// loop3 is 7:3 in the fixture tree.
+	if err := os.WriteFile(table, []byte("22 1 254:0 / / rw - ext4 /dev/vda rw\n90 22 7:3 / /mnt rw - ext4 /dev/loop3 rw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := fx.backend(t, Config{HostMountTable: table})
+	wantErr(t, b.PartitionDisk(ctx, nLoop3), errdefs.ErrFailedPrecondition, "/dev/loop3 is mounted at /mnt in the host's mount namespace")
+	wantErr(t, b.SetDiskOnline(ctx, nLoop3, false), errdefs.ErrFailedPrecondition, "belongs to the host")
+	// Without the host's table the disk is free.
+	if err := fx.backend(t, Config{}).PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newBackend(Config{SysfsRoot: fx.sysfs, DevRoot: fx.dev, HostMountTable: table + ".missing"}, fx.k)
+	wantErr(t, err, errdefs.ErrInvalidArgument, "host mount table")
+	_, err = newBackend(Config{SysfsRoot: fx.sysfs, DevRoot: fx.dev, HostMountTable: "relative"}, fx.k)
+	wantErr(t, err, errdefs.ErrInvalidArgument, "not an absolute path")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 )
 
 // ListDiskLocations implements disk.Host: SCSI disks (sd, including iSCSI
@@ -335,7 +336,7 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 // identity. The partitions keep their places, so their kernel devices
 // stay as they are. b.mu is held.
 func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
-	if d.table == nil || d.tableErr != nil || d.host != "" || len(d.mounts) > 0 || d.offline {
+	if d.table == nil || d.tableErr != nil || d.inUse() != "" || d.offline {
 		return nil
 	}
 	ids := map[guid]bool{d.table.diskGUID: true}
@@ -394,8 +395,8 @@ func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 	}
 	state := filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "state")
 	if !online {
-		if len(d.mounts) > 0 {
-			m := d.mounts[0]
+		if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
+			m := all[0]
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.describe(), m.Source, m.MountPoint)
 		}
 		if err := b.k.flushDevice(d.path, true); err != nil {

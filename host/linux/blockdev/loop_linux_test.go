@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,22 @@ func (h *harness) cleanup() {
 		}
 	}
 	for _, l := range h.loops {
+		// SetDiskState(offline) sets the kernel's read-only flag, which
+		// belongs to the device node and outlives the attachment; and
+		// BLKPG partitions of a device without LO_FLAGS_PARTSCAN would
+		// survive the detach: undo both first.
+		if err := unix.IoctlSetPointerInt(int(l.dev.Fd()), unix.BLKROSET, 0); err != nil {
+			t.Errorf("cleanup: BLKROSET 0 %s: %v", l.path, err)
+		}
+		parts, _ := filepath.Glob("/sys/block/" + l.name + "/" + l.name + "p*/partition")
+		for _, p := range parts {
+			if num, err := readAttr(filepath.Dir(p), "partition"); err == nil {
+				n, _ := strconv.Atoi(num)
+				if err := (linuxKernel{}).deletePartition(l.path, n); err != nil && !errors.Is(err, unix.ENXIO) {
+					t.Errorf("cleanup: delete partition %d of %s: %v", n, l.path, err)
+				}
+			}
+		}
 		if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 			t.Errorf("cleanup: LOOP_CLR_FD %s: %v", l.path, err)
 		}
