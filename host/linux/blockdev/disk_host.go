@@ -117,10 +117,11 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.tableErr != nil {
 		return tableError(d)
 	}
-	if d.wholeVolume() != "" {
+	if d.wholeVolume() != "" || d.mbrPartitioned() {
 		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
 		// already a volume, as upstream counts a disk with a partition.
-		// Writing a table would destroy it.
+		// Writing a table would destroy it. An MBR disk with partitions
+		// is initialised and partitioned in upstream's sense too.
 		return nil
 	}
 	if d.table != nil && hasDataPartition(d.table) {
@@ -139,7 +140,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.describe(), d.content.Type)
 		case d.mbr != mbrNone:
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-				"refusing to partition %s: it has an MBR (DOS) partition table; the proxy manages GPT disks only", d.describe())
+				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.describe())
 		}
 	}
 	return b.createPartition(d)
@@ -149,7 +150,16 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 // already holds a volume: a GPT with a data partition, or a whole-disk
 // filesystem. PartitionDisk leaves such a disk alone, offline or not.
 func (d *diskState) partitioned() bool {
-	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "")
+	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "" || d.mbrPartitioned())
+}
+
+// mbrPartitioned tells whether a disk without a GPT has an MBR (DOS)
+// partition table with partitions: upstream's PartitionDisk finds such a
+// disk initialised with a basic partition and leaves it alone, and so does
+// this backend (its partitions are not listed as volumes: they have no
+// GUID).
+func (d *diskState) mbrPartitioned() bool {
+	return d.table == nil && d.tableErr == nil && (d.mbr == mbrPartitions || d.mbr == mbrHybrid)
 }
 
 // hasDataPartition tells whether the table has a partition Windows would
@@ -218,7 +228,7 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 			return fmt.Errorf("write the protective MBR of %s: %w", d.describe(), err)
 		}
 	}
-	if err := writeGPT(f, t, d.size); err != nil {
+	if err := writeTable(f, t, d.size); err != nil {
 		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
 	}
 	start, length := int64(first)*lbs, int64(last-first+1)*lbs
@@ -375,7 +385,7 @@ func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
 	if err != nil {
 		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.describe(), twin.describe(), err)
 	}
-	err = writeGPT(f, d.table, d.size)
+	err = writeTable(f, d.table, d.size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -156,7 +156,8 @@ func (b *Backend) openMountTarget(target string) (*mountTarget, error) {
 
 // MountVolume implements volume.Host with mount(2) and the filesystem type
 // the probe finds (XFS with nouuid, so a clone of a mounted volume mounts
-// too). The target is resolved beneath its working directory (a link in
+// too). An ext2/3/4 volume not mounted anywhere yet is checked first with
+// e2fsck -p, as mount-utils' FormatAndMount runs fsck -a (see checkExt). The target is resolved beneath its working directory (a link in
 // it that leads out is errdefs.ErrPermissionDenied) and the mount is made
 // on the resolved descriptor. The target's parent must exist; a missing
 // target directory is created (0750) and removed again if the mount fails.
@@ -181,6 +182,11 @@ func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted; FormatVolume it first", id)
 	case fstype == "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s holds %s, which is not a filesystem the proxy mounts", id, info.Type)
+	}
+	if fstype == "ext4" && len(v.mounts(b.cfg.DevRoot)) == 0 {
+		if err := b.checkExt(ctx, dev); err != nil {
+			return fmt.Errorf("mount volume %s: %w", id, err)
+		}
 	}
 	t, err := b.openMountTarget(target)
 	if err != nil {
