@@ -200,13 +200,16 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 // and never reuses, so the number stays valid exactly as long as the disk
 // does. A disk with no diskseq (kernel < 5.15), or one of 2^31 or more
 // (two billion attachments in one boot), is numbered from 2^31 up by this
-// process, keyed by name, device number and diskseq: such numbers are
-// stable only while the proxy runs.
+// process, keyed by name, device number, diskseq and the disk's sysfs
+// object: such numbers are stable only while the proxy runs, and a disk
+// detached and attached again (same sdb, same 8:16, but a new sysfs
+// object) gets a new one, so a stale number is NotFound, never another
+// disk.
 func (b *Backend) numberLocked(d sysDisk) uint32 {
 	if d.diskseq > 0 && d.diskseq < 1<<31 {
 		return uint32(d.diskseq)
 	}
-	key := fmt.Sprintf("%s %s %d", d.name, d.dev, d.diskseq)
+	key := fmt.Sprintf("%s %s %d %s", d.name, d.dev, d.diskseq, d.object)
 	if n, ok := b.extraNumbers[key]; ok {
 		return n
 	}

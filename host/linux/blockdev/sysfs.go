@@ -54,6 +54,9 @@ type sysDisk struct {
 	name    string // kernel name: sda, vdb, nvme0n1, loop3
 	dev     devNum
 	diskseq uint64 // 0 when the kernel has no diskseq (before 5.15)
+	// object names the sysfs object (see sysObject): new on every
+	// attach, so it tells re-attached disks apart without diskseq.
+	object string
 	// size is in bytes; sysfs counts 512-byte sectors whatever the
 	// logical block size.
 	size          int64
@@ -167,6 +170,7 @@ func readSysDisk(dir, name string) (d sysDisk, ok bool, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return d, false, err
 	}
+	d.object = sysObject(dir)
 	d.logicalBlock = readInt(dir, "queue/logical_block_size", 512)
 	d.physicalBlock = readInt(dir, "queue/physical_block_size", d.logicalBlock)
 	ro, _ := readAttr(dir, "ro")
