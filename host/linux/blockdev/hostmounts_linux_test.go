@@ -27,7 +27,8 @@ import (
 func TestHostOnlyMount(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	testutil.RequireTool(t, "util-linux", "unshare", "mount")
+	testutil.RequireTool(t, "util-linux", "unshare")
+	testutil.RequireTool(t, "mount", "mount")
 	ctx := context.Background()
 	h := newHarness(t)
 	l := h.attach("csi-hostonly.img", 64<<20)
