@@ -67,9 +67,15 @@ func New(cfg Config) (*Backend, error) {
 }
 
 func newBackend(cfg Config, k kernel) (*Backend, error) {
+	explicit := cfg.HostMountTable != ""
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if explicit && cfg.HostMountTable != "none" {
+		if _, err := mountinfo.ReadFile(cfg.HostMountTable); err != nil {
+			return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "host mount table: %v", err)
+		}
 	}
 	roots, err := beneath.New(cfg.MountRoots)
 	if err != nil {
@@ -107,9 +113,13 @@ type diskState struct {
 	// content is what the whole disk holds when it has no GPT.
 	content fsInfo
 	mbr     mbrKind
-	// mounts are the mounts of the disk or any of its partitions.
+	// mounts are the mounts of the disk or any of its partitions in the
+	// proxy's mount namespace.
 	mounts []mountinfo.Mount
-	swap   []string // devices of this disk in use as swap
+	// hostMounts are its mounts in the host's table (Config
+	// HostMountTable) that the proxy's own table does not show.
+	hostMounts []mountinfo.Mount
+	swap       []string // devices of this disk in use as swap
 	// host is why the disk belongs to the host ("" if it does not).
 	host    string
 	offline bool
@@ -122,6 +132,8 @@ type diskState struct {
 type snapshot struct {
 	disks  []*diskState
 	mounts []mountinfo.Mount
+	// devRoot is Config.DevRoot, to name partition devices.
+	devRoot string
 }
 
 // scanMode says how much a scan reads.
@@ -161,12 +173,16 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the swap devices: %w", err)
 	}
-	s := &snapshot{mounts: mounts}
+	hostMounts, err := b.hostMounts(mounts)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{mounts: mounts, devRoot: b.cfg.DevRoot}
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
 		d.number = b.numberLocked(sd)
-		b.classify(d, mounts, swaps, roots)
+		b.classify(d, mounts, hostMounts, swaps, roots)
 		if mode == scanTables {
 			b.readTable(d)
 			if d.table != nil && d.host == "" {
@@ -184,13 +200,16 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 // and never reuses, so the number stays valid exactly as long as the disk
 // does. A disk with no diskseq (kernel < 5.15), or one of 2^31 or more
 // (two billion attachments in one boot), is numbered from 2^31 up by this
-// process, keyed by name, device number and diskseq: such numbers are
-// stable only while the proxy runs.
+// process, keyed by name, device number, diskseq and the disk's sysfs
+// object: such numbers are stable only while the proxy runs, and a disk
+// detached and attached again (same sdb, same 8:16, but a new sysfs
+// object) gets a new one, so a stale number is NotFound, never another
+// disk.
 func (b *Backend) numberLocked(d sysDisk) uint32 {
 	if d.diskseq > 0 && d.diskseq < 1<<31 {
 		return uint32(d.diskseq)
 	}
-	key := fmt.Sprintf("%s %s %d", d.name, d.dev, d.diskseq)
+	key := fmt.Sprintf("%s %s %d %s", d.name, d.dev, d.diskseq, d.object)
 	if n, ok := b.extraNumbers[key]; ok {
 		return n
 	}
@@ -212,8 +231,44 @@ func (b *Backend) mountRoots() []string {
 	return roots
 }
 
+// hostMounts reads Config.HostMountTable and returns the mounts in it that
+// own (the proxy's table) does not have: the same device at the same
+// mount point is one mount seen from both namespaces. The default table
+// that cannot be read (no such process view, no permission) counts as
+// empty; an explicit one is an error.
+func (b *Backend) hostMounts(own []mountinfo.Mount) ([]mountinfo.Mount, error) {
+	if b.cfg.HostMountTable == "none" {
+		return nil, nil
+	}
+	ms, err := mountinfo.ReadFile(b.cfg.HostMountTable)
+	if err != nil {
+		if b.cfg.HostMountTable == DefaultHostMountTable {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read the host's mount table: %w", err)
+	}
+	type key struct {
+		dev devNum
+		mp  string
+	}
+	seen := map[key]bool{}
+	for _, m := range own {
+		seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] = true
+	}
+	var out []mountinfo.Mount
+	for _, m := range ms {
+		if !seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // classify works out who a disk belongs to and whether it is offline.
-func (b *Backend) classify(d *diskState, mounts []mountinfo.Mount, swaps []devNum, roots []string) {
+// hostMounts are the host's mounts the proxy's namespace does not show:
+// one of the disk outside the mount roots makes it the host's, and any
+// makes it in use.
+func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, swaps []devNum, roots []string) {
 	devs := map[devNum]string{d.dev: d.name}
 	paths := map[string]bool{d.path: true}
 	for _, p := range d.parts {
@@ -229,6 +284,15 @@ func (b *Backend) classify(d *diskState, mounts []mountinfo.Mount, swaps []devNu
 		d.mounts = append(d.mounts, m)
 		if !strictlyBelow(m.MountPoint, roots) {
 			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s", m.Source, m.MountPoint))
+		}
+	}
+	for _, m := range hostMounts {
+		if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
+			continue
+		}
+		d.hostMounts = append(d.hostMounts, m)
+		if !strictlyBelow(m.MountPoint, roots) {
+			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s in the host's mount namespace", m.Source, m.MountPoint))
 		}
 	}
 	for _, sw := range swaps {
@@ -294,7 +358,7 @@ func (b *Backend) readTable(d *diskState) {
 		d.tableErr = err
 		return
 	}
-	if d.content, err = probe(f); err != nil {
+	if d.content, err = probe(f, d.size); err != nil {
 		d.tableErr = err
 		return
 	}
@@ -376,9 +440,9 @@ func (d *diskState) inUse() string {
 	if d.host != "" {
 		return d.host
 	}
-	if len(d.mounts) > 0 {
+	if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
 		var where []string
-		for _, m := range d.mounts {
+		for _, m := range all {
 			where = append(where, fmt.Sprintf("%s at %s", m.Source, m.MountPoint))
 		}
 		return "it has mounted filesystems (" + strings.Join(where, ", ") + ")"
@@ -411,12 +475,24 @@ func (s *snapshot) disk(n uint32, filter []string) (*diskState, error) {
 	return nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d does not exist (disk numbers are kernel diskseq values of disks matching %v; ListDiskIDs lists them)", n, filter)
 }
 
-// volRef is a volume: a GPT partition and its kernel device.
+// volRef is a volume: a GPT partition and its kernel device, or a whole
+// disk holding a filesystem without a partition table (entry and part nil).
 type volRef struct {
 	id    string
 	disk  *diskState
-	entry *gptEntry
-	part  *sysPart // nil when the kernel has no device for it
+	entry *gptEntry // nil for a whole-disk volume
+	part  *sysPart  // nil when the kernel has no device for it, and for a whole-disk volume
+}
+
+// whole tells whether the volume is a whole disk.
+func (v *volRef) whole() bool { return v.entry == nil }
+
+// describe names the volume's place in messages.
+func (v *volRef) describe() string {
+	if v.whole() {
+		return "the whole of " + v.disk.describe()
+	}
+	return fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe())
 }
 
 // volumeID is the ID of a partition: its unique GUID in lower case. It is
@@ -425,20 +501,56 @@ type volRef struct {
 // '/', at most 256 bytes).
 func volumeID(e *gptEntry) string { return e.id.String() }
 
-// volume finds a volume by ID, in either case.
+// wholeVolume returns the ID of the volume a disk without a partition
+// table is, or "" when it is none. aws-ebs, gce-pd and azuredisk on Linux
+// format the whole device (mkfs /dev/xvdf), so such a disk holds one
+// volume: its filesystem, named by the filesystem's UUID, lower case, as
+// blkid prints it and /dev/disk/by-uuid names it. Like a partition GUID it
+// is stored on the disk, so it survives reboots and moves between nodes.
+// Only filesystems the backend mounts and whose UUID the probe reads
+// count (ext2/3/4, XFS, btrfs).
+func (d *diskState) wholeVolume() string {
+	if d.table != nil || d.tableErr != nil || d.mbr != mbrNone || d.content.mountType() == "" || d.content.UUID.isZero() {
+		return ""
+	}
+	return d.content.UUID.String()
+}
+
+// volumes returns the volumes of the disk: its GPT partitions but
+// Microsoft Reserved ones, in index order, or its whole-disk volume.
+func (d *diskState) volumes() []*volRef {
+	var out []*volRef
+	if id := d.wholeVolume(); id != "" {
+		return append(out, &volRef{id: id, disk: d})
+	}
+	if d.table == nil {
+		return nil
+	}
+	for i := range d.table.entries {
+		e := &d.table.entries[i]
+		if e.typeGUID != typeMicrosoftReserved {
+			out = append(out, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+		}
+	}
+	return out
+}
+
+// volume finds a volume by ID, in either case. A cloned disk (a snapshot
+// restored, a PVC clone) carries the same IDs as its original: when more
+// than one volume has the ID and exactly one of them is mounted, that one
+// is meant (the live volume whose stats or unmount a driver asks for);
+// otherwise the ID is ambiguous until the clone is given new identities
+// (SetDiskOnline) or detached.
 func (s *snapshot) volume(id string) (*volRef, error) {
 	g, err := parseGUID(id)
 	if err != nil {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
 	}
 	var found []*volRef
 	for _, d := range s.disks {
-		if d.table == nil {
-			continue
-		}
-		for i := range d.table.entries {
-			if e := &d.table.entries[i]; e.id == g {
-				found = append(found, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+		for _, v := range d.volumes() {
+			if v.id == g.String() {
+				found = append(found, v)
 			}
 		}
 	}
@@ -448,20 +560,30 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 	case 1:
 		return found[0], nil
 	}
+	var mounted []*volRef
 	var where []string
 	for _, v := range found {
-		where = append(where, fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe()))
+		if len(v.mounts(s.devRoot)) > 0 {
+			mounted = append(mounted, v)
+		}
+		where = append(where, v.describe())
+	}
+	if len(mounted) == 1 {
+		return mounted[0], nil
 	}
 	return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition,
-		"volume %s is ambiguous: its partition GUID is on %s (a cloned disk?); detach all but one", id, strings.Join(where, " and "))
+		"volume %s is ambiguous: it is on %s (a cloned disk?); bring the clone online with SetDiskState to give it new IDs, or detach all but one", id, strings.Join(where, " and "))
 }
 
 // device returns the volume's kernel device node, checking that the
 // kernel's partition is where the table says.
 func (v *volRef) device(devRoot string) (string, error) {
+	if v.whole() {
+		return v.disk.path, nil
+	}
 	lbs := v.disk.logicalBlock
 	if v.part == nil {
-		msg := fmt.Sprintf("the kernel has no device for partition %d of %s", v.entry.index, v.disk.describe())
+		msg := fmt.Sprintf("the kernel has no device for %s", v.describe())
 		if v.disk.reconcileErr != nil {
 			msg += ": adding it failed: " + v.disk.reconcileErr.Error()
 		}
@@ -475,9 +597,39 @@ func (v *volRef) device(devRoot string) (string, error) {
 	return filepath.Join(devRoot, v.part.name), nil
 }
 
+// devNum returns the device number of the volume's kernel device, and
+// false when it has none.
+func (v *volRef) devNum() (devNum, bool) {
+	switch {
+	case v.whole():
+		return v.disk.dev, true
+	case v.part != nil:
+		return v.part.dev, true
+	}
+	return devNum{}, false
+}
+
+// size is the size of the volume's device (the partition, or the whole
+// disk) in bytes.
+func (v *volRef) size() int64 {
+	if v.whole() {
+		return v.disk.size
+	}
+	return int64(v.entry.sectors()) * v.disk.logicalBlock
+}
+
 // mounts returns the mounts of the volume, the topmost of each mount
 // point last (mount table order).
 func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
+	if v.whole() {
+		var out []mountinfo.Mount
+		for _, m := range v.disk.mounts {
+			if (devNum{m.Major, m.Minor}) == v.disk.dev || m.Source == v.disk.path {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	if v.part == nil {
 		return nil
 	}
@@ -501,10 +653,13 @@ func (v *volRef) mountPoint(devRoot string) string {
 }
 
 // byDevice finds the partition (as a volume) or whole disk with a device
-// number or source path.
+// number or source path; the volume is nil when the device is not one.
 func (s *snapshot) byDevice(dev devNum, source, devRoot string) (*diskState, *volRef) {
 	for _, d := range s.disks {
 		if d.dev == dev || d.path == source {
+			if id := d.wholeVolume(); id != "" {
+				return d, &volRef{id: id, disk: d}
+			}
 			return d, nil
 		}
 		for i := range d.parts {

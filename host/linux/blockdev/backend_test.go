@@ -1,7 +1,9 @@
 package blockdev
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -271,7 +273,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := filepath.Join(fx.dev, "loop3p1")
-	if calls := fx.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}}) {
+	if calls := fx.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", dev}, {"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}}) {
 		t.Fatalf("mkfs argv = %q", calls)
 	}
 	if !formatted() {
@@ -524,7 +526,16 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	mbr := make([]byte, 512)
 	mbr[446+4], mbr[510], mbr[511] = 0x83, 0x55, 0xaa
 	patchFile(t, dev("nvme0n1"), 0, mbr)
-	wantErr(t, b.PartitionDisk(ctx, nNVMe), errdefs.ErrFailedPrecondition, "MBR")
+	// An MBR data disk counts as partitioned, as upstream counts any
+	// initialised disk with a basic partition: left alone, not refused.
+	if err := b.PartitionDisk(ctx, nNVMe); err != nil {
+		t.Fatalf("PartitionDisk(MBR data disk) = %v", err)
+	}
+	if got := readAt(t, dev("nvme0n1"), 0, 4096); !bytes.Equal(got[:512], mbr) || !bytes.Equal(got[512:], make([]byte, 4096-512)) {
+		t.Fatal("PartitionDisk wrote to an MBR data disk")
+	}
+	// One with no partition entry (boot code only) is empty: not refused
+	// either, it gets a GPT.
 
 	// A damaged GPT.
 	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
@@ -592,7 +603,8 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 	}
 	ids, _ = b2.ListVolumesOnDisk(ctx, nLoop3, 0)
 	wantErr(t, b2.FormatVolume(ctx, ids[0]), errdefs.ErrFailedPrecondition, "Debian package xfsprogs")
-	if calls := fx2.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"mkfs.xfs", "-q", filepath.Join(fx2.dev, "loop3p1")}}) {
+	// blkid is missing too: the built-in probe decides alone.
+	if calls := fx2.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", filepath.Join(fx2.dev, "loop3p1")}, {"mkfs.xfs", "-q", filepath.Join(fx2.dev, "loop3p1")}}) {
 		t.Fatalf("mkfs.xfs argv = %q", calls)
 	}
 
@@ -735,5 +747,192 @@ func TestSymlinkedMountRoot(t *testing.T) {
 	d, _ := s.disk(nLoop3, nil)
 	if d.host != "" || len(d.mounts) != 1 {
 		t.Fatalf("disk with a mount below the resolved root: host %q, %d mounts", d.host, len(d.mounts))
+	}
+}
+
+// TestFormatAsksBlkid: a signature only libblkid knows (the built-in probe
+// reads nothing) stops FormatVolume before mkfs runs, and so does blkid's
+// "ambivalent result" (several signatures); a partition blkid finds empty
+// (exit status 2) is formatted.
+func TestFormatAsksBlkid(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		out    string
+		code   int
+		refuse string
+	}{
+		{"jfs", "DEVNAME=/dev/loop3p1\nUUID=1234\nTYPE=jfs\nPART_ENTRY_SCHEME=gpt\n", 0, "already holds TYPE=jfs (blkid -p)"},
+		{"ambivalent", "", 8, "more than one signature"},
+		{"nothing", "", 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.exec.Respond = func(argv []string) ([]byte, error) {
+				if argv[0] != "blkid" || tc.code == 0 {
+					if argv[0] == "blkid" {
+						return []byte(tc.out), nil
+					}
+					return nil, nil
+				}
+				return nil, &ExitError{Argv: argv, Code: tc.code, Stderr: "ambivalent result (probably more filesystems on the device)"}
+			}
+			b := fx.backend(t, Config{})
+			if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+				t.Fatal(err)
+			}
+			ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = b.FormatVolume(ctx, ids[0])
+			calls := fx.exec.Calls()
+			if tc.refuse == "" {
+				if err != nil || len(calls) != 2 || calls[1][0] != "mkfs.ext4" {
+					t.Fatalf("FormatVolume = %v, calls %q; want mkfs after blkid", err, calls)
+				}
+				return
+			}
+			wantErr(t, err, errdefs.ErrFailedPrecondition, tc.refuse)
+			if len(calls) != 1 {
+				t.Fatalf("calls = %q; want blkid only", calls)
+			}
+		})
+	}
+}
+
+// TestHostMountTableOnFixture: a mount of a disk that only the host's table
+// (Config.HostMountTable) shows makes the disk the host's; the same mount
+// in both tables is one mount; an explicit table that cannot be read stops
+// New.
+func TestHostMountTableOnFixture(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	table := filepath.Join(t.TempDir(), "mountinfo")
+	// loop3 is 7:3 in the fixture tree.
+	if err := os.WriteFile(table, []byte("22 1 254:0 / / rw - ext4 /dev/vda rw\n90 22 7:3 / /mnt rw - ext4 /dev/loop3 rw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := fx.backend(t, Config{HostMountTable: table})
+	wantErr(t, b.PartitionDisk(ctx, nLoop3), errdefs.ErrFailedPrecondition, "/dev/loop3 is mounted at /mnt in the host's mount namespace")
+	wantErr(t, b.SetDiskOnline(ctx, nLoop3, false), errdefs.ErrFailedPrecondition, "belongs to the host")
+	// Without the host's table the disk is free.
+	if err := fx.backend(t, Config{}).PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newBackend(Config{SysfsRoot: fx.sysfs, DevRoot: fx.dev, HostMountTable: table + ".missing"}, fx.k)
+	wantErr(t, err, errdefs.ErrInvalidArgument, "host mount table")
+	_, err = newBackend(Config{SysfsRoot: fx.sysfs, DevRoot: fx.dev, HostMountTable: "relative"}, fx.k)
+	wantErr(t, err, errdefs.ErrInvalidArgument, "not an absolute path")
+}
+
+// readAt reads n bytes of a file at off.
+func readAt(t *testing.T, path string, off int64, n int) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestProtectiveMBRFollowsGrowth: when a disk grows and a volume grows
+// with it, the protective MBR's 0xEE entry covers the new size too (else
+// sfdisk and fdisk complain that it does not).
+func TestProtectiveMBRFollowsGrowth(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	b := fx.backend(t, Config{})
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.growDisk(t, "loop3", 512<<20)
+	_, maxSize, err := b.VolumeSizes(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ResizeVolume(ctx, ids[0], maxSize); err != nil {
+		t.Fatal(err)
+	}
+	sector0 := readAt(t, filepath.Join(fx.dev, "loop3"), 0, 512)
+	if classifyMBR(sector0) != mbrProtective {
+		t.Fatal("sector 0 is no longer a protective MBR")
+	}
+	if got, want := binary.LittleEndian.Uint32(sector0[446+12:]), uint32(512<<20/512-1); got != want {
+		t.Fatalf("the protective MBR covers %d sectors after growth, want %d", got, want)
+	}
+}
+
+// TestMountChecksExt4: MountVolume runs e2fsck -p (what mount-utils' fsck
+// -a runs) on an ext4 volume before mounting it, as mount-utils'
+// FormatAndMount does: errors it corrects (exit 1) mount, errors it cannot
+// correct (exit 4) are FailedPrecondition and nothing is mounted; XFS is
+// not checked (fsck.xfs does nothing; XFS replays its log when mounted).
+func TestMountChecksExt4(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		fs     string
+		code   int
+		refuse string
+	}{
+		{"ext4", 0, ""},
+		{"ext4", 1, ""},
+		{"ext4", 4, "e2fsck found errors it could not correct"},
+		{"xfs", 0, ""},
+	} {
+		t.Run(fmt.Sprintf("%s exit %d", tc.fs, tc.code), func(t *testing.T) {
+			fx := newFixture(t)
+			fx.growDisk(t, "loop3", 512<<20)
+			mkfs := fakeMkfs(t)
+			fx.exec.Respond = func(argv []string) ([]byte, error) {
+				if argv[0] == "e2fsck" && tc.code != 0 {
+					return nil, &ExitError{Argv: argv, Code: tc.code, Stderr: "UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY."}
+				}
+				return mkfs(argv)
+			}
+			_, vs, root := services(t, fx, Config{Filesystem: tc.fs})
+			b := fx.backend(t, Config{Filesystem: tc.fs, MountRoots: []string{root}})
+			if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+				t.Fatal(err)
+			}
+			ids, _ := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+			if err := b.FormatVolume(ctx, ids[0]); err != nil {
+				t.Fatal(err)
+			}
+			_ = fx.k.takeCalls()
+			dev := filepath.Join(fx.dev, "loop3p1")
+			_, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: ids[0], TargetPath: filepath.Join(root, "m")})
+			calls := fx.exec.Calls()
+			last := calls[len(calls)-1]
+			if tc.fs == "xfs" {
+				if err != nil || last[0] == "e2fsck" {
+					t.Fatalf("MountVolume(xfs) = %v, last tool %q", err, last)
+				}
+				return
+			}
+			if !reflect.DeepEqual(last, []string{"e2fsck", "-p", dev}) {
+				t.Fatalf("last tool before the mount = %q, want e2fsck -p", last)
+			}
+			mounts := fx.k.takeCalls()
+			if tc.refuse != "" {
+				wantErr(t, err, errdefs.ErrFailedPrecondition, tc.refuse)
+				if len(mounts) != 0 {
+					t.Fatalf("mounted after a failed check: %q", mounts)
+				}
+				return
+			}
+			if err != nil || len(mounts) != 1 {
+				t.Fatalf("MountVolume = %v, kernel calls %q", err, mounts)
+			}
+		})
 	}
 }

@@ -30,6 +30,17 @@ type Config struct {
 	// partitioned, formatted, mounted, resized or taken offline. Default
 	// DefaultMountRoots.
 	MountRoots []string
+	// HostMountTable is a mountinfo file (proc(5)) of the host's mount
+	// namespace. The proxy's own mount table shows only its namespace; a
+	// disk mounted only on the host (an Azure resource disk at /mnt under
+	// a DaemonSet) is the host's too, and is never taken offline,
+	// partitioned, formatted, mounted or resized. Default
+	// DefaultHostMountTable, /proc/1/mountinfo: the host's when the
+	// daemon runs with hostPID, its own container's otherwise (then only
+	// the proxy's own namespace counts; an unreadable default is ignored
+	// the same way). "none" reads the proxy's own table only. A path set
+	// explicitly must be readable: New fails otherwise.
+	HostMountTable string
 	// Exec runs mkfs, e2fsck, resize2fs and xfs_growfs. Default
 	// NewExec(ToolTimeout).
 	Exec Exec
@@ -47,6 +58,10 @@ var (
 	// DefaultMountRoots is kubelet's default root directory on Linux.
 	DefaultMountRoots = []string{"/var/lib/kubelet"}
 )
+
+// DefaultHostMountTable is the mount table of PID 1: the host's init when
+// the daemon runs with hostPID.
+const DefaultHostMountTable = "/proc/1/mountinfo"
 
 // DefaultToolTimeout bounds one tool run. e2fsck -f of a large, full ext4
 // volume is the slowest step; kubelet retries an operation it gave up on,
@@ -91,6 +106,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		roots = append(roots, path.Clean(r))
 	}
 	cfg.MountRoots = roots
+	if cfg.HostMountTable == "" {
+		cfg.HostMountTable = DefaultHostMountTable
+	} else if cfg.HostMountTable != "none" && !path.IsAbs(cfg.HostMountTable) {
+		return cfg, errdefs.Errorf(errdefs.ErrInvalidArgument, "host mount table %q is not an absolute path (or none)", cfg.HostMountTable)
+	}
 	if cfg.ToolTimeout <= 0 {
 		cfg.ToolTimeout = DefaultToolTimeout
 	}
@@ -102,6 +122,6 @@ func (cfg Config) withDefaults() (Config, error) {
 
 // String summarises the configuration for the daemon's start-up log.
 func (cfg Config) String() string {
-	return fmt.Sprintf("sysfs=%s dev=%s filesystem=%s disks=%v mount-roots=%v tool-timeout=%s",
-		cfg.SysfsRoot, cfg.DevRoot, cfg.Filesystem, cfg.DiskFilter, cfg.MountRoots, cfg.ToolTimeout)
+	return fmt.Sprintf("sysfs=%s dev=%s filesystem=%s disks=%v mount-roots=%v host-mounts=%s tool-timeout=%s",
+		cfg.SysfsRoot, cfg.DevRoot, cfg.Filesystem, cfg.DiskFilter, cfg.MountRoots, cfg.HostMountTable, cfg.ToolTimeout)
 }

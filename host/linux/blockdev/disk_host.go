@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 )
 
 // ListDiskLocations implements disk.Host: SCSI disks (sd, including iSCSI
@@ -57,7 +58,9 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 
 // PartitionDisk implements disk.Host. A disk with a GPT that has a data
 // partition (any but Microsoft Reserved) is left alone, after making sure
-// the kernel has a device for each of its partitions. Otherwise the disk
+// the kernel has a device for each of its partitions; so is a disk holding
+// a whole-disk filesystem (it is a volume already, see wholeVolume).
+// Otherwise the disk
 // gets a GPT (a new one with a random disk GUID, or the existing empty one)
 // and one partition of type Linux filesystem with a random unique GUID,
 // spanning the largest free extent, start and end aligned to 1 MiB. The
@@ -65,7 +68,7 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 // this kernel) and the partition is announced with BLKPG.
 //
 // The layout is read before the disk's state matters: an offline disk
-// with a data partition is left alone, offline. Any other offline disk is
+// with a data partition or a whole-disk filesystem is left alone, offline. Any other offline disk is
 // brought online first (SetDiskOnline), then handled as below.
 //
 // It refuses, with errdefs.ErrFailedPrecondition, a host disk, a disk
@@ -91,7 +94,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.host != "" {
 		return d.hostErr("partition")
 	}
-	if d.offline && !(d.tableErr == nil && d.table != nil && hasDataPartition(d.table)) {
+	if d.offline && !d.partitioned() {
 		// The layout is read first, as upstream reads MSFT_Disk and
 		// MSFT_Partition while the disk is offline: gcp-pd, aws-ebs and
 		// vsphere partition before SetDiskState(online), and re-staging
@@ -114,6 +117,13 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	if d.tableErr != nil {
 		return tableError(d)
 	}
+	if d.wholeVolume() != "" || d.mbrPartitioned() {
+		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
+		// already a volume, as upstream counts a disk with a partition.
+		// Writing a table would destroy it. An MBR disk with partitions
+		// is initialised and partitioned in upstream's sense too.
+		return nil
+	}
 	if d.table != nil && hasDataPartition(d.table) {
 		if d.reconcileErr != nil {
 			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.describe(), d.reconcileErr)
@@ -130,10 +140,26 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.describe(), d.content.Type)
 		case d.mbr != mbrNone:
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-				"refusing to partition %s: it has an MBR (DOS) partition table; the proxy manages GPT disks only", d.describe())
+				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.describe())
 		}
 	}
 	return b.createPartition(d)
+}
+
+// partitioned tells whether the disk's layout, read without changing it,
+// already holds a volume: a GPT with a data partition, or a whole-disk
+// filesystem. PartitionDisk leaves such a disk alone, offline or not.
+func (d *diskState) partitioned() bool {
+	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "" || d.mbrPartitioned())
+}
+
+// mbrPartitioned tells whether a disk without a GPT has an MBR (DOS)
+// partition table with partitions: upstream's PartitionDisk finds such a
+// disk initialised with a basic partition and leaves it alone, and so does
+// this backend (its partitions are not listed as volumes: they have no
+// GUID).
+func (d *diskState) mbrPartitioned() bool {
+	return d.table == nil && d.tableErr == nil && (d.mbr == mbrPartitions || d.mbr == mbrHybrid)
 }
 
 // hasDataPartition tells whether the table has a partition Windows would
@@ -202,7 +228,7 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 			return fmt.Errorf("write the protective MBR of %s: %w", d.describe(), err)
 		}
 	}
-	if err := writeGPT(f, t, d.size); err != nil {
+	if err := writeTable(f, t, d.size); err != nil {
 		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
 	}
 	start, length := int64(first)*lbs, int64(last-first+1)*lbs
@@ -285,13 +311,20 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // which its partitions follow, and the backend refuses to partition,
 // format, mount or resize it while the flag is set. Taking a disk offline
 // first flushes it, and is refused while anything on it is mounted.
+// Bringing a disk online (even one already online) also gives it new
+// identities when it is an unmounted clone of another attached disk (see
+// reidentifyLocked).
 func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, err := b.scanLocked(scanSysfs)
+	mode := scanSysfs
+	if online {
+		mode = scanTables // to find identities a clone shares
+	}
+	s, err := b.scanLocked(mode)
 	if err != nil {
 		return err
 	}
@@ -299,7 +332,67 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	if err != nil {
 		return err
 	}
-	return b.setOnlineLocked(d, online)
+	if err := b.setOnlineLocked(d, online); err != nil || !online {
+		return err
+	}
+	return b.reidentifyLocked(s, d)
+}
+
+// reidentifyLocked gives a disk that shares its GPT disk GUID or a
+// partition GUID with another attached disk (a snapshot restore or a PVC
+// clone is a byte copy) new random GUIDs, as Windows gives a disk whose
+// signature collides a new one when it comes online. Only a disk with
+// nothing mounted, not the host's, is changed: the one in use keeps its
+// identity. The partitions keep their places, so their kernel devices
+// stay as they are. b.mu is held.
+func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
+	if d.table == nil || d.tableErr != nil || d.inUse() != "" || d.offline {
+		return nil
+	}
+	ids := map[guid]bool{d.table.diskGUID: true}
+	for _, e := range d.table.entries {
+		ids[e.id] = true
+	}
+	var twin *diskState
+	for _, o := range s.disks {
+		if o == d || o.table == nil {
+			continue
+		}
+		if ids[o.table.diskGUID] {
+			twin = o
+		}
+		for _, e := range o.table.entries {
+			if ids[e.id] {
+				twin = o
+			}
+		}
+	}
+	if twin == nil {
+		return nil
+	}
+	g, err := randomGUID()
+	if err != nil {
+		return err
+	}
+	d.table.diskGUID = g
+	for i := range d.table.entries {
+		if d.table.entries[i].id, err = randomGUID(); err != nil {
+			return err
+		}
+	}
+	// O_EXCL: nothing may hold the disk while its identities change.
+	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	err = writeTable(f, d.table, d.size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write new identities to %s (a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	return nil
 }
 
 // setOnlineLocked is SetDiskOnline on a scanned disk; b.mu is held.
@@ -312,8 +405,8 @@ func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 	}
 	state := filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "state")
 	if !online {
-		if len(d.mounts) > 0 {
-			m := d.mounts[0]
+		if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
+			m := all[0]
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.describe(), m.Source, m.MountPoint)
 		}
 		if err := b.k.flushDevice(d.path, true); err != nil {

@@ -1,7 +1,8 @@
 // Package blockdev is the Linux host backend of the disk and volume groups:
 // it serves them on the node's real block devices with sysfs, ioctls and
 // system calls, and runs a tool only where the tool is the implementation
-// (mkfs, e2fsck, resize2fs, xfs_growfs).
+// (mkfs, e2fsck, resize2fs, xfs_growfs, and blkid as a second opinion
+// before formatting).
 //
 // The Windows model maps onto Linux like this (docs/linux-block.md has the
 // full story, with what needs which privilege):
@@ -10,20 +11,27 @@
 //     never reused, so a number stays valid exactly as long as its disk;
 //   - disk location: the SCSI address host:channel:target:lun;
 //   - disk IDs: VPD page 0x83 (decoded like upstream) or wwid, and the
-//     serial; a loop device falls back to its GPT disk GUID and backing file;
+//     serial; an NVMe namespace's NGUID or EUI-64 in Windows' forms; a loop
+//     device falls back to its GPT disk GUID and backing file;
 //   - PartitionDisk: a GPT with one 1 MiB-aligned partition, written by this
 //     package and announced to the kernel with BLKPG (the kernels this runs
 //     on may not scan partition tables, and a re-read would drop partitions);
 //   - volume: a GPT partition; its ID is the partition's unique GUID in lower
-//     case, which is stored on disk and so survives reboots;
-//   - format: mkfs.ext4 or mkfs.xfs; mount: mount(2) into a directory,
+//     case, which is stored on disk and so survives reboots. A disk formatted
+//     whole (no partition table, as Linux drivers format) is one volume
+//     named by its filesystem UUID. A clone's duplicate GUIDs are replaced
+//     when it is brought online;
+//   - format: mkfs.ext4 or mkfs.xfs, refused on anything the probe or
+//     blkid -p recognises; mount: e2fsck -p for ext, then mount(2) into a
+//     directory,
 //     which is resolved beneath the working directories (package beneath)
 //     so a link that leads out of them is refused, and mounted on through
 //     the resolved descriptor;
 //   - offline: SCSI device state "offline", or the kernel read-only flag for
 //     other disks, with the backend refusing changes while it is set;
-//   - host disks (anything mounted outside the working directories, swap,
-//     device-mapper) are listed but never changed.
+//   - host disks (anything mounted outside the working directories, in the
+//     proxy's mount namespace or the host's, swap, device-mapper) are listed
+//     but never changed.
 //
 // Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
 // files built on every OS and are tested there against fixture trees under

@@ -155,4 +155,5 @@ var toolPackages = map[string]string{
 	"resize2fs":  "e2fsprogs",
 	"mkfs.xfs":   "xfsprogs",
 	"xfs_growfs": "xfsprogs",
+	"blkid":      "util-linux",
 }

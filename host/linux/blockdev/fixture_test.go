@@ -60,6 +60,11 @@ func (fx *fixture) backend(t *testing.T, cfg Config) *Backend {
 	if cfg.MountRoots == nil {
 		cfg.MountRoots = []string{"/var/lib/kubelet"}
 	}
+	if cfg.HostMountTable == "" {
+		// Not the machine's /proc/1/mountinfo: its devices are not the
+		// fixture's.
+		cfg.HostMountTable = "none"
+	}
 	b, err := newBackend(cfg, fx.k)
 	if err != nil {
 		t.Fatal(err)

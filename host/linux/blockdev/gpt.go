@@ -409,6 +409,46 @@ func protectiveMBR(old []byte, sectorSize int64, diskSectors uint64) []byte {
 	return b
 }
 
+// tableFile is what writeTable needs: writeGPT's positioned writes and
+// flush, plus reading sector 0.
+type tableFile interface {
+	gptWriter
+	io.ReaderAt
+}
+
+// writeTable writes the GPT (see writeGPT), then makes a protective MBR
+// cover the disk's current size: a disk that grew keeps the old size in
+// its 0xEE entry otherwise, which sfdisk and fdisk report as an error. A
+// hybrid MBR, or sector 0 without a protective MBR, is left as it is.
+func writeTable(f tableFile, t *gptTable, diskSize int64) error {
+	if err := writeGPT(f, t, diskSize); err != nil {
+		return err
+	}
+	sector0 := make([]byte, t.sectorSize)
+	if _, err := f.ReadAt(sector0, 0); err != nil {
+		return fmt.Errorf("read the protective MBR: %w", err)
+	}
+	if classifyMBR(sector0) != mbrProtective {
+		return nil
+	}
+	want := uint64(diskSize/t.sectorSize) - 1
+	if want > 0xffffffff {
+		want = 0xffffffff
+	}
+	for i := 0; i < 4; i++ {
+		e := sector0[446+16*i : 446+16*(i+1)]
+		if e[4] != 0xee || binary.LittleEndian.Uint32(e[8:12]) != 1 || binary.LittleEndian.Uint32(e[12:16]) == uint32(want) {
+			continue
+		}
+		binary.LittleEndian.PutUint32(e[12:16], uint32(want))
+		if _, err := f.WriteAt(sector0, 0); err != nil {
+			return fmt.Errorf("resize the protective MBR: %w", err)
+		}
+		return f.Sync()
+	}
+	return nil
+}
+
 // mbrKind classifies sector 0.
 type mbrKind int
 

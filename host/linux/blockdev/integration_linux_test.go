@@ -5,6 +5,7 @@ package blockdev
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -175,6 +176,14 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if w := blkid(t, "TYPE", part); w != "" && w != fs {
 		t.Fatalf("blkid says %s holds %s", part, w)
 	}
+	// A Linux driver (rollback, a mixed fleet) must be able to mount the
+	// partition with mount-utils' rules: blkid -p on it must give the
+	// filesystem and no partition table type.
+	if _, err := exec.LookPath("blkid"); err == nil {
+		if got := mountUtilsFormat(t, part); got != fs {
+			t.Fatalf("mount-utils' GetDiskFormat rule reads %q on %s, want %s", got, part, fs)
+		}
+	}
 	_, err = vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id})
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "already formatted")
 
@@ -257,6 +266,14 @@ func lifecycle(t *testing.T, fs string, size int64) {
 		if _, err := vs.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id}); err != nil {
 			t.Fatalf("offline ResizeVolume: %v", err)
 		}
+	}
+	// The protective MBR covers the grown disk (sfdisk and fdisk check).
+	sector0 := make([]byte, 512)
+	if _, err := l.dev.ReadAt(sector0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(sector0[446+12:]); classifyMBR(sector0) != mbrProtective || int64(got) != 2*size/512-1 {
+		t.Fatalf("after growth the protective MBR covers %d sectors, want %d", got, 2*size/512-1)
 	}
 	cur, maxSize, err := b.VolumeSizes(ctx, id)
 	if err != nil || maxSize-cur >= volume.MinResizeGain || cur <= cur0 {

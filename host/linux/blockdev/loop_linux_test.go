@@ -140,6 +140,11 @@ func (h *harness) cleanup() {
 		}
 	}
 	for _, l := range h.loops {
+		// SetDiskState(offline) sets the kernel's read-only flag, which
+		// belongs to the device node and outlives the attachment: undo it.
+		if err := unix.IoctlSetPointerInt(int(l.dev.Fd()), unix.BLKROSET, 0); err != nil {
+			t.Errorf("cleanup: BLKROSET 0 %s: %v", l.path, err)
+		}
 		// Partitions added with BLKPG can outlive the detach (without
 		// LO_FLAGS_PARTSCAN, or when dropping them fails then), and the
 		// next user of this /dev/loopN would get EBUSY adding its own.

@@ -54,6 +54,9 @@ type sysDisk struct {
 	name    string // kernel name: sda, vdb, nvme0n1, loop3
 	dev     devNum
 	diskseq uint64 // 0 when the kernel has no diskseq (before 5.15)
+	// object names the sysfs object (see sysObject): new on every
+	// attach, so it tells re-attached disks apart without diskseq.
+	object string
 	// size is in bytes; sysfs counts 512-byte sectors whatever the
 	// logical block size.
 	size          int64
@@ -167,6 +170,7 @@ func readSysDisk(dir, name string) (d sysDisk, ok bool, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return d, false, err
 	}
+	d.object = sysObject(dir)
 	d.logicalBlock = readInt(dir, "queue/logical_block_size", 512)
 	d.physicalBlock = readInt(dir, "queue/physical_block_size", d.logicalBlock)
 	ro, _ := readAttr(dir, "ro")
@@ -200,11 +204,16 @@ func readSCSIAddress(dir string) *scsiAddress {
 	return nil
 }
 
-// readDiskIDs returns the identifiers the device reports. page83: the raw
-// VPD page 0x83 decoded like upstream (device/vpd_pg83, root-only), else the
-// kernel's wwid. serial: the virtio/block serial, else VPD page 0x80, else
-// device/serial (NVMe controllers).
+// readDiskIDs returns the identifiers the device reports. An NVMe
+// namespace with an NGUID or EUI-64 gets them as Windows presents them
+// (see nvmeNamespaceID). Otherwise page83: the raw VPD page 0x83 decoded
+// like upstream (device/vpd_pg83, root-only), else the kernel's wwid.
+// serial: the virtio/block serial, else VPD page 0x80, else device/serial
+// (NVMe controllers, shared by all their namespaces).
 func readDiskIDs(dir string) (page83, serial string) {
+	if id := nvmeNamespaceID(dir); id != "" {
+		return id, windowsNVMeSerial(id)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "device", "vpd_pg83")); err == nil {
 		if ds, err := parseVPD83(b); err == nil {
 			page83 = page83ID(ds)
@@ -227,6 +236,39 @@ func readDiskIDs(dir string) (page83, serial string) {
 		serial, _ = readAttr(dir, "device/serial")
 	}
 	return page83, serial
+}
+
+// nvmeNamespaceID returns an NVMe namespace's NGUID (32 hex digits), or
+// else its EUI-64 (16), in lower case; "" when it has neither (the kernel
+// shows the nguid and eui attributes only when they are set). Windows'
+// NVMe-SCSI translation builds VPD page 0x83 from these, so upstream's
+// Page83 rule yields their hex there; the kernel's wwid would prefer a
+// namespace UUID and, for a namespace without IDs, a vendor-serial-model
+// form that Windows never shows.
+func nvmeNamespaceID(dir string) string {
+	if g, err := readAttr(dir, "nguid"); err == nil {
+		if h := strings.ReplaceAll(g, "-", ""); len(h) == 32 && strings.Trim(h, "0") != "" {
+			return strings.ToLower(h)
+		}
+	}
+	if e, err := readAttr(dir, "eui"); err == nil {
+		if h := strings.ReplaceAll(e, " ", ""); len(h) == 16 && strings.Trim(h, "0") != "" {
+			return strings.ToLower(h)
+		}
+	}
+	return ""
+}
+
+// windowsNVMeSerial is the serial number Windows reports for an NVMe
+// namespace with an NGUID or EUI-64 (its unit serial number VPD page):
+// the ID in upper case, in groups of four hex digits joined by "_", ended
+// by ".": "0025_3858_81B0_A1B2.".
+func windowsNVMeSerial(id string) string {
+	var groups []string
+	for i := 0; i+4 <= len(id); i += 4 {
+		groups = append(groups, strings.ToUpper(id[i:i+4]))
+	}
+	return strings.Join(groups, "_") + "."
 }
 
 // readSysParts lists the partitions of a disk: subdirectories with a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -18,7 +19,10 @@ import (
 // ListVolumesOnDisk implements volume.Host: the unique GUIDs of the disk's
 // GPT partitions in index order (partition 0), or of partition number
 // partition. Microsoft Reserved partitions carry no volume and are left
-// out, as on Windows. A disk without a GPT has no volumes.
+// out, as on Windows. A disk without a partition table holding an ext2/3/4,
+// XFS or btrfs filesystem is one volume named by the filesystem's UUID
+// (partition 0 only: it has no partition number); any other disk without
+// a GPT has no volumes.
 func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
@@ -32,13 +36,10 @@ func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([
 		return nil, tableError(d)
 	}
 	ids := []string{}
-	if d.table != nil {
-		for i := range d.table.entries {
-			e := &d.table.entries[i]
-			if e.typeGUID == typeMicrosoftReserved || (partition != 0 && e.index != int(partition)) {
-				continue
-			}
-			ids = append(ids, volumeID(e))
+	for _, v := range d.volumes() {
+		// A whole-disk volume has no partition number.
+		if partition == 0 || (!v.whole() && v.entry.index == int(partition)) {
+			ids = append(ids, v.id)
 		}
 	}
 	if partition != 0 && len(ids) == 0 {
@@ -91,7 +92,11 @@ func probeDevice(dev string) (fsInfo, error) {
 		return fsInfo{}, err
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
-	info, err := probe(f)
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fsInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
+	}
+	info, err := probeVolume(f, size)
 	if err != nil {
 		return fsInfo{}, fmt.Errorf("%s: %w", dev, err)
 	}
@@ -133,7 +138,9 @@ func mkfsArgv(fs, dev string) []string {
 // FormatVolume implements volume.Host with mkfs.ext4 or mkfs.xfs (Config
 // Filesystem). It refuses a volume of a host or offline disk, of a disk
 // with anything mounted, a boot or reserved partition, and a volume already
-// holding a signature; XFS needs at least 300 MiB (errdefs.ErrOutOfRange).
+// holding a signature, found by the built-in probe or by `blkid -p` when
+// installed (TYPE or PTTYPE), whichever filesystem is asked for; XFS needs
+// at least 300 MiB (errdefs.ErrOutOfRange).
 func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	v, err := b.writable(ctx, id, "format a volume of")
 	if err != nil {
@@ -143,15 +150,12 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	switch {
 	case d.inUse() != "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.describe(), d.inUse())
-	case v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved:
+	case !v.whole() && (v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved):
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.entry.index, d.describe(), v.entry.typeGUID)
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
 		return err
-	}
-	if b.cfg.Filesystem == "xfs" && v.part.size < xfsMinSize {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.part.size>>20, xfsMinSize>>20)
 	}
 	// The Service checked this already; checking again right before mkfs
 	// narrows the window for anything formatting the device meanwhile.
@@ -162,10 +166,47 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	if info.Type != "" {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s; refusing to erase it", id, info.Type)
 	}
+	if b.cfg.Filesystem == "xfs" && v.size() < xfsMinSize {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.size()>>20, xfsMinSize>>20)
+	}
+	// A second opinion from libblkid, which knows some eighty formats the
+	// probe does not: mke2fs checks for signatures only on a terminal.
+	if sig, err := b.blkidSignature(ctx, dev); err != nil {
+		return err
+	} else if sig != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s (blkid -p); refusing to erase it", id, sig)
+	}
 	if _, err := b.exec.Run(ctx, mkfsArgv(b.cfg.Filesystem, dev)); err != nil {
 		return toolError(err)
 	}
 	return nil
+}
+
+// blkidSignature asks `blkid -p` (low-level probing, no cache, no udev)
+// what dev holds and returns its TYPE or PTTYPE ("TYPE=zfs_member"), or ""
+// when blkid finds nothing (exit status 2) or is not installed, in which
+// case the built-in probe has decided alone. blkid's "ambivalent result"
+// (exit status 8: more than one signature) is a signature too.
+func (b *Backend) blkidSignature(ctx context.Context, dev string) (string, error) {
+	out, err := b.exec.Run(ctx, []string{"blkid", "-p", "-o", "export", "--", dev})
+	var ee *ExitError
+	switch {
+	case errors.As(err, &ee) && errors.Is(ee.Err, exec.ErrNotFound):
+		return "", nil
+	case errors.As(err, &ee) && ee.Err == nil && ee.Code == 2:
+		return "", nil
+	case errors.As(err, &ee) && ee.Err == nil && ee.Code == 8:
+		return "more than one signature (blkid: " + ee.Stderr + ")", nil
+	case err != nil:
+		return "", fmt.Errorf("check %s for signatures with blkid: %w", dev, err)
+	}
+	var sigs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "TYPE=") || strings.HasPrefix(l, "PTTYPE=") {
+			sigs = append(sigs, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(sigs, " "), nil
 }
 
 // toolError maps a failed tool run: a missing tool is a host that is not
@@ -209,15 +250,19 @@ func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum 
 	if err != nil {
 		return 0, 0, err
 	}
-	lbs := v.disk.logicalBlock
-	current = int64(v.entry.sectors()) * lbs
+	current = v.size()
 	if dev, err := v.device(b.cfg.DevRoot); err == nil {
 		if info, err := probeDevice(dev); err == nil && info.Size > 0 && info.Size < current {
 			current = info.Size
 		}
 	}
-	limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
-	maximum = int64(limit-v.entry.first+1) * lbs
+	if v.whole() {
+		maximum = v.disk.size
+	} else {
+		lbs := v.disk.logicalBlock
+		limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
+		maximum = int64(limit-v.entry.first+1) * lbs
+	}
 	if maximum < current {
 		maximum = current
 	}
@@ -261,7 +306,12 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 	default:
 		return errdefs.Errorf(errdefs.ErrUnimplemented, "cannot grow volume %s: it holds %s; the proxy grows ext4 and XFS only", id, info.Type)
 	}
-	if err := b.growPartition(ctx, id, size); err != nil {
+	if v.whole() {
+		// A whole-disk volume grows with its disk: nothing to rewrite.
+		if size > v.disk.size {
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: it is %s, which has %d", id, size, v.describe(), v.disk.size)
+		}
+	} else if err := b.growPartition(ctx, id, size); err != nil {
 		return err
 	}
 	switch info.Type {
@@ -302,7 +352,7 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 		if err != nil {
 			return fmt.Errorf("open %s to grow partition %d: %w", d.describe(), e.index, err)
 		}
-		err = writeGPT(f, d.table, d.size)
+		err = writeTable(f, d.table, d.size)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -364,6 +414,28 @@ func (b *Backend) growExt4(ctx context.Context, dev, mp string) error {
 				"the partition grew, but growing the ext4 filesystem mounted at %s was refused (%v); unmount the volume and resize it again (offline growth works)", mp, err)
 		}
 		return toolError(err)
+	}
+	return nil
+}
+
+// checkExt runs e2fsck -p (preen: repair what is safe without asking;
+// what fsck -a runs for ext2/3/4) on an unmounted ext volume before it is
+// mounted, as k8s.io/mount-utils' FormatAndMount does before every mount
+// of a formatted volume: a journal is replayed and small inconsistencies
+// (left by a node that crashed) are repaired before the kernel sees them.
+// Like mount-utils, errors e2fsck could not correct (exit status 4, here
+// also with bits 1-2 set) stop the mount; a missing e2fsck, an
+// operational error (8 and up) or a timeout leave the decision to the
+// kernel's mount. XFS is not checked: mount-utils' fsck -a runs fsck.xfs,
+// which does nothing, because XFS replays its log when mounted.
+func (b *Backend) checkExt(ctx context.Context, dev string) error {
+	_, err := b.exec.Run(ctx, []string{"e2fsck", "-p", dev})
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Err == nil && ee.Code&4 != 0 && ee.Code < 8 {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "e2fsck found errors it could not correct on %s (exit status %d: %s); repair it with e2fsck -f before mounting", dev, ee.Code, ee.Stderr)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -155,7 +156,8 @@ func (b *Backend) openMountTarget(target string) (*mountTarget, error) {
 
 // MountVolume implements volume.Host with mount(2) and the filesystem type
 // the probe finds (XFS with nouuid, so a clone of a mounted volume mounts
-// too). The target is resolved beneath its working directory (a link in
+// too). An ext2/3/4 volume not mounted anywhere yet is checked first with
+// e2fsck -p, as mount-utils' FormatAndMount runs fsck -a (see checkExt). The target is resolved beneath its working directory (a link in
 // it that leads out is errdefs.ErrPermissionDenied) and the mount is made
 // on the resolved descriptor. The target's parent must exist; a missing
 // target directory is created (0750) and removed again if the mount fails.
@@ -180,6 +182,11 @@ func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted; FormatVolume it first", id)
 	case fstype == "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s holds %s, which is not a filesystem the proxy mounts", id, info.Type)
+	}
+	if fstype == "ext4" && len(v.mounts(b.cfg.DevRoot)) == 0 {
+		if err := b.checkExt(ctx, dev); err != nil {
+			return fmt.Errorf("mount volume %s: %w", id, err)
+		}
 	}
 	t, err := b.openMountTarget(target)
 	if err != nil {
@@ -282,18 +289,23 @@ func (b *Backend) unmountRetryingBusy(ctx context.Context, path string) error {
 // messages) holds volume id's filesystem: errdefs.ErrFailedPrecondition,
 // and nothing changed, when it holds another.
 func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target string) error {
-	_, v, err := b.lookup(ctx, id)
-	if err != nil {
-		return fmt.Errorf("unmount %s: %w", target, err)
-	}
 	dev, err := b.k.deviceOf(beneath.FdPath(fd))
 	if err != nil {
 		return fmt.Errorf("unmount %s: find the filesystem there: %w", target, err)
 	}
-	if v.part == nil || v.part.dev != dev {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return fmt.Errorf("unmount %s: %w", target, err)
 	}
-	return nil
+	// The device mounted there decides: with a clone attached, the ID is
+	// on two disks, and the one mounted at target is the one meant.
+	if _, v := s.byDevice(dev, "", b.cfg.DevRoot); v != nil && strings.EqualFold(v.id, id) {
+		return nil
+	}
+	if _, err := s.volume(id); errors.Is(err, errdefs.ErrNotFound) {
+		return fmt.Errorf("unmount %s: %w", target, err)
+	}
+	return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)
 }
 
 // lookupPath resolves p beneath its working directory for a question

@@ -3,7 +3,8 @@
 // running mount(8) or findmnt(8).
 //
 // Parse takes an io.Reader so tests feed it captured tables; Read reads the
-// live table of the calling process.
+// live table of the calling process, ReadFile that of another process's
+// mount namespace.
 package mountinfo
 
 import (
@@ -38,8 +39,13 @@ type Mount struct {
 }
 
 // Read parses /proc/self/mountinfo.
-func Read() ([]Mount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+func Read() ([]Mount, error) { return ReadFile("/proc/self/mountinfo") }
+
+// ReadFile parses a mountinfo file: /proc/<pid>/mountinfo shows the mount
+// namespace of that process (another container's, or the host's as
+// /proc/1/mountinfo with hostPID), not the caller's.
+func ReadFile(path string) ([]Mount, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}

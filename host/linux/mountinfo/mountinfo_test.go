@@ -1,6 +1,10 @@
 package mountinfo
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,5 +54,21 @@ func TestReadLive(t *testing.T) {
 	}
 	if len(At(ms, "/")) == 0 {
 		t.Error("the live table has no mount at /")
+	}
+}
+
+// TestReadFile: another namespace's table is read from its file; a missing
+// one is an error.
+func TestReadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mountinfo")
+	if err := os.WriteFile(p, []byte(table), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadFile(p)
+	if err != nil || len(ms) != 5 || ms[3].Source != "/dev/loop0p1" {
+		t.Fatalf("ReadFile = %+v, %v", ms, err)
+	}
+	if _, err := ReadFile(p + ".missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadFile(missing) = %v", err)
 	}
 }

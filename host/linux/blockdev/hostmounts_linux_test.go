@@ -1,0 +1,112 @@
+//go:build linux
+
+package blockdev
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+)
+
+// TestHostOnlyMount: a disk mounted only in another mount namespace (the
+// host's, seen from a DaemonSet without it: an Azure resource disk at
+// /mnt) is the host's when that namespace's table is Config.HostMountTable:
+// it cannot be taken offline, partitioned, formatted, mounted or resized.
+// The other namespace is made with unshare(1) and holds the mount; its
+// mountinfo is /proc/<pid>/mountinfo of the process in it.
+func TestHostOnlyMount(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
+	testutil.RequireTool(t, "util-linux", "unshare")
+	testutil.RequireTool(t, "mount", "mount")
+	ctx := context.Background()
+	h := newHarness(t)
+	l := h.attach("csi-hostonly.img", 64<<20)
+	ds, vs, _ := realServices(t, h, "ext4", l.name)
+	n := findLoop(t, ds, l)
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
+		t.Fatal(err)
+	}
+	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
+	if err != nil || len(vols.VolumeIDs) != 1 {
+		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
+	}
+	id := vols.VolumeIDs[0]
+	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
+		t.Fatal(err)
+	}
+	// The "host": a private mount namespace with the partition mounted
+	// outside the proxy's working directory.
+	mnt := filepath.Join(h.files, "mnt")
+	pid := mountElsewhere(t, l.path+"p1", mnt)
+
+	b, err := New(Config{DiskFilter: []string{l.name}, MountRoots: []string{h.root}, HostMountTable: fmt.Sprintf("/proc/%d/mountinfo", pid)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "mounted at " + mnt
+	wantErr(t, b.SetDiskOnline(ctx, n, false), errdefs.ErrFailedPrecondition, host)
+	if online, err := b.IsDiskOnline(ctx, n); err != nil || !online {
+		t.Fatalf("IsDiskOnline = %v, %v; the refused offline changed the disk", online, err)
+	}
+	wantErr(t, b.PartitionDisk(ctx, n), errdefs.ErrFailedPrecondition, host)
+	wantErr(t, b.FormatVolume(ctx, id), errdefs.ErrFailedPrecondition, host)
+	wantErr(t, b.MountVolume(ctx, id, filepath.Join(h.root, "stage")), errdefs.ErrFailedPrecondition, host)
+	wantErr(t, b.ResizeVolume(ctx, id, 64<<20), errdefs.ErrFailedPrecondition, host)
+	// Listing still works, as for every host disk.
+	if ids, err := b.ListVolumesOnDisk(ctx, n, 0); err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("ListVolumesOnDisk = %v, %v", ids, err)
+	}
+	// A table that cannot be read is refused at start when set explicitly.
+	if _, err := New(Config{HostMountTable: filepath.Join(h.files, "missing")}); !strings.Contains(fmt.Sprint(err), "missing") {
+		t.Fatalf("New with a missing host mount table = %v", err)
+	}
+}
+
+// mountElsewhere mounts dev at dir in a new private mount namespace made
+// by unshare(1) and returns the PID of the process holding it; the
+// namespace, and so the mount, ends when the test's cleanup kills it.
+func mountElsewhere(t *testing.T, dev, dir string) int {
+	t.Helper()
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mkdir -p "$1" && mount "$2" "$1" && echo ready && exec sleep 600`, "sh", dir, dev)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Registered after the harness: runs before its cleanup, so the
+	// namespace is gone before the loop device is detached.
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- strings.TrimSpace(line) == "ready"
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("unshare: mount %s at %s failed: %s", dev, dir, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("unshare: no mount after 10 s: %s", stderr.String())
+	}
+	return cmd.Process.Pid
+}
