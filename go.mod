@@ -11,6 +11,7 @@ require (
 	github.com/Microsoft/go-winio v0.6.4
 	github.com/csi-node-proxy/csi-node-proxy/client v0.0.0-00010101000000-000000000000
 	github.com/diskfs/go-diskfs v1.9.4
+	github.com/go-logr/logr v1.4.4
 	github.com/go-ole/go-ole v1.3.0
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/hirochachacha/go-smb2 v1.1.0
@@ -29,7 +30,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/geoffgarside/ber v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
