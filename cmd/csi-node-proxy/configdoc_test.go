@@ -27,7 +27,8 @@ var upstreamFlags = []string{"kubelet-path", "working-dir", "windows-service", "
 // on, described instead of shown, so the reference is the same wherever it
 // is generated.
 var osDependentDefaults = map[string]string{
-	"host": "`windows` on Windows, `linux` on Linux (elsewhere none: give `--host=simulated`)",
+	"host":         "`windows` on Windows, `linux` on Linux (elsewhere none: give `--host=simulated`)",
+	"kubelet-path": "`C:\\var\\lib\\kubelet`; `/var/lib/kubelet` with `--host=linux`",
 }
 
 // klogDefaults are klog's flag defaults, read before any test changes

@@ -34,6 +34,20 @@ const (
 	defaultLinuxKubeletPath = "/var/lib/kubelet"
 )
 
+// kubeletPathFor is -kubelet-path's default for a host backend.
+func kubeletPathFor(host string) string {
+	if host == hostLinux {
+		return defaultLinuxKubeletPath
+	}
+	return defaultKubeletPath
+}
+
+// Logging formats for --logging-format, the Kubernetes components' flag.
+const (
+	loggingText = "text"
+	loggingJSON = "json"
+)
+
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
 const defaultShutdownTimeout = 25 * time.Second
@@ -86,6 +100,14 @@ type Config struct {
 	AuditLog string
 	// AuditReads is --audit-reads: audit calls that only read, too.
 	AuditReads bool
+	// EndpointPrefix is --endpoint-prefix: the endpoints are named
+	// <prefix>-<group>-<version>.
+	EndpointPrefix string
+	// LoggingFormat is --logging-format: text (klog's) or json.
+	LoggingFormat string
+	// legacyPathFlags are the v0.2 flags -kubelet-csi-plugins-path and
+	// -kubelet-pod-path as given, for the warning at start.
+	legacyPathFlags []string
 
 	// logsToStderr records klog's -logtostderr, so a fatal error is not
 	// printed twice on stderr.
@@ -132,11 +154,20 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	}
 
 	// Upstream csi-proxy's flags.
-	set.StringVar(&cfg.KubeletPath, "kubelet-path", defaultKubeletPath, "Prefix path of the kubelet directory in the host file system; appended to the working directories (with --host=linux the default is "+defaultLinuxKubeletPath+")")
+	set.StringVar(&cfg.KubeletPath, "kubelet-path", kubeletPathFor(defaultHost()), `The kubelet's root directory, appended to the working directories (every path a call names must lie inside one); the default is upstream's C:\var\lib\kubelet, or /var/lib/kubelet with --host=linux`)
 	set.Var((*stringList)(&cfg.WorkingDirs), "working-dir", "Directory callers may create, remove and link paths in (repeatable)")
 	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run under the Windows service control manager, as the service install-service registers (Windows only)")
 	set.BoolVar(&cfg.RequirePrivacy, "require-privacy", true, "Require SMB encryption (RequirePrivacy) for new SMB global mappings")
-	set.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", "", "TCP host:port of the Prometheus /metrics (and /healthz) HTTP endpoint, e.g. localhost:8888; port 0 picks a free port (the log names it); empty is off")
+	set.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", "", "TCP host:port of the HTTP endpoint serving Prometheus /metrics, the /healthz and /readyz probes and the read-only /version and /deprecated documents, e.g. localhost:8888 (keep it on localhost: kubelet probes and a node-local scraper reach it there); port 0 picks a free port (the log names it); empty is off")
+	// Upstream's flags before v1.0.0, refused until now: each names a
+	// directory calls may touch, as -working-dir does.
+	for _, name := range []string{"kubelet-csi-plugins-path", "kubelet-pod-path"} {
+		set.Func(name, "Deprecated (upstream before v1.0.0): a `directory` calls may touch, as -working-dir; without -kubelet-path these replace its default, as they did then", func(s string) error {
+			cfg.legacyPathFlags = append(cfg.legacyPathFlags, "-"+name+"="+s)
+			cfg.WorkingDirs = append(cfg.WorkingDirs, s)
+			return nil
+		})
+	}
 	klog.InitFlags(set)
 
 	// csi-node-proxy's own flags.
@@ -169,6 +200,8 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
 	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM (or the Windows service's Stop) before they are cut off")
 	set.BoolVar(&cfg.showVersion, "version", false, "Print the version, commit, build date and Go version, then exit")
+	set.StringVar(&cfg.EndpointPrefix, "endpoint-prefix", transport.DefaultEndpointPrefix, "Name prefix of the pipes and sockets, <prefix>-<group>-<version>; the default is upstream's names, which drivers dial. A second proxy on the node (beside upstream's during a migration) takes another, e.g. csi-node-proxy; see docs/migration.md")
+	set.StringVar(&cfg.LoggingFormat, "logging-format", loggingText, "Log format: text (klog's) or json (one JSON object a line, for log collectors); json goes to -log_file if set, else stderr")
 	addSecurityFlags(set, cfg)
 	return set
 }
@@ -212,8 +245,13 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("-host %q: want windows, linux or simulated", cfg.Host)
 	}
-	if cfg.Host == hostLinux && !flagSet(set, "kubelet-path") {
-		cfg.KubeletPath = defaultLinuxKubeletPath
+	switch {
+	case flagSet(set, "kubelet-path"):
+	case len(cfg.legacyPathFlags) > 0:
+		// A v0.2 command line: its two directories were all it allowed.
+		cfg.KubeletPath = ""
+	default:
+		cfg.KubeletPath = kubeletPathFor(cfg.Host)
 	}
 	if cfg.KubeletPath != "" {
 		cfg.WorkingDirs = append(cfg.WorkingDirs, cfg.KubeletPath)
@@ -225,6 +263,14 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		return Config{}, errors.New("-shutdown-timeout must be positive")
+	}
+	if err := transport.CheckEndpointPrefix(cfg.EndpointPrefix); err != nil {
+		return Config{}, fmt.Errorf("-endpoint-prefix: %w", err)
+	}
+	switch cfg.LoggingFormat {
+	case loggingText, loggingJSON:
+	default:
+		return Config{}, fmt.Errorf("-logging-format %q: want text or json", cfg.LoggingFormat)
 	}
 	if err := checkSecurityFlags(&cfg, set); err != nil {
 		return Config{}, err

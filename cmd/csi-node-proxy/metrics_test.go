@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 )
 
 // servingMetrics finds the bound address in startMetrics' log line.
@@ -80,7 +81,7 @@ func TestStartMetricsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, stop, err := startMetrics(cfg)
+	m, stop, err := startMetrics(cfg, metrics.Extra{})
 	if err != nil || m != nil || stop == nil {
 		t.Fatalf("startMetrics with no address = %v, stop set %v, %v; want nil, a no-op, nil", m, stop != nil, err)
 	}
@@ -101,7 +102,7 @@ func TestStartMetricsOff(t *testing.T) {
 // a startup error.
 func TestStartMetrics(t *testing.T) {
 	logs := captureKlog(t)
-	m, stop, err := startMetrics(Config{MetricsBindAddress: "127.0.0.1:0"})
+	m, stop, err := startMetrics(Config{MetricsBindAddress: "127.0.0.1:0"}, metrics.Extra{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestStartMetrics(t *testing.T) {
 	}
 
 	for _, bad := range []string{addr, "nonsense", "localhost", "127.0.0.1:99999"} {
-		if _, stop2, err := startMetrics(Config{MetricsBindAddress: bad}); err == nil {
+		if _, stop2, err := startMetrics(Config{MetricsBindAddress: bad}, metrics.Extra{}); err == nil {
 			stop2()
 			t.Errorf("-metrics-bind-address=%s started", bad)
 		} else if !strings.Contains(err.Error(), "metrics address") {

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 )
 
@@ -44,9 +46,21 @@ func run(cfg Config) error {
 // SIGINT arrives, then calls shutdown (lifecycle.go). n is told when the
 // endpoints serve and when draining begins.
 func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
+	// Logs first (logging.go), so every line below has the chosen format.
+	closeLogs, err := setupLogging(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLogs()
+	for _, f := range cfg.legacyPathFlags {
+		klog.InfoS("Deprecated flag of upstream before v1.0.0: its directory is a working directory; use -working-dir or -kubelet-path", "flag", f)
+	}
 	// Metrics (metrics.go): served before anything else starts, stopped
-	// after the endpoints; nil and a no-op stop when off.
-	mx, stopMetrics, err := startMetrics(cfg)
+	// after the endpoints; nil and a no-op stop when off. /readyz answers
+	// "starting" until live holds the server.
+	var live atomic.Pointer[server.Server]
+	deps := server.NewDeprecations(0)
+	mx, stopMetrics, err := startMetrics(cfg, httpExtras(cfg, &live, deps))
 	if err != nil {
 		return err
 	}
@@ -77,7 +91,10 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	}
 	defer sec.close()
 	trackSecurity(mx, sec) // metrics.go
-	srv, err := server.New(server.Config{Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit, Metrics: mx}, groups, cfg.APIs)
+	srv, err := server.New(server.Config{
+		Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit, Metrics: mx,
+		EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
+	}, groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
@@ -105,6 +122,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	live.Store(srv)
 	for _, ep := range srv.Endpoints() {
 		klog.InfoS("Serving", "api", ep.API.Name(), "service", ep.API.Service, "address", ep.Address)
 	}

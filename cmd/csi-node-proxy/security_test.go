@@ -64,7 +64,10 @@ func startDaemon(t *testing.T, bin string, wait string, args ...string) *daemon 
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if fi, err := os.Lstat(d.socket(wait)); err == nil && fi.Mode().Type() == os.ModeSocket {
+		// Every endpoint is created before the daemon logs that it
+		// started; the socket alone would not say the others exist.
+		if fi, err := os.Lstat(d.socket(wait)); err == nil && fi.Mode().Type() == os.ModeSocket &&
+			strings.Contains(d.stderr.String(), "csi-node-proxy started") {
 			return d
 		}
 		select {

@@ -63,6 +63,10 @@ type argSpec struct {
 	name     string
 	help     string
 	optional bool
+	// check, when set, refuses a malformed value before the command asks
+	// or calls anything (check.go); its error wraps
+	// errdefs.ErrInvalidArgument, so it exits 6 as the proxy's would.
+	check func(string) error
 }
 
 // runFunc runs a parsed command. It returns what to print (nil for
@@ -106,7 +110,7 @@ var commandGroups = []groupInfo{
 }
 
 // commands is the command tree, built once from each group's file.
-var commands = slices.Concat(topCommands(), diskCommands(), volumeCommands(), fsCommands(),
+var commands = slices.Concat(topCommands(), []command{deprecationsCommand(), completionCommand()}, diskCommands(), volumeCommands(), fsCommands(),
 	smbCommands(), iscsiCommands(), systemCommands())
 
 // lookup finds a command by group and name ("" group for top-level).
@@ -141,6 +145,9 @@ type globals struct {
 	output          string
 	timeout         time.Duration
 	yes             bool
+	endpointPrefix  string
+	noHeaders       bool
+	showVersion     bool
 }
 
 // stringList is a repeatable string flag.
@@ -157,7 +164,11 @@ func (l *stringList) Set(s string) error {
 const (
 	formatTable = "table"
 	formatJSON  = "json"
+	formatYAML  = "yaml"
 )
+
+// outputFormats are the values -o takes, for messages and completion.
+var outputFormats = []string{formatTable, formatJSON, formatYAML}
 
 // flagAliases are short names that mean the same flag; help shows them
 // together ("-o, --output").
@@ -191,7 +202,10 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.StringVar(&g.auditLog, "audit-log", "", "With --local: the `file` to append an audit record of every change to, in the daemon's format (- for stderr); empty means none")
 	fs.StringVar(&g.policy, "policy", "", "With --local: the YAML authorisation policy `file`, as the daemon's --policy; this process is the caller, and calls no rule allows are refused (exit 4); empty means none")
 	fs.BoolVar(&g.requirePrivacy, "require-privacy", true, "With --local: new SMB global mappings demand encryption, as the daemon's --require-privacy")
-	fs.StringVar(&g.output, "output", formatTable, "Output format: table (for people) or json (one document, for scripts and jq)")
+	fs.StringVar(&g.endpointPrefix, "endpoint-prefix", transport.DefaultEndpointPrefix, "The daemon's endpoint name prefix, as its --endpoint-prefix: the CLI reaches <prefix>-<group>-<version> (a second proxy beside upstream's during a migration has its own)")
+	fs.StringVar(&g.output, "output", formatTable, "Output format: table (for people), json (one document, for scripts and jq) or yaml (the same document as YAML)")
+	fs.BoolVar(&g.noHeaders, "no-headers", false, "Print tables without their header line, for cut and awk")
+	fs.BoolVar(&g.showVersion, "version", false, "Print the CLI's version and the daemon's build, then exit (the version command says more)")
 	fs.StringVar(&g.output, "o", formatTable, "Short for --output")
 	fs.DurationVar(&g.timeout, "timeout", defaultTimeout, "How long the command's calls may take, connecting included")
 	fs.BoolVar(&g.yes, "yes", false, "Do not ask before changing the node; needed for changes when stdin is not a terminal")
@@ -228,7 +242,7 @@ func (c *call) connect() (groups.Node, error) {
 	case errors.As(err, &usage):
 		return nil, err
 	case err != nil:
-		return nil, &unavailableError{err: err}
+		return nil, &unavailableError{err: err, hint: unreachableHint(c.g)}
 	}
 	c.node = n
 	return n, nil
@@ -254,7 +268,10 @@ func (a *app) run(args []string) int {
 			writeRootHelp(a.stdout, root)
 			return exitOK
 		}
-		return a.fail("", &usageError{msg: err.Error() + " (see " + progName + " --help)"})
+		return a.fail("", &usageError{msg: err.Error() + flagSuggestion(err, root) + " (see " + progName + " --help)"})
+	}
+	if g.showVersion {
+		return a.printVersion(g)
 	}
 	rest := root.Args()
 	if len(rest) == 0 {
@@ -277,12 +294,12 @@ func (a *app) run(args []string) int {
 			return code
 		}
 		if cmd = lookup(word, rest[0]); cmd == nil {
-			return a.fail(word, usagef("unknown command %q (see %s %s --help)", rest[0], progName, word))
+			return a.fail(word, usagef("unknown command %q%s (see %s %s --help)", rest[0], didYouMean(rest[0], verbsOf(word)), progName, word))
 		}
 		rest = rest[1:]
 	default:
 		if cmd = lookup("", word); cmd == nil {
-			return a.fail("", usagef("unknown command %q (see %s --help)", word, progName))
+			return a.fail("", usagef("unknown command %q%s (see %s --help)", word, didYouMean(word, firstWords()), progName))
 		}
 	}
 	return a.runCommand(cmd, root, g, rest)
@@ -310,13 +327,16 @@ func (a *app) runCommand(cmd *command, root *flag.FlagSet, g *globals, args []st
 		err = checkCommandLine(cmd, fs, g, pos)
 	}
 	if err != nil {
-		return a.fail(cmd.path(), &usageError{msg: err.Error() + " (see " + progName + " " + cmd.path() + " --help)"})
+		return a.fail(cmd.path(), &usageError{msg: err.Error() + flagSuggestion(err, fs) + " (see " + progName + " " + cmd.path() + " --help)"})
+	}
+	if err := checkArgs(cmd, pos); err != nil {
+		return a.fail(cmd.path(), err)
 	}
 	c := &call{app: a, cmd: cmd, g: g, args: pos}
 	defer c.close()
 	v, err := run(c)
 	if v != nil {
-		if werr := v.write(a.stdout, g.output); werr != nil && err == nil {
+		if werr := v.write(a.stdout, g.output, g.noHeaders); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -340,10 +360,11 @@ func checkCommandLine(cmd *command, fs *flag.FlagSet, g *globals, pos []string) 
 			return fmt.Errorf("flag --%s is required", name)
 		}
 	}
-	switch g.output {
-	case formatTable, formatJSON:
-	default:
-		return fmt.Errorf("-o %q: want table or json", g.output)
+	if !slices.Contains(outputFormats, g.output) {
+		return fmt.Errorf("-o %q: want table, json or yaml%s", g.output, didYouMean(g.output, outputFormats))
+	}
+	if err := transport.CheckEndpointPrefix(g.endpointPrefix); err != nil {
+		return fmt.Errorf("--endpoint-prefix: %w", err)
 	}
 	if g.timeout <= 0 {
 		return errors.New("--timeout must be positive")
@@ -377,6 +398,45 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// verbsOf lists a group's command names.
+func verbsOf(group string) []string {
+	var out []string
+	for _, cmd := range commands {
+		if cmd.group == group {
+			out = append(out, cmd.name)
+		}
+	}
+	return out
+}
+
+// firstWords are the words that may begin a command: the groups, the
+// top-level commands and help.
+func firstWords() []string {
+	out := append(verbsOf(""), "help")
+	for _, gi := range commandGroups {
+		out = append(out, gi.name)
+	}
+	return out
+}
+
+// flagSuggestion is the "did you mean" of an unknown flag among fs's.
+func flagSuggestion(err error, fs *flag.FlagSet) string {
+	name, ok := undefinedFlag(err)
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	s := suggest(name, names)
+	if len(s) == 0 {
+		return ""
+	}
+	for i := range s {
+		s[i] = "--" + s[i]
+	}
+	return "; did you mean " + strings.Join(s, " or ") + "?"
 }
 
 // fail prints err as the one line scripts and people read on stderr and

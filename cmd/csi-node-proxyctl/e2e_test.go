@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,6 +102,10 @@ func TestMain(m *testing.M) {
 type daemon struct {
 	socketDir string
 	logPath   string
+	// prefix is the daemon's --endpoint-prefix ("" for the default).
+	prefix string
+	// metricsAddr is its metrics listener (-metrics-bind-address).
+	metricsAddr string
 }
 
 // startDaemon starts the daemon with the simulated world and extra flags,
@@ -116,13 +121,23 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{socketDir: filepath.Join(dir, "s"), logPath: filepath.Join(dir, "daemon.log")}
+	d := &daemon{socketDir: filepath.Join(dir, "s"), logPath: filepath.Join(dir, "daemon.log"), metricsAddr: freeAddress(t)}
+	for _, a := range extra {
+		// A later flag wins, as in the daemon: a test may share a socket
+		// directory between daemons, or name another prefix.
+		if v, ok := strings.CutPrefix(a, "--socket-dir="); ok {
+			d.socketDir = v
+		}
+		if v, ok := strings.CutPrefix(a, "--endpoint-prefix="); ok {
+			d.prefix = v
+		}
+	}
 	logFile, err := os.Create(d.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"--host=simulated", "--socket-dir=" + d.socketDir, "--sim-config=" + worldFile,
-		"--sim-disk=" + simDiskFlag, `--working-dir=C:\csi`, "--allowed-service=MSiSCSI", "-v=5"}, extra...)
+		"--sim-disk=" + simDiskFlag, `--working-dir=C:\csi`, "--allowed-service=MSiSCSI", "-v=5", "-metrics-bind-address=" + d.metricsAddr}, extra...)
 	cmd := exec.Command(daemonBin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
@@ -142,7 +157,7 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(d.socketDir, "csi-proxy-volume-v2alpha1.sock")); err == nil {
+		if _, err := os.Stat(filepath.Join(d.socketDir, d.endpointPrefix()+"-volume-v2alpha1.sock")); err == nil {
 			// Every test daemon serves disk.
 			if _, _, code := d.cli(t, "", "health", "--group", "disk"); code == exitOK {
 				return d
@@ -166,7 +181,31 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 // pipe, never a terminal.
 func (d *daemon) cli(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	return runCLI(t, stdin, append([]string{"--socket-dir", d.socketDir}, args...)...)
+	return runCLI(t, stdin, append(d.flags(), args...)...)
+}
+
+// flags are the CLI flags that reach d.
+func (d *daemon) flags() []string {
+	return []string{"--socket-dir", d.socketDir, "--endpoint-prefix", d.endpointPrefix()}
+}
+
+// endpointPrefix is d's endpoint prefix.
+func (d *daemon) endpointPrefix() string {
+	if d.prefix == "" {
+		return "csi-proxy"
+	}
+	return d.prefix
+}
+
+// freeAddress returns a localhost TCP address nothing listens on now.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // runCLI runs the CLI binary with args.
@@ -372,7 +411,7 @@ func TestEveryCommandAgainstTheDaemon(t *testing.T) {
 				t.Fatalf("disk 2's volume is %d bytes; want a little under 20 GiB", ntfsSize)
 			}
 			sz := fmt.Sprint(ntfsSize)
-			for _, s := range everyStep(ntfs, raw, sz, pwFile, chapFile, mutualFile) {
+			for _, s := range everyStep(ntfs, raw, sz, pwFile, chapFile, mutualFile, d.metricsAddr) {
 				s.check(t, d, format, ran, &outputs)
 			}
 			// Nothing the CLI printed and nothing the daemon logged, at
@@ -405,7 +444,7 @@ func TestEveryCommandAgainstTheDaemon(t *testing.T) {
 
 // everyStep is the scenario: the world's reads, then each change with the
 // read that shows it, and the failures along the way.
-func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step {
+func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile, metricsAddr string) []step {
 	served := [][]string{
 		{"disk", "v1,v1beta3,v1beta2,v1beta1,v1alpha1"},
 		{"filesystem", "v2alpha1,v1,v1beta2,v1beta1,v1alpha1"},
@@ -429,12 +468,17 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 	q := jsonQuote
 	return []step{
 		// version and health.
-		{args: []string{"version"}, preamble: []string{progName + " " + e2eVersion + " (commit ", "daemon: sockets in ", ""},
+		{args: []string{"version"}, preamble: []string{progName + " " + e2eVersion + " (commit ", "daemon: sockets in ", "daemon build: csi-node-proxy ", ""},
 			table: versionTable, json: `{"cli": {"version": "` + e2eVersion + `"}, "mode": "daemon",
 			"groups": [{"group": "disk", "served": ["v1","v1beta3","v1beta2","v1beta1","v1alpha1"], "negotiated": "v1"},
 			{"group": "filesystem", "negotiated": "v2alpha1"}, {"group": "iscsi", "negotiated": "v1alpha2"},
 			{"group": "smb", "negotiated": "v1"}, {"group": "system", "served": ["v1alpha1"], "negotiated": "v1alpha1"},
 			{"group": "volume", "negotiated": "v2alpha1"}]}`},
+		// The CLI negotiates v1 and newer, so no deprecated version has
+		// been called (TestDeprecations makes a beta call).
+		{args: []string{"deprecations", "--metrics-address", metricsAddr}, table: [][]string{{"GROUP", "VERSION", "RULE", "CALLER", "CALLS", "LAST_METHOD", "LAST_SEEN"}},
+			json: `{"address": ` + jsonQuote(metricsAddr) + `, "uses": [], "untracked": 0}`},
+		{args: []string{"completion", "bash"}, msg: strings.TrimSuffix(mustScript("bash"), "\n"), json: `{"shell": "bash", "script": ` + jsonQuote(mustScript("bash")) + `}`},
 		{args: []string{"health"}, table: healthTable, json: `{"healthy": true, "mode": "daemon", "missing": [],
 			"groups": [{"group": "disk"}, {"group": "filesystem"}, {"group": "iscsi"}, {"group": "smb"}, {"group": "system"}, {"group": "volume"}]}`},
 
@@ -508,7 +552,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 			json: `{"formatted": false}`},
 		{args: []string{"volume", "format", raw, "--yes"}, msg: "volume " + raw + " is formatted", json: `{"volume_id": ` + q(raw) + `, "action": "formatted"}`},
 		{args: []string{"volume", "format", raw, "--yes"}, code: exitFailure, stderr: "volume format: "},
-		{args: []string{"fs", "mkdir", `C:\csi\m1`, "--yes"}, msg: `C:\csi\m1 exists`, json: `{"path": "C:\\csi\\m1", "action": "created"}`},
+		{args: []string{"fs", "mkdir", `C:\csi\m1`, "--yes"}, msg: `C:\csi\m1 is created`, json: `{"path": "C:\\csi\\m1", "action": "created"}`},
 		{args: []string{"volume", "mount", raw, `C:\csi\m1\mnt`, "--yes"}, msg: "volume " + raw + ` is mounted at C:\csi\m1\mnt`,
 			json: `{"volume_id": ` + q(raw) + `, "action": "mounted", "path": "C:\\csi\\m1\\mnt"}`},
 		{args: []string{"volume", "mount", ntfs, `C:\csi\m1\mnt`, "--yes"}, code: exitFailure, stderr: "volume mount: "},
@@ -527,7 +571,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 		{args: []string{"volume", "flush", raw}, msg: "volume " + raw + " is flushed", json: `{"action": "flushed"}`},
 		{args: []string{"volume", "resize", raw, "--size", "1TiB", "--yes"}, code: exitFailure, stderr: "volume resize: "},
 		{args: []string{"volume", "resize", raw, "--yes"}, msg: "volume " + raw + " is resized", json: `{"action": "resized", "size_bytes": 0}`},
-		{args: []string{"volume", "unmount", raw, `C:\csi\m1\mnt`, "--yes"}, msg: "volume " + raw + ` is not mounted at C:\csi\m1\mnt`,
+		{args: []string{"volume", "unmount", raw, `C:\csi\m1\mnt`, "--yes"}, msg: "volume " + raw + ` is unmounted from C:\csi\m1\mnt`,
 			json: `{"action": "unmounted", "path": "C:\\csi\\m1\\mnt"}`},
 		{args: []string{"volume", "id-of", `C:\csi\m1\mnt`}, code: exitNotFound, stderr: "volume id-of: "},
 
@@ -538,15 +582,15 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 			table: [][]string{{"PATH", "EXISTS"}, {`C:\csi\nothing`, "no"}}, json: `{"exists": false}`},
 		{args: []string{"fs", "exists", `C:\Windows`}, code: exitPermission, stderr: "outside the working directories"},
 		{args: []string{"fs", "exists", "relative"}, code: exitInvalid, stderr: "fs exists: "},
-		{args: []string{"fs", "symlink", `C:\csi\m1`, `C:\csi\link`, "--yes"}, msg: `C:\csi\link points to C:\csi\m1`,
+		{args: []string{"fs", "symlink", `C:\csi\m1`, `C:\csi\link`, "--yes"}, msg: `C:\csi\link is linked to C:\csi\m1`,
 			json: `{"path": "C:\\csi\\link", "action": "linked", "target": "C:\\csi\\m1"}`},
 		{args: []string{"fs", "is-symlink", `C:\csi\link`}, table: [][]string{{"PATH", "SYMLINK"}, {`C:\csi\link`, "yes"}}, json: `{"is_symlink": true}`},
 		{args: []string{"fs", "is-symlink", `C:\csi\m1`}, table: [][]string{{"PATH", "SYMLINK"}, {`C:\csi\m1`, "no"}}, json: `{"is_symlink": false}`},
-		{args: []string{"fs", "mkdir", `C:\csi\m1\a\b`, "--yes"}, msg: `C:\csi\m1\a\b exists`, json: `{"action": "created"}`},
+		{args: []string{"fs", "mkdir", `C:\csi\m1\a\b`, "--yes"}, msg: `C:\csi\m1\a\b is created`, json: `{"action": "created"}`},
 		{args: []string{"fs", "rmdir", `C:\csi\m1`, "--yes"}, code: exitFailure, stderr: "fs rmdir: "},
 		{args: []string{"fs", "rmdir-contents", `C:\csi\m1`}, code: exitDeclined, stderr: "pass --yes"},
 		{args: []string{"fs", "exists", `C:\csi\m1\a`}, table: [][]string{{"PATH", "EXISTS"}, {`C:\csi\m1\a`, "yes"}}, json: `{"exists": true}`},
-		{args: []string{"fs", "rmdir-contents", `C:\csi\m1`, "--yes"}, msg: `C:\csi\m1 is empty`, json: `{"path": "C:\\csi\\m1", "action": "emptied"}`},
+		{args: []string{"fs", "rmdir-contents", `C:\csi\m1`, "--yes"}, msg: `C:\csi\m1 is emptied`, json: `{"path": "C:\\csi\\m1", "action": "emptied"}`},
 		{args: []string{"fs", "exists", `C:\csi\m1\a`}, code: exitNotFound, stderr: "does not exist",
 			table: [][]string{{"PATH", "EXISTS"}, {`C:\csi\m1\a`, "no"}}, json: `{"exists": false}`},
 		{args: []string{"fs", "rmdir", `C:\csi\link`, "--yes"}, msg: `C:\csi\link is removed`, json: `{"action": "removed"}`},
@@ -571,7 +615,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 
 		// iscsi.
 		{args: []string{"iscsi", "portals"}, table: [][]string{{"PORTAL", "ADDRESS", "PORT"}}, json: `{"portals": []}`},
-		{args: []string{"iscsi", "add-portal", portal, "--yes"}, msg: "portal 10.0.0.10:3260 is registered",
+		{args: []string{"iscsi", "add-portal", portal, "--yes"}, msg: "portal 10.0.0.10:3260 is added",
 			json: `{"action": "portal-added", "portal": {"address": "10.0.0.10", "port": 0}}`},
 		{args: []string{"iscsi", "portals"}, table: [][]string{{"PORTAL", "ADDRESS", "PORT"}, {"10.0.0.10:3260", "10.0.0.10", "3260"}},
 			json: `{"portals": [{"address": "10.0.0.10", "port": 3260}]}`},
@@ -597,7 +641,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile string) []step 
 		{args: []string{"iscsi", "disconnect", openIQN, "--portal", portal, "--yes"}, msg: openIQN + " at 10.0.0.10:3260 is disconnected",
 			json: `{"action": "disconnected", "iqn": ` + q(openIQN) + `}`},
 		{args: []string{"disk", "stats", "5"}, code: exitNotFound, stderr: "disk stats: "},
-		{args: []string{"iscsi", "remove-portal", portal + ":3260", "--yes"}, msg: "portal 10.0.0.10:3260 is not registered",
+		{args: []string{"iscsi", "remove-portal", portal + ":3260", "--yes"}, msg: "portal 10.0.0.10:3260 is removed",
 			json: `{"action": "portal-removed", "portal": {"address": "10.0.0.10", "port": 3260}}`},
 		{args: []string{"iscsi", "portals"}, table: [][]string{{"PORTAL", "ADDRESS", "PORT"}}, json: `{"portals": []}`},
 
@@ -751,4 +795,13 @@ func TestLocal(t *testing.T) {
 	if _, errOut, code := runCLI(t, "", "--local", "--host=simulated", "--sim-disk", "size=1", "disk", "list"); code != exitUsage || !strings.Contains(errOut, "--local: ") {
 		t.Errorf("--local with a bad --sim-disk: exit %d, %s", code, errOut)
 	}
+}
+
+// mustScript is the completion script for shell, as the CLI prints it.
+func mustScript(shell string) string {
+	s, err := completionScript(shell)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -55,7 +55,7 @@ var exitMeaning = map[int]string{
 	exitNotFound:    "not found: no such disk, volume, path, mapping, portal or service",
 	exitPermission:  "permission denied: the proxy's policy refused the caller, a path outside the working directories, a service not on the allow-list, or wrong credentials",
 	exitUnavailable: "unavailable: the daemon cannot be reached, serves no version of the group the CLI speaks, or --timeout expired",
-	exitInvalid:     "invalid argument: the proxy refused the request as malformed",
+	exitInvalid:     "invalid argument: the request is malformed (the CLI checks what it can before asking; the proxy checks the rest)",
 	exitDeclined:    "confirmation declined, or needed and stdin is not a terminal (pass --yes); nothing changed",
 }
 
@@ -73,10 +73,19 @@ func usagef(format string, args ...any) error {
 var errDeclined = errors.New("not confirmed; nothing was changed")
 
 // unavailableError is a failure to reach the node: dialing the daemon, or
-// building the in-process node. It exits 5.
-type unavailableError struct{ err error }
+// building the in-process node. It exits 5. hint, when set, says where
+// the CLI looked and which flag changes that.
+type unavailableError struct {
+	err  error
+	hint string
+}
 
-func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Error() string {
+	if e.hint == "" {
+		return e.err.Error()
+	}
+	return e.err.Error() + " (" + e.hint + ")"
+}
 func (e *unavailableError) Unwrap() error { return e.err }
 
 // statusError is a command's answer that is not a failure of the call but

@@ -26,7 +26,7 @@ type fsChangeOutput struct {
 }
 
 // fsPathArg is the PATH argument of the fs commands.
-var fsPathArg = argSpec{name: "PATH", help: "a path inside the proxy's working directories, in the host's syntax"}
+var fsPathArg = argSpec{name: "PATH", help: "a path inside the proxy's working directories, in the host's syntax", check: checkHostPath}
 
 // fsCommands are the filesystem group's commands (group "fs").
 func fsCommands() []command {
@@ -87,7 +87,7 @@ what it points to.`,
 			flags:   noFlags(runFsRmdirContents),
 		},
 		{
-			group: "fs", name: "symlink", args: []argSpec{{name: "SOURCE", help: "the existing directory the link points to"}, {name: "LINK", help: "the link to create"}},
+			group: "fs", name: "symlink", args: []argSpec{{name: "SOURCE", help: "the existing directory the link points to", check: checkHostPath}, {name: "LINK", help: "the link to create", check: checkHostPath}},
 			summary: "Create a symlink to a directory", mutating: true,
 			about: `Calls CreateSymlink: LINK becomes a link to SOURCE. Both must be inside the
 working directories.`,
@@ -141,7 +141,7 @@ func runFsMkdir(c *call) (*view, error) {
 	if _, err := n.Filesystem().Mkdir(c.ctx, &filesystem.MkdirRequest{Path: path}); err != nil {
 		return nil, err
 	}
-	return &view{json: fsChangeOutput{Path: path, Action: "created"}, message: path + " exists"}, nil
+	return &view{json: fsChangeOutput{Path: path, Action: "created"}, message: path + " is created"}, nil
 }
 
 func runFsRmdir(c *call, force bool) (*view, error) {
@@ -175,7 +175,7 @@ func runFsRmdirContents(c *call) (*view, error) {
 	if _, err := n.Filesystem().RmdirContents(c.ctx, &filesystem.RmdirContentsRequest{Path: path}); err != nil {
 		return nil, err
 	}
-	return &view{json: fsChangeOutput{Path: path, Action: "emptied"}, message: path + " is empty"}, nil
+	return &view{json: fsChangeOutput{Path: path, Action: "emptied"}, message: path + " is emptied"}, nil
 }
 
 func runFsSymlink(c *call) (*view, error) {
@@ -190,5 +190,5 @@ func runFsSymlink(c *call) (*view, error) {
 	if _, err := n.Filesystem().CreateSymlink(c.ctx, &filesystem.CreateSymlinkRequest{SourcePath: source, TargetPath: link}); err != nil {
 		return nil, err
 	}
-	return &view{json: fsChangeOutput{Path: link, Action: "linked", Target: source}, message: link + " points to " + source}, nil
+	return &view{json: fsChangeOutput{Path: link, Action: "linked", Target: source}, message: link + " is linked to " + source}, nil
 }

@@ -47,7 +47,7 @@ type iscsiChangeOutput struct {
 
 var (
 	portalArg = argSpec{name: "PORTAL", help: "the portal, ADDRESS or ADDRESS:PORT ([IPv6]:PORT); the port defaults to 3260"}
-	iqnArg    = argSpec{name: "IQN", help: "the target's iSCSI qualified name, iqn.YYYY-MM.reverse.domain:name"}
+	iqnArg    = argSpec{name: "IQN", help: "the target's iSCSI qualified name, iqn.YYYY-MM.reverse.domain:name", check: checkIQN}
 )
 
 // portalFlag defines the --portal flag of the commands that name a target.
@@ -289,9 +289,10 @@ func runIscsiPortalChange(c *call, add bool) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := "portal " + portalString(p) + " is registered"
+	// The words of the JSON action: portal-added, portal-removed.
+	msg := "portal " + portalString(p) + " is added"
 	if !add {
-		msg = "portal " + portalString(p) + " is not registered"
+		msg = "portal " + portalString(p) + " is removed"
 	}
 	return &view{json: iscsiChangeOutput{Action: action, Portal: &p}, message: msg}, nil
 }
@@ -322,7 +323,10 @@ func runIscsiConnect(c *call, portalArg, authArg, user, secretFile string) (*vie
 	if err != nil {
 		return nil, err
 	}
-	if _, err := n.ISCSI().ConnectTarget(c.ctx, req); err != nil {
+	done := c.progress("Logging in to " + iqn)
+	_, err = n.ISCSI().ConnectTarget(c.ctx, req)
+	done()
+	if err != nil {
 		return nil, err
 	}
 	return &view{

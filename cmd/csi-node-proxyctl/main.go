@@ -12,8 +12,12 @@
 //
 // The command tree is a table of commands (commands.go) dispatched by hand
 // over the standard flag package: two levels (group, verb) do not need a
-// framework, and the table is also what --help, docs/cli.md and the tests
-// that hold every help text complete are generated from.
+// framework, and the table is also what --help, docs/cli.md, the shell
+// completion scripts (completion.go) and the tests that hold every help
+// text complete are generated from. cobra was considered and not taken:
+// the table already gives help, docs and completion, and cobra's parsing
+// (pflag) would change how upstream-style single-dash flags, exit codes
+// and usage errors behave, which scripts rely on.
 package main
 
 import (
@@ -24,11 +28,12 @@ import (
 
 func main() {
 	a := &app{
-		stdin:    bufio.NewReader(os.Stdin),
-		stdout:   os.Stdout,
-		stderr:   os.Stderr,
-		terminal: func() bool { return isTerminal(os.Stdin) },
-		echoOff:  func() (func(), error) { return echoOff(os.Stdin) },
+		stdin:          bufio.NewReader(os.Stdin),
+		stdout:         os.Stdout,
+		stderr:         os.Stderr,
+		terminal:       func() bool { return isTerminal(os.Stdin) },
+		stderrTerminal: func() bool { return isTerminal(os.Stderr) },
+		echoOff:        func() (func(), error) { return echoOff(os.Stdin) },
 	}
 	os.Exit(a.run(os.Args[1:]))
 }
@@ -44,6 +49,9 @@ type app struct {
 	// terminal tells whether stdin is an interactive terminal: only then
 	// may a mutating command ask for confirmation.
 	terminal func() bool
+	// stderrTerminal tells whether stderr is a terminal: only then is a
+	// progress line shown (progress.go). Nil means not.
+	stderrTerminal func() bool
 	// echoOff stops the terminal from echoing what is typed, for a secret
 	// typed by hand, and returns the function that turns echo back on.
 	echoOff func() (restore func(), err error)

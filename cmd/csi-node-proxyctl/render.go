@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // view is what a command prints: the JSON document for -o json and the
@@ -21,14 +23,25 @@ type view struct {
 	message string
 }
 
-// write prints v in the format -o asks for.
-func (v *view) write(w io.Writer, format string) error {
-	if format == formatJSON {
+// write prints v in the format -o asks for; noHeaders leaves out a
+// table's header line.
+func (v *view) write(w io.Writer, format string, noHeaders bool) error {
+	switch format {
+	case formatJSON:
 		b, err := json.MarshalIndent(v.json, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode JSON output: %w", err)
 		}
 		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case formatYAML:
+		// The JSON document, as YAML: the same field names (the json
+		// tags), so jq and yq filters read alike.
+		b, err := yaml.Marshal(v.json)
+		if err != nil {
+			return fmt.Errorf("encode YAML output: %w", err)
+		}
+		_, err = w.Write(b)
 		return err
 	}
 	if v.message != "" {
@@ -36,7 +49,9 @@ func (v *view) write(w io.Writer, format string) error {
 		return err
 	}
 	tw := newTabWriter(w)
-	say(tw, "%s\n", strings.Join(v.header, "\t"))
+	if !noHeaders {
+		say(tw, "%s\n", strings.Join(v.header, "\t"))
+	}
 	for _, r := range v.rows {
 		say(tw, "%s\n", strings.Join(r, "\t"))
 	}

@@ -15,13 +15,13 @@ type smbOutput struct {
 	Action     string `json:"action" doc:"what was done: mapped or unmapped"`
 }
 
-var smbRemoteArg = argSpec{name: "REMOTE", help: `the share, \\server\share, or a path below it`}
+var smbRemoteArg = argSpec{name: "REMOTE", help: `the share, \\server\share, or a path below it`, check: checkRemote}
 
 // smbCommands are the SMB group's commands.
 func smbCommands() []command {
 	return []command{
 		{
-			group: "smb", name: "map", args: []argSpec{smbRemoteArg, {name: "LOCAL", help: "a path inside the working directories to link to REMOTE", optional: true}},
+			group: "smb", name: "map", args: []argSpec{smbRemoteArg, {name: "LOCAL", help: "a path inside the working directories to link to REMOTE", optional: true, check: checkHostPath}},
 			summary: "Map an SMB share for the whole node", mutating: true,
 			about: `Calls NewSmbGlobalMapping: maps REMOTE's share for the node with --user and
 the password, and with LOCAL makes LOCAL a link to REMOTE. An existing healthy

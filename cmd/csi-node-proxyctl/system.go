@@ -51,7 +51,7 @@ func enumName[K ~int32](names map[K]string, v K) string {
 	return strconv.Itoa(int(v))
 }
 
-var serviceArg = argSpec{name: "NAME", help: "the service's key name (W32Time, kubelet.service)"}
+var serviceArg = argSpec{name: "NAME", help: "the service's key name (W32Time, kubelet.service)", check: checkService}
 
 // systemCommands are the system group's commands.
 func systemCommands() []command {

@@ -29,6 +29,7 @@ type groupVersions struct {
 // versionOutput is "version -o json".
 type versionOutput struct {
 	CLI    cliInfo         `json:"cli" doc:"this CLI's build"`
+	Daemon string          `json:"daemon" doc:"the daemon's build as its health answers name it (csi-node-proxy VERSION (commit ..., built ..., goX)); empty for upstream csi-proxy, which does not say, and with --local"`
 	Mode   string          `json:"mode" doc:"daemon, or local with --local"`
 	Where  string          `json:"where" doc:"the daemon's socket directory (Linux), the pipe prefix (Windows), or the host backend with --local"`
 	Groups []groupVersions `json:"groups" doc:"every API group, in the order disk, filesystem, iscsi, smb, system, volume"`
@@ -98,24 +99,29 @@ csi-node-proxyctl health --group disk --group volume -o json | jq .healthy`,
 // servedGroups returns, for each API group, the versions served and the
 // negotiated one: probed on the daemon, or all in-process with --local.
 func servedGroups(c *call) (mode, where string, rows []groupVersions, err error) {
+	mode, where, rows, _, err = servedEndpoints(c)
+	return mode, where, rows, err
+}
+
+// servedEndpoints is servedGroups with the endpoints that answered.
+func servedEndpoints(c *call) (mode, where string, rows []groupVersions, served []client.GroupVersion, err error) {
 	known := client.KnownVersions()
 	if c.g.local {
 		// Building the node proves the backend works; in-process every
 		// group is there, without wire versions (inprocess.Version).
 		if _, err := c.connect(); err != nil {
-			return "", "", nil, err
+			return "", "", nil, nil, err
 		}
 		for _, g := range apiGroups() {
 			rows = append(rows, groupVersions{Group: g, Served: []string{inprocess.Version}, Negotiated: inprocess.Version})
 		}
-		return "local", "host " + localHost(c.g), rows, nil
+		return "local", "host " + localHost(c.g), rows, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.g.timeout)
 	defer cancel()
-	opts := client.Options{SocketDir: c.g.socketDir}
-	served, err := client.Served(ctx, opts)
+	served, err = client.Served(ctx, clientOptions(c.g))
 	if err != nil {
-		return "", "", nil, &unavailableError{err: err}
+		return "", "", nil, nil, &unavailableError{err: err, hint: unreachableHint(c.g)}
 	}
 	by := map[string][]string{}
 	for _, gv := range served {
@@ -136,12 +142,12 @@ func servedGroups(c *call) (mode, where string, rows []groupVersions, err error)
 		}
 		rows = append(rows, row)
 	}
-	return "daemon", daemonWhere(c.g), rows, nil
+	return "daemon", daemonWhere(c.g), rows, served, nil
 }
 
 func runVersion(c *call) (*view, error) {
 	info := version.Get()
-	mode, where, rows, err := servedGroups(c)
+	mode, where, rows, served, err := servedEndpoints(c)
 	if err != nil {
 		return nil, err
 	}
@@ -149,10 +155,19 @@ func runVersion(c *call) (*view, error) {
 		CLI:  cliInfo{Version: info.Version, Commit: info.Commit, BuildDate: info.BuildDate, GoVersion: info.GoVersion},
 		Mode: mode, Where: where, Groups: rows,
 	}
+	if len(served) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), c.g.timeout)
+		defer cancel()
+		out.Daemon = daemonBuild(ctx, c.g, served[0].Address)
+	}
 	if c.g.output == formatTable {
 		// The CLI's identity precedes the table, as "-version" prints it
 		// for the daemon.
-		say(c.app.stdout, "%s %s (commit %s, built %s, %s)\n%s: %s\n\n", progName, info.Version, info.Commit, info.BuildDate, info.GoVersion, mode, where)
+		say(c.app.stdout, "%s %s (commit %s, built %s, %s)\n%s: %s\n", progName, info.Version, info.Commit, info.BuildDate, info.GoVersion, mode, where)
+		if out.Daemon != "" {
+			say(c.app.stdout, "daemon build: %s\n", out.Daemon)
+		}
+		say(c.app.stdout, "\n")
 	}
 	v := &view{json: out, header: []string{"GROUP", "SERVED", "NEGOTIATED"}}
 	for _, r := range rows {

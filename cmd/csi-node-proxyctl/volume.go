@@ -61,8 +61,8 @@ type volumeChangeOutput struct {
 }
 
 var (
-	volumeIDArg   = argSpec{name: "ID", help: `volume ID, as volume list shows it (\\?\Volume{GUID}\ on Windows)`}
-	volumePathArg = argSpec{name: "PATH", help: "a mount path inside the proxy's working directories"}
+	volumeIDArg   = argSpec{name: "ID", help: `volume ID, as volume list shows it (\\?\Volume{GUID}\ on Windows)`, check: checkVolumeID}
+	volumePathArg = argSpec{name: "PATH", help: "a mount path inside the proxy's working directories", check: checkHostPath}
 )
 
 // volumeCommands are the volume group's commands.
@@ -314,7 +314,10 @@ func runVolumeFormat(c *call) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := n.Volume().FormatVolume(c.ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
+	done := c.progress("Formatting volume " + id)
+	_, err = n.Volume().FormatVolume(c.ctx, &volume.FormatVolumeRequest{VolumeID: id})
+	done()
+	if err != nil {
 		return nil, err
 	}
 	return &view{json: volumeChangeOutput{VolumeID: id, Action: "formatted"}, message: "volume " + id + " is formatted"}, nil
@@ -342,7 +345,7 @@ func runVolumeMount(c *call, mount bool) (*view, error) {
 	if _, err := n.Volume().UnmountVolume(c.ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: path}); err != nil {
 		return nil, err
 	}
-	return &view{json: volumeChangeOutput{VolumeID: id, Action: "unmounted", Path: path}, message: "volume " + id + " is not mounted at " + path}, nil
+	return &view{json: volumeChangeOutput{VolumeID: id, Action: "unmounted", Path: path}, message: "volume " + id + " is unmounted from " + path}, nil
 }
 
 func runVolumeResize(c *call, sizeArg string) (*view, error) {
@@ -362,7 +365,10 @@ func runVolumeResize(c *call, sizeArg string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := n.Volume().ResizeVolume(c.ctx, &volume.ResizeVolumeRequest{VolumeID: id, SizeBytes: size}); err != nil {
+	done := c.progress("Resizing volume " + id)
+	_, err = n.Volume().ResizeVolume(c.ctx, &volume.ResizeVolumeRequest{VolumeID: id, SizeBytes: size})
+	done()
+	if err != nil {
 		return nil, err
 	}
 	return &view{json: volumeChangeOutput{VolumeID: id, Action: "resized", SizeBytes: size}, message: "volume " + id + " is resized"}, nil

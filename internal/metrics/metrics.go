@@ -30,6 +30,8 @@
 //
 //	csi_node_proxy_build_info{version,commit,go_version}                          gauge, always 1
 //	csi_node_proxy_in_flight_calls{group,version}                                 gauge
+//	csi_node_proxy_calls_total{group,version,method,code,rule}                    counter
+//	csi_node_proxy_deprecated_api_calls_total{group,version,rule}                 counter
 //	csi_node_proxy_denied_calls_total{group,version,method,reason}                counter
 //	csi_node_proxy_host_operation_duration_seconds{backend,group,operation,code}  histogram
 //	csi_node_proxy_audit_write_failures_total                                     counter
@@ -39,8 +41,9 @@
 // promhttp_metric_handler_* series.
 //
 // No label value is ever taken from a request: labels hold group, version,
-// service and method names, codes and fixed reasons, never a path, volume
-// ID, share, user name or secret.
+// service and method names, codes, fixed reasons and the names of the
+// policy's rules (the operator's own words, as many as the policy has
+// rules, plus "none"), never a path, volume ID, share, user name or secret.
 package metrics
 
 import (
@@ -113,6 +116,8 @@ type Metrics struct {
 	inFlight     *prometheus.GaugeVec
 	denied       *prometheus.CounterVec
 	hostDuration *prometheus.HistogramVec
+	calls        *prometheus.CounterVec
+	deprecated   *prometheus.CounterVec
 
 	auditLog atomic.Pointer[audit.Logger]
 	policy   atomic.Pointer[policy.Store]
@@ -158,6 +163,16 @@ func New(build version.Info) *Metrics {
 			Name:      "denied_calls_total",
 			Help:      "Calls refused before they ran: by the authorisation policy (reason no_rule or path) or because the audit log could not be written (reason audit_unavailable).",
 		}, []string{"group", "version", "method", "reason"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "calls_total",
+			Help:      "API calls completed, by endpoint group and version, method, gRPC code and the name of the policy rule that allowed the call (none: no policy, or no rule allowed it); health checks are not counted.",
+		}, []string{"group", "version", "method", "code", "rule"}),
+		deprecated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "deprecated_api_calls_total",
+			Help:      "API calls on a group-version upstream csi-proxy deprecated (a v1alpha* or v1beta* of a group that has v1), by group, version and the policy rule that allowed the call (none without a policy); callers behind these must move to v1 before an upgrade drops them.",
+		}, []string{"group", "version", "rule"}),
 		hostDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace,
 			Name:      "host_operation_duration_seconds",
@@ -196,7 +211,7 @@ func New(build version.Info) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
-		m.inFlight, m.denied, m.hostDuration,
+		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
 		buildInfo, auditFailures, policyFailures,
 	)
 	return m
@@ -274,16 +289,24 @@ func (m *Metrics) UnaryServerInterceptor(ep Endpoint) grpc.UnaryServerIntercepto
 		service, method := splitFullMethod(info.FullMethod)
 		m.started.WithLabelValues(typeUnary, service, method).Inc()
 		m.msgReceived.WithLabelValues(typeUnary, service, method).Inc()
-		if service == ep.Service {
+		api := service == ep.Service
+		var labels *callLabels
+		if api {
 			inFlight.Inc()
 			defer inFlight.Dec()
+			labels = &callLabels{}
+			ctx = context.WithValue(ctx, callLabelsKey{}, labels)
 		}
 		resp, err := handler(ctx, req)
+		code := status.Code(err).String()
 		// As go-grpc-middleware: a unary call sends its one message
 		// whether it failed or not.
 		m.msgSent.WithLabelValues(typeUnary, service, method).Inc()
-		m.handled.WithLabelValues(typeUnary, service, method, status.Code(err).String()).Inc()
+		m.handled.WithLabelValues(typeUnary, service, method, code).Inc()
 		m.handling.WithLabelValues(typeUnary, service, method).Observe(time.Since(start).Seconds())
+		if api {
+			m.calls.WithLabelValues(ep.Group, ep.Version, method, code, RuleLabel(labels.rule)).Inc()
+		}
 		return resp, err
 	}
 }
@@ -313,6 +336,46 @@ func (m *Metrics) StreamServerInterceptor() grpc.StreamServerInterceptor {
 		m.handling.WithLabelValues(typ, service, method).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// callLabels carries what is learned about a call below the metrics
+// interceptor (which policy rule allowed it) back up to it.
+type callLabels struct{ rule string }
+
+type callLabelsKey struct{}
+
+// NoRule is the rule label of a call no policy rule allowed: there is no
+// policy, or the policy denied the call.
+const NoRule = "none"
+
+// RuleLabel is the rule label of a call allowed by the named rule: the
+// name itself, or NoRule for "". Rule names are the policy's (at most 63
+// characters of [A-Za-z0-9._-], unique), so the label has as many values
+// as the policy has rules, plus NoRule.
+func RuleLabel(rule string) string {
+	if rule == "" {
+		return NoRule
+	}
+	return rule
+}
+
+// SetRule records, for the call of ctx, the name of the policy rule that
+// allowed it, for the rule label of calls_total. The server's
+// interceptors call it once the policy has decided; without the metrics
+// interceptor above (metrics off, or a health check) it does nothing.
+func SetRule(ctx context.Context, rule string) {
+	if l, ok := ctx.Value(callLabelsKey{}).(*callLabels); ok {
+		l.rule = rule
+	}
+}
+
+// DeprecatedCall counts a call on a group-version upstream deprecated,
+// allowed by the named policy rule ("" for none).
+func (m *Metrics) DeprecatedCall(group, version, rule string) {
+	if m == nil {
+		return
+	}
+	m.deprecated.WithLabelValues(group, version, RuleLabel(rule)).Inc()
 }
 
 // countingStream counts the messages a stream receives and sends, as

@@ -398,7 +398,7 @@ func get(t *testing.T, method, url string) (int, string) {
 
 func TestServe(t *testing.T) {
 	m := New(testBuild)
-	s, err := Serve("127.0.0.1:0", m)
+	s, err := Serve("127.0.0.1:0", m, Extra{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestServe(t *testing.T) {
 	// An address in use, and addresses that are not host:port, are
 	// refused at once.
 	for _, bad := range []string{s.Addr(), "nonsense", "localhost", "127.0.0.1:99999", ""} {
-		if s2, err := Serve(bad, m); err == nil {
+		if s2, err := Serve(bad, m, Extra{}); err == nil {
 			s2.Shutdown(context.Background())
 			t.Errorf("Serve(%q) succeeded", bad)
 		}

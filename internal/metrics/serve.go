@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -23,11 +24,27 @@ const (
 	writeTimeout   = 30 * time.Second
 	idleTimeout    = 60 * time.Second
 	maxHeaderBytes = 16 << 10
+	// readyTimeout bounds one /readyz: probing every endpoint on the
+	// node's own sockets or pipes takes milliseconds, so a probe that
+	// needs seconds has found a daemon that is not ready.
+	readyTimeout = 3 * time.Second
 )
 
+// Extra is what the HTTP server answers besides /metrics and /healthz.
+type Extra struct {
+	// Ready answers GET /readyz: 200 "ok" when it returns nil, 503 with
+	// the error otherwise. It is given at most readyTimeout. Nil answers
+	// /readyz as /healthz.
+	Ready func(context.Context) error
+	// JSON are read-only documents, each served at its path (GET) as
+	// application/json, built anew for every request.
+	JSON map[string]func() any
+}
+
 // Server serves GET /metrics (the registry, in the Prometheus exposition
-// formats) and GET /healthz (200 "ok" while the process runs) over HTTP on
-// TCP. Create it with Serve, end it with Shutdown.
+// formats), GET /healthz (200 "ok" while the process runs), GET /readyz
+// (200 "ok" while Extra.Ready says so) and Extra's JSON documents over HTTP
+// on TCP. Create it with Serve, end it with Shutdown.
 type Server struct {
 	http *http.Server
 	addr string
@@ -35,10 +52,10 @@ type Server struct {
 }
 
 // Serve listens on addr, a TCP host:port such as 127.0.0.1:8888 or
-// [::1]:8888 (port 0 picks a free port; see Addr), and serves m there in
-// the background. An address that cannot be listened on is an error,
-// returned at once.
-func Serve(addr string, m *Metrics) (*Server, error) {
+// [::1]:8888 (port 0 picks a free port; see Addr), and serves m and x
+// there in the background. An address that cannot be listened on is an
+// error, returned at once.
+func Serve(addr string, m *Metrics, x Extra) (*Server, error) {
 	if addr == "" {
 		return nil, errors.New("no metrics address")
 	}
@@ -52,6 +69,30 @@ func Serve(addr string, m *Metrics) (*Server, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n")) // a client gone away is its problem
 	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if x.Ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			if err := x.Ready(ctx); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = fmt.Fprintf(w, "not ready: %s\n", err) // see /healthz
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok\n")) // see /healthz
+	})
+	for path, doc := range x.JSON {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
+			b, err := json.MarshalIndent(doc(), "", "  ")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(append(b, '\n')) // see /healthz
+		})
+	}
 	s := &Server{
 		http: &http.Server{
 			Handler:           mux,

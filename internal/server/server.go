@@ -18,6 +18,10 @@
 //     (identity.FromContext) and, when a policy is configured, a call no
 //     rule allows is refused with codes.PermissionDenied, logged and
 //     audited;
+//     then observation (observe.go): the allowing rule's name becomes the
+//     rule label of csi_node_proxy_calls_total, a call on a deprecated
+//     version is counted and its caller noted (Deprecations), and health
+//     checks answer with the daemon's build in a header (VersionHeader);
 //  3. audit: calls that change the node (and reads, if asked) are written
 //     to the audit log when they end; while it cannot be written, such
 //     calls are refused with codes.Unavailable;
@@ -85,6 +89,16 @@ type Config struct {
 	// Metrics records every call (gRPC server metrics, calls in flight,
 	// denials). Nil records nothing and adds no interceptor.
 	Metrics *metrics.Metrics
+	// EndpointPrefix begins every endpoint name,
+	// <prefix>-<group>-<version>; "" is transport.DefaultEndpointPrefix,
+	// upstream's csi-proxy. See transport.EndpointName.
+	EndpointPrefix string
+	// Deprecations notes the callers of deprecated versions. Nil notes
+	// nothing (the calls are still counted in Metrics).
+	Deprecations *Deprecations
+	// Build is the daemon's version, sent in the VersionHeader of every
+	// health check's answer; "" sends none.
+	Build string
 }
 
 func (c Config) withDefaults() Config {
@@ -137,6 +151,11 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 	if len(apis) == 0 {
 		return nil, errors.New("no APIs to serve")
 	}
+	if cfg.EndpointPrefix != "" {
+		if err := transport.CheckEndpointPrefix(cfg.EndpointPrefix); err != nil {
+			return nil, err
+		}
+	}
 	s := &Server{done: make(chan struct{})}
 	seen := map[string]bool{}
 	for _, api := range apis {
@@ -150,6 +169,9 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 			return nil, fmt.Errorf("API %s listed twice", name)
 		}
 		seen[name] = true
+		// The endpoint's own name (the group-version's under the
+		// configured prefix) is what logs and audit records call it.
+		name = transport.EndpointName(cfg.EndpointPrefix, api.Group, api.Version)
 
 		g := &guard{endpoint: name, api: api, policy: cfg.Policy, audit: cfg.Audit, metrics: cfg.Metrics}
 		// Each interceptor costs on every call (grpc-go chains them with a
@@ -161,6 +183,9 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		if cfg.Policy != nil {
 			unary = append(unary, g.authorize)
 			stream = append(stream, g.authorizeStream)
+		}
+		if o := newObserver(name, api, cfg); o != nil {
+			unary = append(unary, o.observe)
 		}
 		if cfg.Audit != nil {
 			unary = append(unary, g.auditCalls)

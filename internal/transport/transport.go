@@ -44,7 +44,43 @@ const (
 	PipePrefix = `\\.\pipe\`
 	// SocketSuffix ends every Unix socket file name.
 	SocketSuffix = ".sock"
+	// DefaultEndpointPrefix begins every endpoint name: upstream's
+	// csi-proxy-<group>-<version>, which drivers' clients look for.
+	DefaultEndpointPrefix = "csi-proxy"
 )
+
+// maxEndpointPrefix bounds a prefix so that a socket path (about 100
+// bytes on Linux) keeps room for the directory and the group-version.
+const maxEndpointPrefix = 40
+
+// EndpointName returns the endpoint name of a group-version under prefix:
+// <prefix>-<group>-<version>. An empty prefix is DefaultEndpointPrefix.
+// A second proxy installed beside upstream's (or beside another
+// csi-node-proxy) during a migration uses another prefix, so the two
+// never contend for one pipe or socket.
+func EndpointName(prefix, group, version string) string {
+	if prefix == "" {
+		prefix = DefaultEndpointPrefix
+	}
+	return prefix + "-" + group + "-" + version
+}
+
+// CheckEndpointPrefix refuses a prefix that is not a plain name: it must
+// be 1 to 40 ASCII letters, digits, '.', '_' or '-', beginning with a
+// letter or digit, so the endpoint stays inside its directory or the pipe
+// namespace and reads the same in every shell.
+func CheckEndpointPrefix(prefix string) error {
+	if prefix == "" || len(prefix) > maxEndpointPrefix {
+		return fmt.Errorf("endpoint prefix %q: want 1 to %d characters", prefix, maxEndpointPrefix)
+	}
+	for i, r := range prefix {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			return fmt.Errorf("endpoint prefix %q: want letters, digits, '.', '_' and '-', beginning with a letter or digit", prefix)
+		}
+	}
+	return nil
+}
 
 // ErrInUse reports an endpoint that another live process is serving. The
 // daemon refuses to take it over: two proxies answering on one node would

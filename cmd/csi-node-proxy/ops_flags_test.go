@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// TestOpsFlags: --endpoint-prefix and --logging-format take what they
+// document and refuse the rest; the defaults are upstream's names and
+// klog's text.
+func TestOpsFlags(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith([]string{"--host=simulated"}, registry)
+	if err != nil || cfg.EndpointPrefix != "csi-proxy" || cfg.LoggingFormat != "text" {
+		t.Fatalf("defaults: prefix %q, format %q, %v", cfg.EndpointPrefix, cfg.LoggingFormat, err)
+	}
+	cfg, err = parseFlagsWith([]string{"--host=simulated", "--endpoint-prefix=csi-node-proxy", "--logging-format=json"}, registry)
+	if err != nil || cfg.EndpointPrefix != "csi-node-proxy" || cfg.LoggingFormat != "json" {
+		t.Fatalf("set: prefix %q, format %q, %v", cfg.EndpointPrefix, cfg.LoggingFormat, err)
+	}
+	for _, bad := range [][]string{{"--endpoint-prefix="}, {"--endpoint-prefix=a/b"}, {`--endpoint-prefix=..\x`}, {"--logging-format=yaml"}} {
+		if _, err := parseFlagsWith(append([]string{"--host=simulated"}, bad...), registry); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestLegacyPathFlags: upstream's pre-1.0 flags are accepted; their
+// directories become the working directories, replacing -kubelet-path's
+// default as they did, unless -kubelet-path is given too.
+func TestLegacyPathFlags(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith([]string{"--host=simulated", `-kubelet-csi-plugins-path=C:\var\lib\kubelet\plugins`, `--kubelet-pod-path=C:\var\lib\kubelet\pods`}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`C:\var\lib\kubelet\plugins`, `C:\var\lib\kubelet\pods`}; !reflect.DeepEqual(cfg.WorkingDirs, want) || len(cfg.legacyPathFlags) != 2 {
+		t.Errorf("working dirs %q (legacy %q), want %q", cfg.WorkingDirs, cfg.legacyPathFlags, want)
+	}
+	cfg, err = parseFlagsWith([]string{"--host=simulated", `-kubelet-pod-path=D:\pods`, `-kubelet-path=C:\k`}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`D:\pods`, `C:\k`}; !reflect.DeepEqual(cfg.WorkingDirs, want) {
+		t.Errorf("working dirs %q, want %q", cfg.WorkingDirs, want)
+	}
+}
+
+// TestKubeletPathDefaultPerHost: the default follows --host, whatever OS
+// parses the flags, and help shows the default of this OS's backend.
+func TestKubeletPathDefaultPerHost(t *testing.T) {
+	resetKlog(t)
+	for host, want := range map[string]string{hostSimulated: `C:\var\lib\kubelet`, hostWindows: `C:\var\lib\kubelet`, hostLinux: "/var/lib/kubelet"} {
+		cfg, err := parseFlagsWith([]string{"--host=" + host}, registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.KubeletPath != want {
+			t.Errorf("--host=%s: kubelet path %q, want %q", host, cfg.KubeletPath, want)
+		}
+	}
+	var b strings.Builder
+	usage(&b)
+	if want := kubeletPathFor(defaultHost()); !strings.Contains(b.String(), `(default "`+want+`")`) {
+		t.Errorf("help does not show this OS's default %q:\n%s", want, b.String())
+	}
+}
+
+// TestJSONLogging: with --logging-format=json every klog call becomes one
+// JSON line in the log file: info lines with their verbosity, errors at
+// level error with the error's text, durations as text; klog's -v still
+// decides what is written.
+func TestJSONLogging(t *testing.T) {
+	resetKlog(t)
+	file := filepath.Join(t.TempDir(), "daemon.log")
+	cfg, err := parseFlagsWith([]string{"--host=simulated", "--logging-format=json", "-logtostderr=false", "-log_file=" + file, "-v=2"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeLogs, err := setupLogging(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	klog.InfoS("plain", "key", "value")
+	klog.V(2).InfoS("verbose", "took", 1500*time.Millisecond)
+	klog.V(3).InfoS("too verbose")
+	klog.ErrorS(errors.New("disk on fire"), "call failed", "code", "Internal")
+	closeLogs()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		delete(m, "time")
+		got = append(got, m)
+	}
+	want := []map[string]any{
+		{"level": "info", "v": 0.0, "msg": "plain", "key": "value"},
+		{"level": "info", "v": 2.0, "msg": "verbose", "took": "1.5s"},
+		{"level": "error", "msg": "call failed", "code": "Internal", "err": "disk on fire"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("log lines\n%v\nwant\n%v", got, want)
+	}
+
+	// -log_dir names no one file.
+	cfg, err = parseFlagsWith([]string{"--host=simulated", "--logging-format=json", "-logtostderr=false", "-log_file=", "-log_dir=" + t.TempDir()}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setupLogging(cfg); err == nil || !strings.Contains(err.Error(), "-log_file") {
+		t.Errorf("json with -log_dir: %v, want an error naming -log_file", err)
+	}
+}

@@ -1,0 +1,96 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestCallsByRule: calls_total counts API calls (not health checks) by
+// method, code and the rule a handler below named with SetRule; a call no
+// rule was named for is "none". DeprecatedCall counts by rule the same way.
+func TestCallsByRule(t *testing.T) {
+	m := New(testBuild)
+	ui := m.UnaryServerInterceptor(Endpoint{Group: "disk", Version: "v1beta3", Service: "v1beta3.Disk"})
+	call := func(method, rule string, err error) {
+		_, _ = ui(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: method},
+			func(ctx context.Context, _ any) (any, error) {
+				if rule != "" {
+					SetRule(ctx, rule)
+				}
+				return nil, err
+			})
+	}
+	call("/v1beta3.Disk/ListDiskIDs", "azure-disk", nil)
+	call("/v1beta3.Disk/ListDiskIDs", "azure-disk", nil)
+	call("/v1beta3.Disk/PartitionDisk", "", status.Error(codes.PermissionDenied, "no"))
+	call("/grpc.health.v1.Health/Check", "", nil)
+	m.DeprecatedCall("disk", "v1beta3", "azure-disk")
+	m.DeprecatedCall("disk", "v1beta3", "")
+	var nilMetrics *Metrics
+	nilMetrics.DeprecatedCall("disk", "v1beta3", "x") // must not panic
+	SetRule(context.Background(), "ignored")          // no interceptor above: nothing to set
+
+	fams := gather(t, m)
+	for labels, want := range map[string]float64{
+		"code=OK,group=disk,method=ListDiskIDs,rule=azure-disk,version=v1beta3":           2,
+		"code=PermissionDenied,group=disk,method=PartitionDisk,rule=none,version=v1beta3": 1,
+	} {
+		if v := value(fams, "csi_node_proxy_calls_total", labels); v != want {
+			t.Errorf("calls_total{%s} = %v, want %v", labels, v, want)
+		}
+	}
+	if n := len(fams["csi_node_proxy_calls_total"].GetMetric()); n != 2 {
+		t.Errorf("calls_total has %d series, want 2 (health checks are not API calls)", n)
+	}
+	for labels, want := range map[string]float64{
+		"group=disk,rule=azure-disk,version=v1beta3": 1,
+		"group=disk,rule=none,version=v1beta3":       1,
+	} {
+		if v := value(fams, "csi_node_proxy_deprecated_api_calls_total", labels); v != want {
+			t.Errorf("deprecated_api_calls_total{%s} = %v, want %v", labels, v, want)
+		}
+	}
+}
+
+// TestServeReadyAndJSON: /readyz follows Extra.Ready (503 with the
+// reason while it fails), and Extra's JSON documents are served fresh on
+// every request.
+func TestServeReadyAndJSON(t *testing.T) {
+	var notReady error = errors.New("csi-proxy-disk-v1: connection refused")
+	n := 0
+	s, err := Serve("127.0.0.1:0", New(testBuild), Extra{
+		Ready: func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("Ready got no deadline")
+			}
+			return notReady
+		},
+		JSON: map[string]func() any{"/doc": func() any { n++; return map[string]int{"n": n} }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	base := "http://" + s.Addr()
+	if code, body := get(t, http.MethodGet, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
+		t.Errorf("GET /readyz while not ready = %d %q, want 503 with the reason", code, body)
+	}
+	notReady = nil
+	if code, body := get(t, http.MethodGet, base+"/readyz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /readyz when ready = %d %q", code, body)
+	}
+	get(t, http.MethodGet, base+"/doc")
+	if code, body := get(t, http.MethodGet, base+"/doc"); code != http.StatusOK || !strings.Contains(body, `"n": 2`) {
+		t.Errorf("GET /doc = %d %q, want a fresh document", code, body)
+	}
+	if code, _ := get(t, http.MethodPost, base+"/doc"); code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /doc = %d, want 405", code)
+	}
+}
