@@ -49,6 +49,7 @@ vet: ## go vet for linux and windows.
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 	cd client && GOOS=linux GOARCH=amd64 $(GO) vet ./...
 	cd client && GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
 $(GOLANGCI_LINT):
 	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
@@ -68,6 +69,8 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # test/linuxe2e runs its daemon in a mount namespace of its own; a namespace
 # made while another package's test has a volume mounted holds a copy of
 # that mount and can make its unmount busy, so that suite runs on its own.
+# The load and fault suite (test/soak) runs on its own too: its load
+# figures mean something only without other packages' tests beside it.
 # So does the hostile-input suite (test/hostile: as root, otherwise it
 # skips): its daemon's Linux backend sees every disk of the machine and
 # re-reads the partitions of the other packages' loop disks, which makes
@@ -75,9 +78,14 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # run includes every fuzz target's seed corpus (testdata/fuzz), which go
 # test runs as ordinary test cases.
 unit: ## Run the main module's tests with the race detector (with the hostile-input suite and the fuzz seed corpora).
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$')
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$')
 	$(GO) test -race -count=1 ./test/linuxe2e/
 	$(GO) test -race -count=1 ./test/hostile/
+	$(GO) test -race -count=1 ./test/soak/
+
+.PHONY: soak
+soak: ## The load and fault suite, long form (test/soak; SOAK_DURATION, SOAK_CLIENTS, SOAK_CHURN); make unit runs a bounded form.
+	SOAK_DURATION=$${SOAK_DURATION:-5m} SOAK_CLIENTS=$${SOAK_CLIENTS:-64} SOAK_CHURN=$${SOAK_CHURN:-2000} $(GO) test -race -count=1 -timeout=60m -v ./test/soak/
 
 .PHONY: linuxe2e
 linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; also part of unit).
@@ -116,11 +124,19 @@ admission: ## Evaluate the admission policy's CEL against realistic pods (separa
 	cd test/admission && $(GO) test -count=1 ./...
 
 .PHONY: manifests
-manifests: ## Validate every manifest under deploy/ and examples/ offline against Kubernetes' schemas (separate module).
+manifests: ## Validate every manifest under deploy/ and examples/, every kustomize overlay and the Helm chart's renderings, offline against Kubernetes' schemas (separate module).
 	cd test/manifests && $(GO) test -count=1 ./...
 
+.PHONY: image
+image: ## Build the release binaries and, without a container engine, the reproducible OCI images into dist/images/ (docs/images.md).
+	hack/release.sh
+
+.PHONY: image-test
+image-test: ## Test the image builder (separate module): image configs, layer contents, reproducible digests, the Linux Dockerfile.
+	cd hack/image && $(GO) test -count=1 ./...
+
 .PHONY: release
-release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 into dist/, with SHA256SUMS.
+release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 into dist/, with SHA256SUMS and the image layouts in dist/images/.
 	hack/release.sh
 
 .PHONY: release-check
@@ -178,7 +194,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers admission test-windows manifests ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers admission test-windows manifests image-test ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
