@@ -88,7 +88,8 @@ const modelGPTSystem = "c12a7328-f81f-11d2-ba4b-00a0c93ec93b"
 
 // Storage bus and MBR types the model uses.
 const (
-	modelBusSCSI = 1 // STORAGE_BUS_TYPE BusTypeScsi
+	modelBusSCSI = 1  // STORAGE_BUS_TYPE BusTypeScsi
+	modelBusNVMe = 17 // STORAGE_BUS_TYPE BusTypeNvme
 	// modelMBRHuge is PARTITION_HUGE, CreatePartition's default MbrType.
 	modelMBRHuge = 6
 )
@@ -107,6 +108,9 @@ type modelDisk struct {
 	ids     []storageID       // the device's VPD page 0x83 descriptors
 	serial  string
 	busType uint32
+	// pciBus is the PCI bus of an NVMe disk's controller, which its
+	// MSFT_Disk.Location names ("Integrated : Bus N : Device 0 : ...").
+	pciBus uint8
 }
 
 // modelPartition is one partition-table entry.
@@ -211,8 +215,11 @@ type modelDiskSpec struct {
 	Size   int64
 	// Location is "adapter:bus:target:lun" (SCSI_ADDRESS PortNumber,
 	// PathId, TargetId, Lun); "" is a disk that does not answer
-	// IOCTL_SCSI_GET_ADDRESS.
+	// IOCTL_SCSI_GET_ADDRESS. On the NVMe bus it is the PCI bus number of
+	// the disk's controller.
 	Location string
+	// BusType is "NVMe" for a disk on the NVMe bus, else SCSI.
+	BusType string
 	// Page83 is the device's page 0x83 identifier: hex for a binary (NAA)
 	// identifier, anything else an ASCII (T10 vendor ID) one; "" for none.
 	Page83  string
@@ -280,6 +287,18 @@ func (m *winModel) attach(spec modelDiskSpec) {
 		ids:     modelDeviceIDs(spec.Page83),
 		serial:  spec.Serial,
 		busType: modelBusSCSI,
+	}
+	if strings.EqualFold(spec.BusType, "NVMe") {
+		// The NVMe miniport answers IOCTL_SCSI_GET_ADDRESS with zeros
+		// (issue 11 item 5: LUN 0 on every NVMe namespace), and MSFT_Disk
+		// names the PCI location instead.
+		d.busType, d.scsi = modelBusNVMe, &scsiAddress{}
+		bus, err := strconv.ParseUint(spec.Location, 10, 8)
+		if err != nil {
+			m.t.Fatalf("model: NVMe disk %d: PCI bus %q: %v", spec.Number, spec.Location, err)
+		}
+		d.pciBus = uint8(bus)
+		spec.Location = ""
 	}
 	if spec.Location != "" {
 		var a [4]uint8
@@ -1036,7 +1055,9 @@ func (m *winModel) instances(class string) ([]modelInstance, error) {
 		switch {
 		case strings.EqualFold(class, classDisk):
 			loc := any(nil)
-			if a := d.scsi; a != nil {
+			if a := d.scsi; d.busType == modelBusNVMe {
+				loc = fmt.Sprintf("Integrated : Bus %d : Device 0 : Function 0 : Adapter 0", d.pciBus)
+			} else if a != nil {
 				loc = fmt.Sprintf("Integrated : Adapter %d : Port %d : Target %d : LUN %d", a.PortNumber, a.PathID, a.TargetID, a.Lun)
 			}
 			out = append(out, modelInstance{disk: d, props: wmi.Props{
@@ -1726,7 +1747,7 @@ func modelDisksLike(h *simulated.Host) []modelDiskSpec {
 	var out []modelDiskSpec
 	for _, d := range h.ListDisks() {
 		spec := modelDiskSpec{
-			Number: d.Number, Size: d.Size, Location: d.Location, Page83: d.Page83, Serial: d.Serial,
+			Number: d.Number, Size: d.Size, Location: d.Location, BusType: d.BusType, Page83: d.Page83, Serial: d.Serial,
 			Offline: !d.Online, System: d.System, Style: partitionStyleRAW,
 		}
 		if d.PartitionStyle == "GPT" {

@@ -49,6 +49,9 @@ const (
 var parityPathNames = strings.NewReplacer(parityStage2, "staging2", parityStage, "staging", parityPublish, "publish",
 	parityPlain, "plain", parityMissing, "missing", modelKubelet, "kubelet")
 
+// parityNVMeDisk is the number of the parity world's NVMe disk.
+var parityNVMeDisk uint32 = 7
+
 // parityConfig is the world every scenario starts from: the system disk
 // 0 (C:) and data disks covering the states drivers meet.
 func parityConfig() simulated.Config {
@@ -66,6 +69,10 @@ func parityConfig() simulated.Config {
 			{Size: 1 << 30, Location: "1:0:0:3", Serial: "SIM-DATA-0004", Offline: true},
 			// 5: no SCSI address and no IDs.
 			{Size: 1 << 30},
+			// 7: an NVMe namespace (Azure's NVMe disks) on PCI bus 2:
+			// upstream's Location parse gives it no LUN, so azuredisk's
+			// FindDiskByLun("0") cannot pick it.
+			{Number: &parityNVMeDisk, Size: 1 << 30, BusType: "NVMe", Location: "2", Page83: "eui.0025385b71b0ae2b", Serial: "0025_385B_71B0_AE2B."},
 		},
 	}
 }
