@@ -63,7 +63,7 @@ func TestCallsByRule(t *testing.T) {
 // reason while it fails), and Extra's JSON documents are served fresh on
 // every request.
 func TestServeReadyAndJSON(t *testing.T) {
-	var notReady error = errors.New("csi-proxy-disk-v1: connection refused")
+	notReady := errors.New("csi-proxy-disk-v1: connection refused")
 	n := 0
 	s, err := Serve("127.0.0.1:0", New(testBuild), Extra{
 		Ready: func(ctx context.Context) error {

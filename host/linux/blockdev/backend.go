@@ -597,18 +597,6 @@ func (v *volRef) device(devRoot string) (string, error) {
 	return filepath.Join(devRoot, v.part.name), nil
 }
 
-// devNum returns the device number of the volume's kernel device, and
-// false when it has none.
-func (v *volRef) devNum() (devNum, bool) {
-	switch {
-	case v.whole():
-		return v.disk.dev, true
-	case v.part != nil:
-		return v.part.dev, true
-	}
-	return devNum{}, false
-}
-
 // size is the size of the volume's device (the partition, or the whole
 // disk) in bytes.
 func (v *volRef) size() int64 {

@@ -17,5 +17,5 @@ func sysObject(dir string) string {
 	if err := unix.Stat(dir, &st); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%d/%d", st.Dev, st.Ino) //nolint:unconvert // Stat_t field types differ between architectures
+	return fmt.Sprintf("%d/%d", st.Dev, st.Ino)
 }

@@ -471,7 +471,7 @@ func TestLinksMadeByUpstreamAreTheSameUNCTarget(t *testing.T) {
 				t.Fatalf("CreateSymlink over a link to %s: %v", made, err)
 			}
 			noCall(t, f, "CreateSymlink")
-			if st, err := h.CheckLink(ctx(), `C:\k\smb`, `\\srv\share\other\`); err != nil || st != LinkOther {
+			if st, err := h.CheckLink(ctx(), `C:\k\smb`, `\\srv\share\elsewhere\`); err != nil || st != LinkOther {
 				t.Errorf("CheckLink against another directory = %v, %v; want LinkOther", st, err)
 			}
 			if ok, err := h.IsSymlink(ctx(), `C:\k\smb`); err != nil || !ok {

@@ -25,9 +25,16 @@ import (
 // hands csi-proxy goes through util.NormalizeWindowsPath first.
 type awsEBS struct{ base }
 
-func (awsEBS) Name() string                 { return "aws-ebs" }
-func (awsEBS) TakesDiskOffline() bool       { return true }
-func (awsEBS) KnownStageFailure() string    { return "" }
+// Name is the driver's name in test names.
+func (awsEBS) Name() string { return "aws-ebs" }
+
+// TakesDiskOffline tells whether the driver's NodeUnstageVolume takes the disk offline.
+func (awsEBS) TakesDiskOffline() bool { return true }
+
+// KnownStageFailure names a stage step the driver is known to fail once on upstream too ("" for none).
+func (awsEBS) KnownStageFailure() string { return "" }
+
+// LeftBehindUnstageFails tells whether the driver fails NodeUnstageVolume on a staging dir left behind unmounted.
 func (awsEBS) LeftBehindUnstageFails() bool { return false }
 
 // awsNotMounted is handleGetDeviceNameFromMountError's pattern: an error
@@ -44,7 +51,7 @@ func AWSTreatsAsNotMounted(errText string) bool { return awsNotMounted.MatchStri
 func (d awsEBS) findDevicePath(ctx context.Context, v *Vol) (string, error) {
 	resp, err := d.p.Disk.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
 	if err != nil {
-		return "", fail("ListDiskIDs", fmt.Errorf("error listing disk ids: %q", err))
+		return "", fail("ListDiskIDs", fmt.Errorf("error listing disk ids: %w", err))
 	}
 	clean := strings.ReplaceAll(v.VolumeID, "-", "")
 	for n, id := range resp.DiskIDs {
@@ -72,9 +79,10 @@ func (d awsEBS) getDeviceNameFromMount(ctx context.Context, path string) (string
 		return "", 0, nil
 	}
 	return "", 0, fail("GetVolumeIDFromTargetPath (aws-ebs reads as not mounted only what matches its pattern)",
-		fmt.Errorf("error getting device name from mount: %v", err))
+		fmt.Errorf("error getting device name from mount: %w", err))
 }
 
+// NodeStage is the driver's NodeStageVolume over csi-proxy.
 func (d awsEBS) NodeStage(ctx context.Context, v *Vol) error {
 	source, err := d.findDevicePath(ctx, v)
 	if err != nil {
@@ -196,6 +204,7 @@ func (d awsEBS) resize(ctx context.Context, path string) error {
 	return nil
 }
 
+// NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d awsEBS) NodePublish(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Publish)
 	// PreparePublishTarget: remove a directory a pre-1.20 kubelet made.
@@ -230,7 +239,7 @@ func (d awsEBS) NodePublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeGetVolumeStats: PathExists over csi-proxy, then the driver's own
+// NodeGetVolumeStats is PathExists over csi-proxy, then the driver's own
 // windows.GetDiskFreeSpaceEx on the node, which is not a csi-proxy call.
 func (d awsEBS) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: d.env.normalize(v.Publish)})
@@ -243,6 +252,7 @@ func (d awsEBS) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	return Stats{OnlyExistence: true}, nil
 }
 
+// NodeExpand is the driver's NodeExpandVolume over csi-proxy.
 func (d awsEBS) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, error) {
 	deviceName, _, err := d.getDeviceNameFromMount(ctx, v.Publish)
 	if err != nil {
@@ -266,6 +276,7 @@ func (d awsEBS) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, 
 	return ds.TotalBytes, nil
 }
 
+// NodeUnpublish is the driver's NodeUnpublishVolume over csi-proxy.
 func (d awsEBS) NodeUnpublish(ctx context.Context, v *Vol) error {
 	if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
 		return fail("Rmdir", fmt.Errorf("failed to remove directory: %w", err))
@@ -273,6 +284,7 @@ func (d awsEBS) NodeUnpublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
+// NodeUnstage is the driver's NodeUnstageVolume over csi-proxy.
 func (d awsEBS) NodeUnstage(ctx context.Context, v *Vol) error {
 	_, refs, err := d.getDeviceNameFromMount(ctx, v.Staging)
 	if err != nil {

@@ -30,16 +30,21 @@ type azureDisk struct {
 	flush *error
 }
 
-func (azureDisk) Name() string           { return "azuredisk" }
+// Name is the driver's name in test names.
+func (azureDisk) Name() string { return "azuredisk" }
+
+// TakesDiskOffline tells whether the driver's NodeUnstageVolume takes the disk offline.
 func (azureDisk) TakesDiskOffline() bool { return false }
 
-// KnownStageFailure: on Windows needResizeVolume always says yes and
+// KnownStageFailure is on Windows needResizeVolume always says yes and
 // resizeVolume hands csi-proxy the *disk number* as the volume ID
 // (ResizeVolume{VolumeId: "7"}); upstream finds no volume with that
 // UniqueId and fails, so the first NodeStage of every volume fails there.
 // The volume is mounted by then, and kubelet's retry finds it mounted
 // (ensureMountPoint) and succeeds.
-func (azureDisk) KnownStageFailure() string    { return "ResizeVolume(disk number as volume ID)" }
+func (azureDisk) KnownStageFailure() string { return "ResizeVolume(disk number as volume ID)" }
+
+// LeftBehindUnstageFails tells whether the driver fails NodeUnstageVolume on a staging dir left behind unmounted.
 func (azureDisk) LeftBehindUnstageFails() bool { return false }
 
 // findDiskByLun is csiProxyMounter.FindDiskByLun: the disk whose LUNID
@@ -87,11 +92,12 @@ func (d azureDisk) ensureMountPoint(ctx context.Context, target string) (bool, e
 		return false, nil
 	}
 	if exists, _, err := d.loc.Lstat(ctx, target); err != nil || !exists {
-		return false, fail("local ReadDir", fmt.Errorf("cannot read %s: %v", target, err))
+		return false, fail("local ReadDir", fmt.Errorf("cannot read %s: %w", target, err))
 	}
 	return true, nil
 }
 
+// NodeStage is the driver's NodeStageVolume over csi-proxy.
 func (d azureDisk) NodeStage(ctx context.Context, v *Vol) error {
 	source, err := d.findDiskByLun(ctx, v.LUN)
 	if err != nil {
@@ -125,6 +131,7 @@ func (d azureDisk) NodeStage(ctx context.Context, v *Vol) error {
 	return nil
 }
 
+// NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d azureDisk) NodePublish(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Publish)
 	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
@@ -165,7 +172,7 @@ func (d azureDisk) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error
 	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
 }
 
-// NodeExpand: the volume behind the publish path (GetDeviceNameFromMount,
+// NodeExpand is the volume behind the publish path (GetDeviceNameFromMount,
 // normalised), its size checked against the request in GiB before and
 // after ResizeVolume.
 func (d azureDisk) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, error) {
@@ -193,7 +200,7 @@ func (d azureDisk) NodeExpand(ctx context.Context, v *Vol, required int64) (int6
 	return check("after resize")
 }
 
-// NodeUnpublish: CleanupMountPoint without unmountVolume on Windows
+// NodeUnpublish is CleanupMountPoint without unmountVolume on Windows
 // (extensiveMountPointCheck is false there): Rmdir only.
 func (d azureDisk) NodeUnpublish(ctx context.Context, v *Vol) error {
 	if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
@@ -202,7 +209,7 @@ func (d azureDisk) NodeUnpublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeUnstage: csiProxyMounter.Unmount: flush the volume found at the raw
+// NodeUnstage is csiProxyMounter.Unmount: flush the volume found at the raw
 // staging path (a failure is only logged: the flush is lost silently, so
 // the flow reports it), then Rmdir. It never calls UnmountVolume: the
 // forced Rmdir of the mount point is the unmount.

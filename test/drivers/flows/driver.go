@@ -99,7 +99,7 @@ type base struct {
 func diskNum(s string) (uint32, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("parse %s failed with error: %v", s, err)
+		return 0, fmt.Errorf("parse %s failed with error: %w", s, err)
 	}
 	return uint32(n), nil
 }

@@ -134,6 +134,7 @@ type proxyLocal struct {
 	tr *tracer
 }
 
+// Lstat answers os.Lstat as the driver would on the node, through the proxy.
 func (l proxyLocal) Lstat(ctx context.Context, path string) (bool, bool, error) {
 	path = l.e.resolve(path)
 	ex, err := l.tr.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: path})
@@ -150,6 +151,7 @@ func (l proxyLocal) Lstat(ctx context.Context, path string) (bool, bool, error) 
 	return true, ln.IsSymlink, nil
 }
 
+// Readlink answers os.Readlink as the driver would on the node, through the proxy.
 func (l proxyLocal) Readlink(ctx context.Context, path string) (string, error) {
 	exists, link, err := l.Lstat(ctx, path)
 	if err != nil {

@@ -30,11 +30,16 @@ import (
 // device name.
 type gcpPD struct{ base }
 
-func (gcpPD) Name() string              { return "gcp-pd" }
-func (gcpPD) TakesDiskOffline() bool    { return true }
+// Name is the driver's name in test names.
+func (gcpPD) Name() string { return "gcp-pd" }
+
+// TakesDiskOffline tells whether the driver's NodeUnstageVolume takes the disk offline.
+func (gcpPD) TakesDiskOffline() bool { return true }
+
+// KnownStageFailure names a stage step the driver is known to fail once on upstream too ("" for none).
 func (gcpPD) KnownStageFailure() string { return "" }
 
-// LeftBehindUnstageFails: UnmountDevice fails on any error of
+// LeftBehindUnstageFails is UnmountDevice fails on any error of
 // GetVolumeIDFromTargetPath once the staging path exists.
 func (gcpPD) LeftBehindUnstageFails() bool { return true }
 
@@ -62,6 +67,7 @@ func (d gcpPD) isVolumePathMounted(ctx context.Context, path string) bool {
 	return err == nil && r.IsSymlink
 }
 
+// NodeStage is the driver's NodeStageVolume over csi-proxy.
 func (d gcpPD) NodeStage(ctx context.Context, v *Vol) error {
 	dev, err := d.getDevicePath(ctx, v)
 	if err != nil {
@@ -119,6 +125,7 @@ func (d gcpPD) resize(ctx context.Context, path string) error {
 	return nil
 }
 
+// NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d gcpPD) NodePublish(ctx context.Context, v *Vol) error {
 	if d.isVolumePathMounted(ctx, v.Publish) {
 		return nil
@@ -143,10 +150,10 @@ func (d gcpPD) NodePublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeGetVolumeStats: os.Lstat on the node, then StatFSV1 on the raw path.
+// NodeGetVolumeStats is os.Lstat on the node, then StatFSV1 on the raw path.
 func (d gcpPD) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	if exists, _, err := d.loc.Lstat(ctx, v.Publish); err != nil || !exists {
-		return Stats{}, fail("local Lstat", fmt.Errorf("path %s does not exist (%v)", v.Publish, err))
+		return Stats{}, fail("local Lstat", fmt.Errorf("path %s does not exist (%w)", v.Publish, err))
 	}
 	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
 	if err != nil {
@@ -159,6 +166,7 @@ func (d gcpPD) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
 }
 
+// NodeExpand is the driver's NodeExpandVolume over csi-proxy.
 func (d gcpPD) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, error) {
 	dev, err := d.getDevicePath(ctx, v)
 	if err != nil {
@@ -178,6 +186,7 @@ func (d gcpPD) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, e
 	return required, nil
 }
 
+// NodeUnpublish is the driver's NodeUnpublishVolume over csi-proxy.
 func (d gcpPD) NodeUnpublish(ctx context.Context, v *Vol) error {
 	if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
 		return fail("Rmdir", err)
@@ -185,7 +194,7 @@ func (d gcpPD) NodeUnpublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeUnstage: UnmountDevice: nothing to do when the staging path is gone.
+// NodeUnstage is UnmountDevice: nothing to do when the staging path is gone.
 func (d gcpPD) NodeUnstage(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Staging)
 	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})

@@ -127,9 +127,9 @@ func vsphereUUID(n uint32) string   { return fmt.Sprintf("6000c29%025x", n) }
 func smbShare(env, sc int) string { return fmt.Sprintf(`\\smb-%d-%02d\share`, env, sc) }
 
 // Fixture returns the world the plan's flows expect.
-func (p *Plan) Fixture() Fixture {
+func (pl *Plan) Fixture() Fixture {
 	f := Fixture{BIOSSerial: BIOSSerial}
-	for e := range p.envs {
+	for e := range pl.envs {
 		for d, drv := range blockDrivers {
 			for s, sc := range blockScenarios {
 				if !sc.disk {
@@ -140,7 +140,7 @@ func (p *Plan) Fixture() Fixture {
 				f.Disks = append(f.Disks, DiskFixture{
 					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", n),
 					Page83: page83, Serial: serial, Offline: sc.offline,
-					Flow: FlowID{Env: p.envs[e].Name, Driver: drv, Name: sc.name},
+					Flow: FlowID{Env: pl.envs[e].Name, Driver: drv, Name: sc.name},
 				})
 			}
 		}
@@ -148,7 +148,7 @@ func (p *Plan) Fixture() Fixture {
 			f.Shares = append(f.Shares, ShareFixture{
 				Path: smbShare(e, s), Username: SMBUser, Password: SMBPassword,
 				Dirs: []string{"pvc-1", "pvc-2"},
-				Flow: FlowID{Env: p.envs[e].Name, Driver: "smb", Name: smbScenarios[s].name},
+				Flow: FlowID{Env: pl.envs[e].Name, Driver: "smb", Name: smbScenarios[s].name},
 			})
 		}
 	}

@@ -165,23 +165,35 @@ func (t *tracer) proxy() Proxy {
 	return Proxy{Disk: tDisk{t}, Volume: tVolume{t}, Filesystem: tFS{t}, SMB: tSMB{t}, System: tSystem{t}}
 }
 
+// tDisk is the disk group seen through a tracer.
 type tDisk struct{ t *tracer }
 
+// ListDiskLocations records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) ListDiskLocations(ctx context.Context, r *disk.ListDiskLocationsRequest) (*disk.ListDiskLocationsResponse, error) {
 	return call(d.t, "ListDiskLocations", func() (*disk.ListDiskLocationsResponse, error) { return d.t.p.Disk.ListDiskLocations(ctx, r) })
 }
+
+// PartitionDisk records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) PartitionDisk(ctx context.Context, r *disk.PartitionDiskRequest) (*disk.PartitionDiskResponse, error) {
 	return call(d.t, "PartitionDisk", func() (*disk.PartitionDiskResponse, error) { return d.t.p.Disk.PartitionDisk(ctx, r) })
 }
+
+// Rescan records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) Rescan(ctx context.Context, r *disk.RescanRequest) (*disk.RescanResponse, error) {
 	return call(d.t, "Rescan", func() (*disk.RescanResponse, error) { return d.t.p.Disk.Rescan(ctx, r) })
 }
+
+// ListDiskIDs records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) ListDiskIDs(ctx context.Context, r *disk.ListDiskIDsRequest) (*disk.ListDiskIDsResponse, error) {
 	return call(d.t, "ListDiskIDs", func() (*disk.ListDiskIDsResponse, error) { return d.t.p.Disk.ListDiskIDs(ctx, r) })
 }
+
+// GetDiskStats records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) GetDiskStats(ctx context.Context, r *disk.GetDiskStatsRequest) (*disk.GetDiskStatsResponse, error) {
 	return call(d.t, "GetDiskStats", func() (*disk.GetDiskStatsResponse, error) { return d.t.p.Disk.GetDiskStats(ctx, r) })
 }
+
+// SetDiskState records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) SetDiskState(ctx context.Context, r *disk.SetDiskStateRequest) (*disk.SetDiskStateResponse, error) {
 	name := "SetDiskState(offline)"
 	if r.IsOnline {
@@ -189,67 +201,101 @@ func (d tDisk) SetDiskState(ctx context.Context, r *disk.SetDiskStateRequest) (*
 	}
 	return call(d.t, name, func() (*disk.SetDiskStateResponse, error) { return d.t.p.Disk.SetDiskState(ctx, r) })
 }
+
+// GetDiskState records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) GetDiskState(ctx context.Context, r *disk.GetDiskStateRequest) (*disk.GetDiskStateResponse, error) {
 	return call(d.t, "GetDiskState", func() (*disk.GetDiskStateResponse, error) { return d.t.p.Disk.GetDiskState(ctx, r) })
 }
 
+// tVolume is the volume group seen through a tracer.
 type tVolume struct{ t *tracer }
 
+// ListVolumesOnDisk records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) ListVolumesOnDisk(ctx context.Context, r *volume.ListVolumesOnDiskRequest) (*volume.ListVolumesOnDiskResponse, error) {
 	return call(v.t, "ListVolumesOnDisk", func() (*volume.ListVolumesOnDiskResponse, error) { return v.t.p.Volume.ListVolumesOnDisk(ctx, r) })
 }
+
+// MountVolume records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) MountVolume(ctx context.Context, r *volume.MountVolumeRequest) (*volume.MountVolumeResponse, error) {
 	return call(v.t, "MountVolume", func() (*volume.MountVolumeResponse, error) { return v.t.p.Volume.MountVolume(ctx, r) })
 }
+
+// UnmountVolume records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) UnmountVolume(ctx context.Context, r *volume.UnmountVolumeRequest) (*volume.UnmountVolumeResponse, error) {
 	return call(v.t, "UnmountVolume", func() (*volume.UnmountVolumeResponse, error) { return v.t.p.Volume.UnmountVolume(ctx, r) })
 }
+
+// IsVolumeFormatted records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) IsVolumeFormatted(ctx context.Context, r *volume.IsVolumeFormattedRequest) (*volume.IsVolumeFormattedResponse, error) {
 	return call(v.t, "IsVolumeFormatted", func() (*volume.IsVolumeFormattedResponse, error) { return v.t.p.Volume.IsVolumeFormatted(ctx, r) })
 }
+
+// FormatVolume records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) FormatVolume(ctx context.Context, r *volume.FormatVolumeRequest) (*volume.FormatVolumeResponse, error) {
 	return call(v.t, "FormatVolume", func() (*volume.FormatVolumeResponse, error) { return v.t.p.Volume.FormatVolume(ctx, r) })
 }
+
+// ResizeVolume records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) ResizeVolume(ctx context.Context, r *volume.ResizeVolumeRequest) (*volume.ResizeVolumeResponse, error) {
 	return call(v.t, "ResizeVolume", func() (*volume.ResizeVolumeResponse, error) { return v.t.p.Volume.ResizeVolume(ctx, r) })
 }
+
+// GetVolumeStats records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) GetVolumeStats(ctx context.Context, r *volume.GetVolumeStatsRequest) (*volume.GetVolumeStatsResponse, error) {
 	return call(v.t, "GetVolumeStats", func() (*volume.GetVolumeStatsResponse, error) { return v.t.p.Volume.GetVolumeStats(ctx, r) })
 }
+
+// GetDiskNumberFromVolumeID records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) GetDiskNumberFromVolumeID(ctx context.Context, r *volume.GetDiskNumberFromVolumeIDRequest) (*volume.GetDiskNumberFromVolumeIDResponse, error) {
 	return call(v.t, "GetDiskNumberFromVolumeID", func() (*volume.GetDiskNumberFromVolumeIDResponse, error) {
 		return v.t.p.Volume.GetDiskNumberFromVolumeID(ctx, r)
 	})
 }
+
+// GetVolumeIDFromTargetPath records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) GetVolumeIDFromTargetPath(ctx context.Context, r *volume.GetVolumeIDFromTargetPathRequest) (*volume.GetVolumeIDFromTargetPathResponse, error) {
 	return call(v.t, "GetVolumeIDFromTargetPath", func() (*volume.GetVolumeIDFromTargetPathResponse, error) {
 		return v.t.p.Volume.GetVolumeIDFromTargetPath(ctx, r)
 	})
 }
+
+// WriteVolumeCache records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) WriteVolumeCache(ctx context.Context, r *volume.WriteVolumeCacheRequest) (*volume.WriteVolumeCacheResponse, error) {
 	return call(v.t, "WriteVolumeCache", func() (*volume.WriteVolumeCacheResponse, error) { return v.t.p.Volume.WriteVolumeCache(ctx, r) })
 }
 
+// tFS is the filesystem group seen through a tracer.
 type tFS struct{ t *tracer }
 
+// PathExists records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) PathExists(ctx context.Context, r *filesystem.PathExistsRequest) (*filesystem.PathExistsResponse, error) {
 	return call(f.t, "PathExists", func() (*filesystem.PathExistsResponse, error) { return f.t.p.Filesystem.PathExists(ctx, r) })
 }
+
+// Mkdir records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) Mkdir(ctx context.Context, r *filesystem.MkdirRequest) (*filesystem.MkdirResponse, error) {
 	return call(f.t, "Mkdir", func() (*filesystem.MkdirResponse, error) { return f.t.p.Filesystem.Mkdir(ctx, r) })
 }
+
+// Rmdir records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) Rmdir(ctx context.Context, r *filesystem.RmdirRequest) (*filesystem.RmdirResponse, error) {
 	return call(f.t, "Rmdir", func() (*filesystem.RmdirResponse, error) { return f.t.p.Filesystem.Rmdir(ctx, r) })
 }
+
+// CreateSymlink records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) CreateSymlink(ctx context.Context, r *filesystem.CreateSymlinkRequest) (*filesystem.CreateSymlinkResponse, error) {
 	return call(f.t, "CreateSymlink", func() (*filesystem.CreateSymlinkResponse, error) { return f.t.p.Filesystem.CreateSymlink(ctx, r) })
 }
+
+// IsSymlink records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) IsSymlink(ctx context.Context, r *filesystem.IsSymlinkRequest) (*filesystem.IsSymlinkResponse, error) {
 	return call(f.t, "IsSymlink", func() (*filesystem.IsSymlinkResponse, error) { return f.t.p.Filesystem.IsSymlink(ctx, r) })
 }
 
+// tSMB is the SMB group seen through a tracer.
 type tSMB struct{ t *tracer }
 
+// NewSmbGlobalMapping records the call, then makes it (or loses its answer, when the tracer is told to).
 func (s tSMB) NewSmbGlobalMapping(ctx context.Context, r *smb.NewSmbGlobalMappingRequest) (*smb.NewSmbGlobalMappingResponse, error) {
 	resp, err := s.t.p.SMB.NewSmbGlobalMapping(ctx, r)
 	if err == nil && r.LocalPath != "" {
@@ -257,14 +303,18 @@ func (s tSMB) NewSmbGlobalMapping(ctx context.Context, r *smb.NewSmbGlobalMappin
 	}
 	return call(s.t, "NewSmbGlobalMapping", func() (*smb.NewSmbGlobalMappingResponse, error) { return resp, err })
 }
+
+// RemoveSmbGlobalMapping records the call, then makes it (or loses its answer, when the tracer is told to).
 func (s tSMB) RemoveSmbGlobalMapping(ctx context.Context, r *smb.RemoveSmbGlobalMappingRequest) (*smb.RemoveSmbGlobalMappingResponse, error) {
 	return call(s.t, "RemoveSmbGlobalMapping", func() (*smb.RemoveSmbGlobalMappingResponse, error) {
 		return s.t.p.SMB.RemoveSmbGlobalMapping(ctx, r)
 	})
 }
 
+// tSystem is the system group seen through a tracer.
 type tSystem struct{ t *tracer }
 
+// GetBIOSSerialNumber records the call, then makes it (or loses its answer, when the tracer is told to).
 func (s tSystem) GetBIOSSerialNumber(ctx context.Context, r *system.GetBIOSSerialNumberRequest) (*system.GetBIOSSerialNumberResponse, error) {
 	return call(s.t, "GetBIOSSerialNumber", func() (*system.GetBIOSSerialNumberResponse, error) {
 		return s.t.p.System.GetBIOSSerialNumber(ctx, r)

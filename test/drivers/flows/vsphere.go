@@ -24,11 +24,16 @@ import (
 // pkg/csi/service/mounter/mounter_windows.go (csiProxyMounter).
 type vSphere struct{ base }
 
-func (vSphere) Name() string              { return "vsphere" }
-func (vSphere) TakesDiskOffline() bool    { return true }
+// Name is the driver's name in test names.
+func (vSphere) Name() string { return "vsphere" }
+
+// TakesDiskOffline tells whether the driver's NodeUnstageVolume takes the disk offline.
+func (vSphere) TakesDiskOffline() bool { return true }
+
+// KnownStageFailure names a stage step the driver is known to fail once on upstream too ("" for none).
 func (vSphere) KnownStageFailure() string { return "" }
 
-// LeftBehindUnstageFails: IsTargetInMounts is always true on Windows and
+// LeftBehindUnstageFails is IsTargetInMounts is always true on Windows and
 // Unmount fails on any error of GetVolumeIDFromTargetPath once the staging
 // path exists.
 func (vSphere) LeftBehindUnstageFails() bool { return true }
@@ -41,6 +46,7 @@ func (d vSphere) exists(ctx context.Context, path string) (bool, error) {
 	return ex.Exists, nil
 }
 
+// NodeStage is the driver's NodeStageVolume over csi-proxy.
 func (d vSphere) NodeStage(ctx context.Context, v *Vol) error {
 	// VerifyTargetDir(staging, must exist): kubelet made it.
 	ex, err := d.exists(ctx, v.Staging)
@@ -85,6 +91,7 @@ func (d vSphere) NodeStage(ctx context.Context, v *Vol) error {
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(v.Staging))
 }
 
+// NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
 	ex, err := d.exists(ctx, v.Publish)
 	if err != nil {
@@ -107,7 +114,7 @@ func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeGetVolumeStats: GetMetrics -> StatFS on the raw path.
+// NodeGetVolumeStats is GetMetrics -> StatFS on the raw path.
 func (d vSphere) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
 	if err != nil {
@@ -120,7 +127,7 @@ func (d vSphere) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) 
 	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
 }
 
-// NodeExpand: GetDevFromMount (volume ID at the normalised path), the
+// NodeExpand is GetDevFromMount (volume ID at the normalised path), the
 // OnlineVolumeExtend rescan when the volume is smaller than asked, then
 // osUtils.ResizeVolume: skip when the disk is within 1 MiB of the request,
 // else online the disk and ResizeVolume to the maximum.
@@ -161,6 +168,7 @@ func (d vSphere) NodeExpand(ctx context.Context, v *Vol, required int64) (int64,
 	return required, nil
 }
 
+// NodeUnpublish is the driver's NodeUnpublishVolume over csi-proxy.
 func (d vSphere) NodeUnpublish(ctx context.Context, v *Vol) error {
 	if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
 		return fail("Rmdir", err)
@@ -168,7 +176,7 @@ func (d vSphere) NodeUnpublish(ctx context.Context, v *Vol) error {
 	return nil
 }
 
-// NodeUnstage: VerifyTargetDir (gone: done), then csiProxyMounter.Unmount,
+// NodeUnstage is VerifyTargetDir (gone: done), then csiProxyMounter.Unmount,
 // which checks existence again.
 func (d vSphere) NodeUnstage(ctx context.Context, v *Vol) error {
 	for range 2 {
