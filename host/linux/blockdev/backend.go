@@ -368,13 +368,36 @@ func (b *Backend) readTable(d *diskState) {
 	}
 }
 
-// reconcile gives every GPT partition a kernel device, and grows a kernel
-// partition the table has grown. It adds and grows only: a kernel partition
-// the table does not list, or one the table shrank, is left to the admin.
+// reconcile makes the kernel's partitions of the disk the table's: it
+// first deletes kernel partitions the table does not list, or lists at
+// another start or with a smaller size, when nothing uses them (a reused
+// /dev/loopN keeps the BLKPG partitions of its previous user when it had
+// no LO_FLAGS_PARTSCAN, and one of them in the way makes every BLKPG_ADD
+// fail with EBUSY); then it gives every GPT partition a kernel device and
+// grows a kernel partition the table has grown. A partition in use is
+// left as it is: device() refuses a volume whose kernel partition is not
+// where the table says.
 func (b *Backend) reconcile(d *diskState) {
 	lbs := d.logicalBlock
 	changed := false
 	var errs []error
+	for _, p := range d.staleParts(d.table, true) {
+		if d.partitionBusy(b, p) != "" {
+			continue
+		}
+		if err := b.k.deletePartition(d.path, p.number); err != nil {
+			errs = append(errs, fmt.Errorf("delete stale kernel partition %s: %w", p.name, err))
+			continue
+		}
+		changed = true
+	}
+	if changed {
+		if err := b.rereadParts(d); err != nil {
+			d.reconcileErr = err
+			return
+		}
+	}
+	changed = false
 	for i := range d.table.entries {
 		e := &d.table.entries[i]
 		start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
@@ -385,10 +408,6 @@ func (b *Backend) reconcile(d *diskState) {
 			err = b.k.addPartition(d.path, e.index, start, length)
 		case kp.start == start && kp.size < length:
 			err = b.k.resizePartition(d.path, e.index, start, length)
-		case kp.start != start && !d.partInUse(kp, b.cfg.DevRoot):
-			if err = b.k.deletePartition(d.path, e.index); err == nil {
-				err = b.k.addPartition(d.path, e.index, start, length)
-			}
 		default:
 			continue
 		}
@@ -399,27 +418,94 @@ func (b *Backend) reconcile(d *diskState) {
 		changed = true
 	}
 	if changed {
-		parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("re-read partitions: %w", err))
-		} else {
-			d.parts = parts
+		if err := b.rereadParts(d); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	d.reconcileErr = errors.Join(errs...)
 }
 
-// partInUse tells whether a kernel partition is mounted, swap or held.
-func (d *diskState) partInUse(p *sysPart, devRoot string) bool {
+// rereadParts reads the disk's kernel partitions again after BLKPG
+// changed them.
+func (b *Backend) rereadParts(d *diskState) error {
+	parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
+	if err != nil {
+		return fmt.Errorf("re-read partitions: %w", err)
+	}
+	d.parts = parts
+	return nil
+}
+
+// staleParts returns the kernel partitions of the disk that table t (nil:
+// no table) does not describe: no entry with the number, or an entry at
+// another start, or of another size. With growable, a kernel partition
+// smaller than its entry at the same start is not stale: BLKPG grows it
+// in place, even while it is mounted.
+func (d *diskState) staleParts(t *gptTable, growable bool) []*sysPart {
+	var out []*sysPart
+	for i := range d.parts {
+		p := &d.parts[i]
+		if t != nil {
+			if e := t.entry(p.number); e != nil {
+				start, length := int64(e.first)*d.logicalBlock, int64(e.sectors())*d.logicalBlock
+				if p.start == start && (p.size == length || growable && p.size < length) {
+					continue
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// partitionBusy says why a kernel partition must not be deleted: it is
+// held (device-mapper, md), swap, mounted in the proxy's or the host's
+// mount namespace, or another program has it open exclusively (an O_EXCL
+// open fails). "" means it is free.
+func (d *diskState) partitionBusy(b *Backend, p *sysPart) string {
 	if len(p.holders) > 0 {
-		return true
+		return "held by " + strings.Join(p.holders, ", ")
 	}
 	for _, sw := range d.swap {
 		if sw == p.name {
-			return true
+			return "in use as swap"
 		}
 	}
-	return len(d.mountsOf(p, devRoot)) > 0
+	src := filepath.Join(b.cfg.DevRoot, p.name)
+	for _, m := range append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...) {
+		if (devNum{m.Major, m.Minor}) == p.dev || m.Source == src {
+			return "mounted at " + m.MountPoint
+		}
+	}
+	if err := b.k.claimable(src); err != nil {
+		return fmt.Sprintf("open by another program (an exclusive open failed: %v)", err)
+	}
+	return ""
+}
+
+// dropStaleParts deletes the kernel partitions of a disk about to get
+// table t that t does not describe exactly, before anything is written:
+// a stale partition in the way makes the BLKPG_ADD of the new one fail
+// with EBUSY. One in use is refused with errdefs.ErrFailedPrecondition
+// naming it, and then nothing is deleted.
+func (b *Backend) dropStaleParts(d *diskState, t *gptTable, op string) error {
+	stale := d.staleParts(t, false)
+	for _, p := range stale {
+		if why := d.partitionBusy(b, p); why != "" {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to %s %s: its kernel partition %s (bytes %d to %d) is not in the partition table on the disk but is %s; stop using it (or delete it: delpart /dev/%s %d) and retry",
+				op, d.describe(), p.name, p.start, p.start+p.size, why, d.name, p.number)
+		}
+	}
+	for _, p := range stale {
+		if err := b.k.deletePartition(d.path, p.number); err != nil {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s %s: delete its stale kernel partition %s: %v", op, d.describe(), p.name, err)
+		}
+	}
+	if len(stale) > 0 {
+		return b.rereadParts(d)
+	}
+	return nil
 }
 
 // mountsOf returns the mounts of a kernel partition.

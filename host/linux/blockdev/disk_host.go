@@ -186,6 +186,11 @@ func tableError(d *diskState) error {
 func (b *Backend) createPartition(d *diskState) (err error) {
 	lbs := d.logicalBlock
 	t := d.table
+	// Kernel partitions the table does not list (a reused device's
+	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
+	if err := b.dropStaleParts(d, t, "partition"); err != nil {
+		return err
+	}
 	fresh := t == nil
 	if fresh {
 		g, err := randomGUID()

@@ -131,6 +131,8 @@ type fakeKernel struct {
 	calls      []string
 	nextMinor  uint32
 	failAdd    error
+	// busy holds device names an O_EXCL open finds in use (EBUSY).
+	busy map[string]bool
 	// unmountBusy is how many unmounts answer EBUSY before they work.
 	unmountBusy int
 	// setReadOnlyHook runs after BLKROSET, to model a device whose own
@@ -212,6 +214,15 @@ func (k *fakeKernel) deletePartition(diskPath string, n int) error {
 		return err
 	}
 	return os.Remove(filepath.Join(k.dev, name))
+}
+
+func (k *fakeKernel) claimable(devPath string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.busy[filepath.Base(devPath)] {
+		return syscall.EBUSY
+	}
+	return nil
 }
 
 func (k *fakeKernel) setReadOnly(devPath string, ro bool) error {

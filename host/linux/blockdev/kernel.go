@@ -21,6 +21,10 @@ type kernel interface {
 	addPartition(diskPath string, number int, start, length int64) error
 	resizePartition(diskPath string, number int, start, length int64) error
 	deletePartition(diskPath string, number int) error
+	// claimable opens a block device exclusively (O_EXCL) and closes it
+	// again: it fails with EBUSY while anything holds the device (a mount,
+	// a device-mapper table, another program's O_EXCL open).
+	claimable(devPath string) error
 	// setReadOnly sets or clears the kernel's read-only flag of a block
 	// device (BLKROSET); the partitions of a disk follow the disk's flag.
 	setReadOnly(devPath string, readOnly bool) error
