@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
@@ -34,16 +34,21 @@ type Backend struct {
 	// the working directories, Config.MountRoots.
 	roots *beneath.Roots
 
-	// mu serialises scans with partition table writes and BLKPG changes,
-	// so a scan never reads a table half written or races another scan
-	// adding the same partition. Tools (mkfs, resize2fs) run outside it.
+	// mu guards the small maps below, for moments: no disk is read and
+	// no system call made while it is held, so a disk that does not answer
+	// cannot stall calls about other disks.
 	mu sync.Mutex
-	// extraNumbers numbers disks that have no usable diskseq; guarded by mu.
+	// extraNumbers numbers disks that have no usable diskseq.
 	extraNumbers map[string]uint32
 	// deviceReadOnly holds the disks SetDiskOnline(true) found read-only by
-	// the device itself (not by our flag): they count as online. Guarded
-	// by mu; keyed by disk number, which is unique per boot.
+	// the device itself (not by our flag): they count as online. Keyed by
+	// disk number, which is unique per boot.
 	deviceReadOnly map[uint32]bool
+	// diskLocks serialise, per disk (kernel name), the reads of its
+	// partition table with the writes to it and its BLKPG changes, so a
+	// scan never reads a table half written or races another adding the
+	// same partition. Tools (mkfs, resize2fs) run outside them.
+	diskLocks map[string]*diskLock
 }
 
 var (
@@ -88,6 +93,7 @@ func newBackend(cfg Config, k kernel) (*Backend, error) {
 		roots:          roots,
 		extraNumbers:   map[string]uint32{},
 		deviceReadOnly: map[uint32]bool{},
+		diskLocks:      map[string]*diskLock{},
 	}, nil
 }
 
@@ -150,17 +156,45 @@ const (
 	scanTables
 )
 
-// scan reads the state of every disk.
+// scan reads the state of every disk: sysfs and the mount tables, and
+// with scanTables every disk's partition table (see readTables).
 func (b *Backend) scan(ctx context.Context, mode scanMode) (*snapshot, error) {
+	return b.scanDisks(ctx, mode, nil)
+}
+
+// scanDisk is scan for a call about disk n: only its partition table is
+// read, so a disk that does not answer affects only the calls about it.
+func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*snapshot, error) {
+	return b.scanDisks(ctx, mode, func(d *diskState) bool { return d.number == n })
+}
+
+// scanDisks reads sysfs and the mount tables, and with scanTables the
+// partition tables of the disks tables selects (nil: all).
+func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*diskState) bool) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.scanLocked(mode)
+	s, err := b.scanSysfs()
+	if err != nil {
+		return nil, err
+	}
+	if mode == scanTables {
+		var ds []*diskState
+		for _, d := range s.disks {
+			if tables == nil || tables(d) {
+				ds = append(ds, d)
+			}
+		}
+		if err := b.readTables(ctx, ds); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
-func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
+// scanSysfs reads the disks from sysfs and classifies them by the mount
+// tables and swap; it reads no disk.
+func (b *Backend) scanSysfs() (*snapshot, error) {
 	sds, err := readSysDisks(b.cfg.SysfsRoot, b.cfg.DiskFilter)
 	if err != nil {
 		return nil, err
@@ -181,21 +215,192 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
-		d.number = b.numberLocked(sd)
+		d.number = b.number(sd)
 		b.classify(d, mounts, hostMounts, swaps, roots)
-		if mode == scanTables {
-			b.readTable(d)
-			if d.table != nil && d.host == "" {
-				b.reconcile(d)
-			}
-		}
 		s.disks = append(s.disks, d)
 	}
 	sort.Slice(s.disks, func(i, j int) bool { return s.disks[i].number < s.disks[j].number })
 	return s, nil
 }
 
-// numberLocked returns a disk's number: its diskseq, which the kernel
+// readTables reads the partition tables of the disks (loadTable), each
+// in its own goroutine under the disk's lock, and waits at most
+// Config.DiskReadTimeout for them. A disk that has not answered by then
+// (a passive ALUA path whose reads hang, or a long operation holding its
+// lock) gets a tableErr wrapping errdefs.ErrUnavailable and the call goes
+// on without it; while a read of it is stuck past the timeout, later
+// scans do not start another and do not wait, so a disk that does not
+// answer costs each call at most one timeout, and only calls that need
+// every disk.
+func (b *Backend) readTables(ctx context.Context, ds []*diskState) error {
+	timeout := b.cfg.DiskReadTimeout
+	type result struct {
+		i int
+		d diskState
+	}
+	results := make(chan result, len(ds))
+	// Cancelled when the wait ends: reads still queued for a disk's lock
+	// give up instead of piling up behind one that does not return.
+	readCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pending := map[int]bool{}
+	for i, d := range ds {
+		lk := b.diskLock(d.name)
+		if held := lk.heldFor(); held > timeout {
+			d.tableErr = notAnswering(d, held)
+			continue
+		}
+		pending[i] = true
+		c := *d // the goroutine's own copy: the scan may give up on it
+		go func() {
+			if err := lk.lock(readCtx); err != nil {
+				return
+			}
+			defer lk.unlock()
+			b.loadTable(&c)
+			results <- result{i, c}
+		}()
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for len(pending) > 0 {
+		select {
+		case r := <-results:
+			*ds[r.i] = r.d
+			delete(pending, r.i)
+		case <-timer.C:
+			for i := range pending {
+				ds[i].tableErr = notAnswering(ds[i], timeout)
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// notAnswering explains a disk whose partition table could not be read in
+// time.
+func notAnswering(d *diskState, waited time.Duration) error {
+	return errdefs.Errorf(errdefs.ErrUnavailable,
+		"%s did not answer a read of its partition table within %s (a passive or failed path, or a long operation on it); calls about other disks are not held up by it, try again later",
+		d.describe(), waited.Round(time.Millisecond))
+}
+
+// loadTable reads a disk's partition table and, for a disk that is not
+// the host's, reconciles the kernel's partitions with it (BLKPG): this
+// kernel scans no partition tables itself, and a disk partitioned before
+// the proxy started, or whose BLKPG partitions were dropped, must still
+// work. The disk's lock is held.
+func (b *Backend) loadTable(d *diskState) {
+	b.readTable(d)
+	if d.table != nil && d.host == "" {
+		b.reconcile(d)
+	}
+}
+
+// rescanDiskLocked reads disk n again, table included, in the calling
+// goroutine: the caller holds the disk's lock (named name), so nothing
+// changes the table meanwhile. The disk must still have that name.
+func (b *Backend) rescanDiskLocked(n uint32, name string) (*snapshot, *diskState, error) {
+	s, err := b.scanSysfs()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.name != name {
+		return nil, nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d is gone (it was %s)", n, name)
+	}
+	b.loadTable(d)
+	return s, d, nil
+}
+
+// lockDisk finds disk n by sysfs alone, takes its lock (giving up when ctx
+// ends), and reads it again under the lock; unlock releases the lock.
+func (b *Backend) lockDisk(ctx context.Context, n uint32) (s *snapshot, d *diskState, unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	s, err = b.scanSysfs()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d, err = s.disk(n, b.cfg.DiskFilter); err != nil {
+		return nil, nil, nil, err
+	}
+	lk := b.diskLock(d.name)
+	if err := lk.lock(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("wait for other calls about %s: %w", d.describe(), err)
+	}
+	if s, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+		lk.unlock()
+		return nil, nil, nil, err
+	}
+	return s, d, lk.unlock, nil
+}
+
+// diskLock returns the lock of the disk with the kernel name.
+func (b *Backend) diskLock(name string) *diskLock {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lk := b.diskLocks[name]
+	if lk == nil {
+		lk = &diskLock{ch: make(chan struct{}, 1)}
+		b.diskLocks[name] = lk
+	}
+	return lk
+}
+
+// diskLock is a per-disk mutex that a waiter can give up on, and that
+// tells how long it has been held: a holder stuck in a read of a disk that
+// does not answer is how scans learn not to wait for that disk.
+type diskLock struct {
+	ch    chan struct{}
+	mu    sync.Mutex
+	since time.Time // when the current holder took it; zero when free
+}
+
+func (l *diskLock) lock(ctx context.Context) error {
+	select {
+	case l.ch <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil { // both were ready: the waiter gave up
+		<-l.ch
+		return err
+	}
+	l.mu.Lock()
+	l.since = time.Now()
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *diskLock) unlock() {
+	l.mu.Lock()
+	l.since = time.Time{}
+	l.mu.Unlock()
+	<-l.ch
+}
+
+// heldFor tells how long the lock has been held; 0 when it is free.
+func (l *diskLock) heldFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.since.IsZero() {
+		return 0
+	}
+	return time.Since(l.since)
+}
+
+// number returns a disk's number: its diskseq, which the kernel
 // gives every disk (and every new medium of a loop device) once per boot
 // and never reuses, so the number stays valid exactly as long as the disk
 // does. A disk with no diskseq (kernel < 5.15), or one of 2^31 or more
@@ -205,10 +410,12 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 // detached and attached again (same sdb, same 8:16, but a new sysfs
 // object) gets a new one, so a stale number is NotFound, never another
 // disk.
-func (b *Backend) numberLocked(d sysDisk) uint32 {
+func (b *Backend) number(d sysDisk) uint32 {
 	if d.diskseq > 0 && d.diskseq < 1<<31 {
 		return uint32(d.diskseq)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	key := fmt.Sprintf("%s %s %d %s", d.name, d.dev, d.diskseq, d.object)
 	if n, ok := b.extraNumbers[key]; ok {
 		return n
@@ -316,7 +523,9 @@ func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, s
 	case d.scsi != nil:
 		d.offline = d.scsiState == "offline" || d.scsiState == "transport-offline"
 	default:
+		b.mu.Lock()
 		d.offline = d.readOnly && !b.deviceReadOnly[d.number]
+		b.mu.Unlock()
 	}
 }
 
@@ -343,7 +552,7 @@ func (b *Backend) readTable(d *diskState) {
 	if d.size == 0 {
 		return
 	}
-	f, err := os.Open(d.path)
+	f, err := b.k.openDevice(d.path)
 	if err != nil {
 		d.tableErr = err
 		return
@@ -642,6 +851,13 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 	}
 	switch len(found) {
 	case 0:
+		// A disk that did not answer may hold it: that is not "no such
+		// volume", and a retry may find it.
+		for _, d := range s.disks {
+			if errors.Is(d.tableErr, errdefs.ErrUnavailable) {
+				return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.tableErr)
+			}
+		}
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
 	case 1:
 		return found[0], nil

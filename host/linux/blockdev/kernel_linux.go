@@ -38,6 +38,10 @@ func (linuxKernel) claimable(devPath string) error {
 	return f.Close()
 }
 
+func (linuxKernel) openDevice(devPath string) (deviceReader, error) {
+	return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+}
+
 // blkpg issues one BLKPG operation. x/sys has the types but no wrapper, so
 // the ioctl goes through Syscall; the argument structs stay alive until it
 // returns.
