@@ -587,6 +587,10 @@ func (b *Backend) readTable(d *diskState) {
 // left as it is: device() refuses a volume whose kernel partition is not
 // where the table says.
 func (b *Backend) reconcile(d *diskState) {
+	if d.dmUUID != "" {
+		d.reconcileMultipath()
+		return
+	}
 	lbs := d.logicalBlock
 	changed := false
 	var errs []error
@@ -629,6 +633,33 @@ func (b *Backend) reconcile(d *diskState) {
 	if changed {
 		if err := b.rereadParts(d); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	d.reconcileErr = errors.Join(errs...)
+}
+
+// reconcileMultipath checks a multipath map's partition devices against
+// its table. Device-mapper disks take no BLKPG partitions: kpartx makes a
+// dm-linear device per partition (multipathd's udev rules run it when the
+// table changes). A kpartx device whose size is not its entry's is not
+// taken for it (its offset cannot be read from sysfs), and an entry
+// without a device has none until kpartx runs.
+func (d *diskState) reconcileMultipath() {
+	lbs := d.logicalBlock
+	var keep []sysPart
+	var errs []error
+	for _, p := range d.parts {
+		e := d.table.entry(p.number)
+		if e != nil && int64(e.sectors())*lbs == p.size {
+			keep = append(keep, p)
+		} else if e != nil {
+			errs = append(errs, fmt.Errorf("partition %d: its device-mapper device %s is %d bytes, the table says %d", p.number, p.name, p.size, int64(e.sectors())*lbs))
+		}
+	}
+	d.parts = keep
+	for _, e := range d.table.entries {
+		if d.part(e.index) == nil {
+			errs = append(errs, fmt.Errorf("partition %d has no device-mapper device: kpartx makes them (multipathd's udev rules run it when the table changes); run kpartx -u /dev/mapper/%s", e.index, d.dmName))
 		}
 	}
 	d.reconcileErr = errors.Join(errs...)
@@ -887,11 +918,12 @@ func (v *volRef) device(devRoot string) (string, error) {
 	if v.part == nil {
 		msg := fmt.Sprintf("the kernel has no device for %s", v.describe())
 		if v.disk.reconcileErr != nil {
-			msg += ": adding it failed: " + v.disk.reconcileErr.Error()
+			msg += ": " + v.disk.reconcileErr.Error()
 		}
 		return "", errdefs.Errorf(errdefs.ErrUnavailable, "%s", msg)
 	}
-	if v.part.start != int64(v.entry.first)*lbs {
+	// A kpartx device's start is unknown (-1); its size matched.
+	if v.part.start >= 0 && v.part.start != int64(v.entry.first)*lbs {
 		return "", errdefs.Errorf(errdefs.ErrFailedPrecondition,
 			"kernel partition %s starts at byte %d but the partition table says %d, and it is in use so it cannot be re-added",
 			v.part.name, v.part.start, int64(v.entry.first)*lbs)

@@ -59,8 +59,9 @@ type Config struct {
 var (
 	// DefaultDiskFilter matches the disks a CSI driver attaches: SCSI
 	// (including iSCSI and virtio-scsi), virtio-blk, Xen, NVMe and IDE
-	// disks, and attached loop devices.
-	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*"}
+	// disks, attached loop devices, and dm-multipath maps (other
+	// device-mapper devices are never offered).
+	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*", "dm-*"}
 	// DefaultMountRoots is kubelet's default root directory on Linux.
 	DefaultMountRoots = []string{"/var/lib/kubelet"}
 )

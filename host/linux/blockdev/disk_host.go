@@ -178,8 +178,11 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 	t := d.table
 	// Kernel partitions the table does not list (a reused device's
 	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
-	if err := b.dropStaleParts(d, t, "partition"); err != nil {
-		return err
+	// A multipath map has none: its partitions are kpartx's.
+	if d.dmUUID == "" {
+		if err := b.dropStaleParts(d, t, "partition"); err != nil {
+			return err
+		}
 	}
 	fresh := t == nil
 	if fresh {
@@ -225,6 +228,13 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 	}
 	if err := writeTable(f, t, d.size); err != nil {
 		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+	}
+	if d.dmUUID != "" {
+		// Device-mapper takes no BLKPG partitions: kpartx gives the
+		// partition a device when multipathd's udev rules see the table
+		// change (closing the disk after writing raises that event).
+		// Until then calls that need the device are Unavailable.
+		return nil
 	}
 	start, length := int64(first)*lbs, int64(last-first+1)*lbs
 	if err := b.k.addPartition(d.path, index, start, length); err != nil {

@@ -366,6 +366,14 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 		}
 	}
 	start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
+	if d.dmUUID != "" {
+		if p := d.part(e.index); p == nil || p.size != length {
+			// No BLKPG on device-mapper: kpartx resizes the partition's
+			// device when multipathd's udev rules see the table change.
+			return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s now says partition %d ends at byte %d; its device-mapper device follows when kpartx runs (multipathd's udev rules, or kpartx -u /dev/mapper/%s); ResizeVolume again then grows the filesystem", d.describe(), e.index, start+length, d.dmName)
+		}
+		return nil
+	}
 	switch p := d.part(e.index); {
 	case p == nil:
 		err = b.k.addPartition(d.path, e.index, start, length)
