@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
@@ -34,16 +34,21 @@ type Backend struct {
 	// the working directories, Config.MountRoots.
 	roots *beneath.Roots
 
-	// mu serialises scans with partition table writes and BLKPG changes,
-	// so a scan never reads a table half written or races another scan
-	// adding the same partition. Tools (mkfs, resize2fs) run outside it.
+	// mu guards the small maps below, for moments: no disk is read and
+	// no system call made while it is held, so a disk that does not answer
+	// cannot stall calls about other disks.
 	mu sync.Mutex
-	// extraNumbers numbers disks that have no usable diskseq; guarded by mu.
+	// extraNumbers numbers disks that have no usable diskseq.
 	extraNumbers map[string]uint32
 	// deviceReadOnly holds the disks SetDiskOnline(true) found read-only by
-	// the device itself (not by our flag): they count as online. Guarded
-	// by mu; keyed by disk number, which is unique per boot.
+	// the device itself (not by our flag): they count as online. Keyed by
+	// disk number, which is unique per boot.
 	deviceReadOnly map[uint32]bool
+	// diskLocks serialise, per disk (kernel name), the reads of its
+	// partition table with the writes to it and its BLKPG changes, so a
+	// scan never reads a table half written or races another adding the
+	// same partition. Tools (mkfs, resize2fs) run outside them.
+	diskLocks map[string]*diskLock
 }
 
 var (
@@ -88,6 +93,7 @@ func newBackend(cfg Config, k kernel) (*Backend, error) {
 		roots:          roots,
 		extraNumbers:   map[string]uint32{},
 		deviceReadOnly: map[uint32]bool{},
+		diskLocks:      map[string]*diskLock{},
 	}, nil
 }
 
@@ -150,17 +156,45 @@ const (
 	scanTables
 )
 
-// scan reads the state of every disk.
+// scan reads the state of every disk: sysfs and the mount tables, and
+// with scanTables every disk's partition table (see readTables).
 func (b *Backend) scan(ctx context.Context, mode scanMode) (*snapshot, error) {
+	return b.scanDisks(ctx, mode, nil)
+}
+
+// scanDisk is scan for a call about disk n: only its partition table is
+// read, so a disk that does not answer affects only the calls about it.
+func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*snapshot, error) {
+	return b.scanDisks(ctx, mode, func(d *diskState) bool { return d.number == n })
+}
+
+// scanDisks reads sysfs and the mount tables, and with scanTables the
+// partition tables of the disks tables selects (nil: all).
+func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*diskState) bool) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.scanLocked(mode)
+	s, err := b.scanSysfs()
+	if err != nil {
+		return nil, err
+	}
+	if mode == scanTables {
+		var ds []*diskState
+		for _, d := range s.disks {
+			if tables == nil || tables(d) {
+				ds = append(ds, d)
+			}
+		}
+		if err := b.readTables(ctx, ds); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
-func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
+// scanSysfs reads the disks from sysfs and classifies them by the mount
+// tables and swap; it reads no disk.
+func (b *Backend) scanSysfs() (*snapshot, error) {
 	sds, err := readSysDisks(b.cfg.SysfsRoot, b.cfg.DiskFilter)
 	if err != nil {
 		return nil, err
@@ -181,21 +215,192 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
-		d.number = b.numberLocked(sd)
+		d.number = b.number(sd)
 		b.classify(d, mounts, hostMounts, swaps, roots)
-		if mode == scanTables {
-			b.readTable(d)
-			if d.table != nil && d.host == "" {
-				b.reconcile(d)
-			}
-		}
 		s.disks = append(s.disks, d)
 	}
 	sort.Slice(s.disks, func(i, j int) bool { return s.disks[i].number < s.disks[j].number })
 	return s, nil
 }
 
-// numberLocked returns a disk's number: its diskseq, which the kernel
+// readTables reads the partition tables of the disks (loadTable), each
+// in its own goroutine under the disk's lock, and waits at most
+// Config.DiskReadTimeout for them. A disk that has not answered by then
+// (a passive ALUA path whose reads hang, or a long operation holding its
+// lock) gets a tableErr wrapping errdefs.ErrUnavailable and the call goes
+// on without it; while a read of it is stuck past the timeout, later
+// scans do not start another and do not wait, so a disk that does not
+// answer costs each call at most one timeout, and only calls that need
+// every disk.
+func (b *Backend) readTables(ctx context.Context, ds []*diskState) error {
+	timeout := b.cfg.DiskReadTimeout
+	type result struct {
+		i int
+		d diskState
+	}
+	results := make(chan result, len(ds))
+	// Cancelled when the wait ends: reads still queued for a disk's lock
+	// give up instead of piling up behind one that does not return.
+	readCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pending := map[int]bool{}
+	for i, d := range ds {
+		lk := b.diskLock(d.name)
+		if held := lk.heldFor(); held > timeout {
+			d.tableErr = notAnswering(d, held)
+			continue
+		}
+		pending[i] = true
+		c := *d // the goroutine's own copy: the scan may give up on it
+		go func() {
+			if err := lk.lock(readCtx); err != nil {
+				return
+			}
+			defer lk.unlock()
+			b.loadTable(&c)
+			results <- result{i, c}
+		}()
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for len(pending) > 0 {
+		select {
+		case r := <-results:
+			*ds[r.i] = r.d
+			delete(pending, r.i)
+		case <-timer.C:
+			for i := range pending {
+				ds[i].tableErr = notAnswering(ds[i], timeout)
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// notAnswering explains a disk whose partition table could not be read in
+// time.
+func notAnswering(d *diskState, waited time.Duration) error {
+	return errdefs.Errorf(errdefs.ErrUnavailable,
+		"%s did not answer a read of its partition table within %s (a passive or failed path, or a long operation on it); calls about other disks are not held up by it, try again later",
+		d.describe(), waited.Round(time.Millisecond))
+}
+
+// loadTable reads a disk's partition table and, for a disk that is not
+// the host's, reconciles the kernel's partitions with it (BLKPG): this
+// kernel scans no partition tables itself, and a disk partitioned before
+// the proxy started, or whose BLKPG partitions were dropped, must still
+// work. The disk's lock is held.
+func (b *Backend) loadTable(d *diskState) {
+	b.readTable(d)
+	if d.table != nil && d.host == "" {
+		b.reconcile(d)
+	}
+}
+
+// rescanDiskLocked reads disk n again, table included, in the calling
+// goroutine: the caller holds the disk's lock (named name), so nothing
+// changes the table meanwhile. The disk must still have that name.
+func (b *Backend) rescanDiskLocked(n uint32, name string) (*snapshot, *diskState, error) {
+	s, err := b.scanSysfs()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.name != name {
+		return nil, nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d is gone (it was %s)", n, name)
+	}
+	b.loadTable(d)
+	return s, d, nil
+}
+
+// lockDisk finds disk n by sysfs alone, takes its lock (giving up when ctx
+// ends), and reads it again under the lock; unlock releases the lock.
+func (b *Backend) lockDisk(ctx context.Context, n uint32) (s *snapshot, d *diskState, unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	s, err = b.scanSysfs()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d, err = s.disk(n, b.cfg.DiskFilter); err != nil {
+		return nil, nil, nil, err
+	}
+	lk := b.diskLock(d.name)
+	if err := lk.lock(ctx); err != nil {
+		return nil, nil, nil, fmt.Errorf("wait for other calls about %s: %w", d.describe(), err)
+	}
+	if s, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+		lk.unlock()
+		return nil, nil, nil, err
+	}
+	return s, d, lk.unlock, nil
+}
+
+// diskLock returns the lock of the disk with the kernel name.
+func (b *Backend) diskLock(name string) *diskLock {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lk := b.diskLocks[name]
+	if lk == nil {
+		lk = &diskLock{ch: make(chan struct{}, 1)}
+		b.diskLocks[name] = lk
+	}
+	return lk
+}
+
+// diskLock is a per-disk mutex that a waiter can give up on, and that
+// tells how long it has been held: a holder stuck in a read of a disk that
+// does not answer is how scans learn not to wait for that disk.
+type diskLock struct {
+	ch    chan struct{}
+	mu    sync.Mutex
+	since time.Time // when the current holder took it; zero when free
+}
+
+func (l *diskLock) lock(ctx context.Context) error {
+	select {
+	case l.ch <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil { // both were ready: the waiter gave up
+		<-l.ch
+		return err
+	}
+	l.mu.Lock()
+	l.since = time.Now()
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *diskLock) unlock() {
+	l.mu.Lock()
+	l.since = time.Time{}
+	l.mu.Unlock()
+	<-l.ch
+}
+
+// heldFor tells how long the lock has been held; 0 when it is free.
+func (l *diskLock) heldFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.since.IsZero() {
+		return 0
+	}
+	return time.Since(l.since)
+}
+
+// number returns a disk's number: its diskseq, which the kernel
 // gives every disk (and every new medium of a loop device) once per boot
 // and never reuses, so the number stays valid exactly as long as the disk
 // does. A disk with no diskseq (kernel < 5.15), or one of 2^31 or more
@@ -205,10 +410,12 @@ func (b *Backend) scanLocked(mode scanMode) (*snapshot, error) {
 // detached and attached again (same sdb, same 8:16, but a new sysfs
 // object) gets a new one, so a stale number is NotFound, never another
 // disk.
-func (b *Backend) numberLocked(d sysDisk) uint32 {
+func (b *Backend) number(d sysDisk) uint32 {
 	if d.diskseq > 0 && d.diskseq < 1<<31 {
 		return uint32(d.diskseq)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	key := fmt.Sprintf("%s %s %d %s", d.name, d.dev, d.diskseq, d.object)
 	if n, ok := b.extraNumbers[key]; ok {
 		return n
@@ -316,7 +523,9 @@ func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, s
 	case d.scsi != nil:
 		d.offline = d.scsiState == "offline" || d.scsiState == "transport-offline"
 	default:
+		b.mu.Lock()
 		d.offline = d.readOnly && !b.deviceReadOnly[d.number]
+		b.mu.Unlock()
 	}
 }
 
@@ -343,7 +552,7 @@ func (b *Backend) readTable(d *diskState) {
 	if d.size == 0 {
 		return
 	}
-	f, err := os.Open(d.path)
+	f, err := b.k.openDevice(d.path)
 	if err != nil {
 		d.tableErr = err
 		return
@@ -368,13 +577,40 @@ func (b *Backend) readTable(d *diskState) {
 	}
 }
 
-// reconcile gives every GPT partition a kernel device, and grows a kernel
-// partition the table has grown. It adds and grows only: a kernel partition
-// the table does not list, or one the table shrank, is left to the admin.
+// reconcile makes the kernel's partitions of the disk the table's: it
+// first deletes kernel partitions the table does not list, or lists at
+// another start or with a smaller size, when nothing uses them (a reused
+// /dev/loopN keeps the BLKPG partitions of its previous user when it had
+// no LO_FLAGS_PARTSCAN, and one of them in the way makes every BLKPG_ADD
+// fail with EBUSY); then it gives every GPT partition a kernel device and
+// grows a kernel partition the table has grown. A partition in use is
+// left as it is: device() refuses a volume whose kernel partition is not
+// where the table says.
 func (b *Backend) reconcile(d *diskState) {
+	if d.dmUUID != "" {
+		d.reconcileMultipath()
+		return
+	}
 	lbs := d.logicalBlock
 	changed := false
 	var errs []error
+	for _, p := range d.staleParts(d.table, true) {
+		if d.partitionBusy(b, p) != "" {
+			continue
+		}
+		if err := b.k.deletePartition(d.path, p.number); err != nil {
+			errs = append(errs, fmt.Errorf("delete stale kernel partition %s: %w", p.name, err))
+			continue
+		}
+		changed = true
+	}
+	if changed {
+		if err := b.rereadParts(d); err != nil {
+			d.reconcileErr = err
+			return
+		}
+	}
+	changed = false
 	for i := range d.table.entries {
 		e := &d.table.entries[i]
 		start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
@@ -385,10 +621,6 @@ func (b *Backend) reconcile(d *diskState) {
 			err = b.k.addPartition(d.path, e.index, start, length)
 		case kp.start == start && kp.size < length:
 			err = b.k.resizePartition(d.path, e.index, start, length)
-		case kp.start != start && !d.partInUse(kp, b.cfg.DevRoot):
-			if err = b.k.deletePartition(d.path, e.index); err == nil {
-				err = b.k.addPartition(d.path, e.index, start, length)
-			}
 		default:
 			continue
 		}
@@ -399,27 +631,121 @@ func (b *Backend) reconcile(d *diskState) {
 		changed = true
 	}
 	if changed {
-		parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("re-read partitions: %w", err))
-		} else {
-			d.parts = parts
+		if err := b.rereadParts(d); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	d.reconcileErr = errors.Join(errs...)
 }
 
-// partInUse tells whether a kernel partition is mounted, swap or held.
-func (d *diskState) partInUse(p *sysPart, devRoot string) bool {
+// reconcileMultipath checks a multipath map's partition devices against
+// its table. Device-mapper disks take no BLKPG partitions: kpartx makes a
+// dm-linear device per partition (multipathd's udev rules run it when the
+// table changes). A kpartx device whose size is not its entry's is not
+// taken for it (its offset cannot be read from sysfs), and an entry
+// without a device has none until kpartx runs.
+func (d *diskState) reconcileMultipath() {
+	lbs := d.logicalBlock
+	var keep []sysPart
+	var errs []error
+	for _, p := range d.parts {
+		e := d.table.entry(p.number)
+		if e != nil && int64(e.sectors())*lbs == p.size {
+			keep = append(keep, p)
+		} else if e != nil {
+			errs = append(errs, fmt.Errorf("partition %d: its device-mapper device %s is %d bytes, the table says %d", p.number, p.name, p.size, int64(e.sectors())*lbs))
+		}
+	}
+	d.parts = keep
+	for _, e := range d.table.entries {
+		if d.part(e.index) == nil {
+			errs = append(errs, fmt.Errorf("partition %d has no device-mapper device: kpartx makes them (multipathd's udev rules run it when the table changes); run kpartx -u /dev/mapper/%s", e.index, d.dmName))
+		}
+	}
+	d.reconcileErr = errors.Join(errs...)
+}
+
+// rereadParts reads the disk's kernel partitions again after BLKPG
+// changed them.
+func (b *Backend) rereadParts(d *diskState) error {
+	parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
+	if err != nil {
+		return fmt.Errorf("re-read partitions: %w", err)
+	}
+	d.parts = parts
+	return nil
+}
+
+// staleParts returns the kernel partitions of the disk that table t (nil:
+// no table) does not describe: no entry with the number, or an entry at
+// another start, or of another size. With growable, a kernel partition
+// smaller than its entry at the same start is not stale: BLKPG grows it
+// in place, even while it is mounted.
+func (d *diskState) staleParts(t *gptTable, growable bool) []*sysPart {
+	var out []*sysPart
+	for i := range d.parts {
+		p := &d.parts[i]
+		if t != nil {
+			if e := t.entry(p.number); e != nil {
+				start, length := int64(e.first)*d.logicalBlock, int64(e.sectors())*d.logicalBlock
+				if p.start == start && (p.size == length || growable && p.size < length) {
+					continue
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// partitionBusy says why a kernel partition must not be deleted: it is
+// held (device-mapper, md), swap, mounted in the proxy's or the host's
+// mount namespace, or another program has it open exclusively (an O_EXCL
+// open fails). "" means it is free.
+func (d *diskState) partitionBusy(b *Backend, p *sysPart) string {
 	if len(p.holders) > 0 {
-		return true
+		return "held by " + strings.Join(p.holders, ", ")
 	}
 	for _, sw := range d.swap {
 		if sw == p.name {
-			return true
+			return "in use as swap"
 		}
 	}
-	return len(d.mountsOf(p, devRoot)) > 0
+	src := filepath.Join(b.cfg.DevRoot, p.name)
+	for _, m := range append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...) {
+		if (devNum{m.Major, m.Minor}) == p.dev || m.Source == src {
+			return "mounted at " + m.MountPoint
+		}
+	}
+	if err := b.k.claimable(src); err != nil {
+		return fmt.Sprintf("open by another program (an exclusive open failed: %v)", err)
+	}
+	return ""
+}
+
+// dropStaleParts deletes the kernel partitions of a disk about to get
+// table t that t does not describe exactly, before anything is written:
+// a stale partition in the way makes the BLKPG_ADD of the new one fail
+// with EBUSY. One in use is refused with errdefs.ErrFailedPrecondition
+// naming it, and then nothing is deleted.
+func (b *Backend) dropStaleParts(d *diskState, t *gptTable, op string) error {
+	stale := d.staleParts(t, false)
+	for _, p := range stale {
+		if why := d.partitionBusy(b, p); why != "" {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to %s %s: its kernel partition %s (bytes %d to %d) is not in the partition table on the disk but is %s; stop using it (or delete it: delpart /dev/%s %d) and retry",
+				op, d.describe(), p.name, p.start, p.start+p.size, why, d.name, p.number)
+		}
+	}
+	for _, p := range stale {
+		if err := b.k.deletePartition(d.path, p.number); err != nil {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s %s: delete its stale kernel partition %s: %v", op, d.describe(), p.name, err)
+		}
+	}
+	if len(stale) > 0 {
+		return b.rereadParts(d)
+	}
+	return nil
 }
 
 // mountsOf returns the mounts of a kernel partition.
@@ -556,6 +882,13 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 	}
 	switch len(found) {
 	case 0:
+		// A disk that did not answer may hold it: that is not "no such
+		// volume", and a retry may find it.
+		for _, d := range s.disks {
+			if errors.Is(d.tableErr, errdefs.ErrUnavailable) {
+				return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.tableErr)
+			}
+		}
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
 	case 1:
 		return found[0], nil
@@ -585,11 +918,12 @@ func (v *volRef) device(devRoot string) (string, error) {
 	if v.part == nil {
 		msg := fmt.Sprintf("the kernel has no device for %s", v.describe())
 		if v.disk.reconcileErr != nil {
-			msg += ": adding it failed: " + v.disk.reconcileErr.Error()
+			msg += ": " + v.disk.reconcileErr.Error()
 		}
 		return "", errdefs.Errorf(errdefs.ErrUnavailable, "%s", msg)
 	}
-	if v.part.start != int64(v.entry.first)*lbs {
+	// A kpartx device's start is unknown (-1); its size matched.
+	if v.part.start >= 0 && v.part.start != int64(v.entry.first)*lbs {
 		return "", errdefs.Errorf(errdefs.ErrFailedPrecondition,
 			"kernel partition %s starts at byte %d but the partition table says %d, and it is in use so it cannot be re-added",
 			v.part.name, v.part.start, int64(v.entry.first)*lbs)

@@ -47,14 +47,21 @@ type Config struct {
 	// ToolTimeout bounds each tool run of the default Exec. Default
 	// DefaultToolTimeout.
 	ToolTimeout time.Duration
+	// DiskReadTimeout bounds how long a call waits for one disk's
+	// partition table to be read. A disk that does not answer (a passive
+	// ALUA path, a failed transport) is then reported as unreadable and the
+	// call goes on with the other disks; until its read returns, later
+	// calls do not wait for it again. Default DefaultDiskReadTimeout.
+	DiskReadTimeout time.Duration
 }
 
 // Defaults for Config's empty fields.
 var (
 	// DefaultDiskFilter matches the disks a CSI driver attaches: SCSI
 	// (including iSCSI and virtio-scsi), virtio-blk, Xen, NVMe and IDE
-	// disks, and attached loop devices.
-	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*"}
+	// disks, attached loop devices, and dm-multipath maps (other
+	// device-mapper devices are never offered).
+	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*", "dm-*"}
 	// DefaultMountRoots is kubelet's default root directory on Linux.
 	DefaultMountRoots = []string{"/var/lib/kubelet"}
 )
@@ -67,6 +74,11 @@ const DefaultHostMountTable = "/proc/1/mountinfo"
 // volume is the slowest step; kubelet retries an operation it gave up on,
 // and the Service's locks make the retry wait for the first attempt.
 const DefaultToolTimeout = 10 * time.Minute
+
+// DefaultDiskReadTimeout bounds the wait for one disk's partition table:
+// a healthy disk answers in milliseconds, a path failing over within
+// multipath's usual 5-30 s.
+const DefaultDiskReadTimeout = 10 * time.Second
 
 // xfsMinSize is the smallest volume mkfs.xfs accepts ("Filesystem must be
 // larger than 300MB").
@@ -117,11 +129,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Exec == nil {
 		cfg.Exec = NewExec(cfg.ToolTimeout)
 	}
+	if cfg.DiskReadTimeout <= 0 {
+		cfg.DiskReadTimeout = DefaultDiskReadTimeout
+	}
 	return cfg, nil
 }
 
 // String summarises the configuration for the daemon's start-up log.
 func (cfg Config) String() string {
-	return fmt.Sprintf("sysfs=%s dev=%s filesystem=%s disks=%v mount-roots=%v host-mounts=%s tool-timeout=%s",
-		cfg.SysfsRoot, cfg.DevRoot, cfg.Filesystem, cfg.DiskFilter, cfg.MountRoots, cfg.HostMountTable, cfg.ToolTimeout)
+	return fmt.Sprintf("sysfs=%s dev=%s filesystem=%s disks=%v mount-roots=%v host-mounts=%s tool-timeout=%s disk-read-timeout=%s",
+		cfg.SysfsRoot, cfg.DevRoot, cfg.Filesystem, cfg.DiskFilter, cfg.MountRoots, cfg.HostMountTable, cfg.ToolTimeout, cfg.DiskReadTimeout)
 }

@@ -76,21 +76,14 @@ func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 // and a whole disk holding a filesystem or other signature: a disk whose
 // content it cannot account for is never overwritten.
 func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// One lock for the decision and the write, so no scan reads the table
-	// half written and no other partitioning interleaves.
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, err := b.scanLocked(scanTables)
+	// The disk's lock for the decision and the write, so no scan reads
+	// the table half written and no other partitioning interleaves. Only
+	// this disk is read: another that does not answer cannot hold it up.
+	_, d, unlock, err := b.lockDisk(ctx, n)
 	if err != nil {
 		return err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
-	if err != nil {
-		return err
-	}
+	defer unlock()
 	if d.host != "" {
 		return d.hostErr("partition")
 	}
@@ -104,10 +97,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		if err := b.setOnlineLocked(d, true); err != nil {
 			return fmt.Errorf("bring %s online to partition it: %w", d.describe(), err)
 		}
-		if s, err = b.scanLocked(scanTables); err != nil {
-			return err
-		}
-		if d, err = s.disk(n, b.cfg.DiskFilter); err != nil {
+		if _, d, err = b.rescanDiskLocked(n, d.name); err != nil {
 			return err
 		}
 		if d.offline {
@@ -182,10 +172,18 @@ func tableError(d *diskState) error {
 }
 
 // createPartition writes the table with one new data partition and makes
-// the kernel see it. b.mu is held.
+// the kernel see it. The disk's lock is held.
 func (b *Backend) createPartition(d *diskState) (err error) {
 	lbs := d.logicalBlock
 	t := d.table
+	// Kernel partitions the table does not list (a reused device's
+	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
+	// A multipath map has none: its partitions are kpartx's.
+	if d.dmUUID == "" {
+		if err := b.dropStaleParts(d, t, "partition"); err != nil {
+			return err
+		}
+	}
 	fresh := t == nil
 	if fresh {
 		g, err := randomGUID()
@@ -230,6 +228,13 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 	}
 	if err := writeTable(f, t, d.size); err != nil {
 		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+	}
+	if d.dmUUID != "" {
+		// Device-mapper takes no BLKPG partitions: kpartx gives the
+		// partition a device when multipathd's udev rules see the table
+		// change (closing the disk after writing raises that event).
+		// Until then calls that need the device are Unavailable.
+		return nil
 	}
 	start, length := int64(first)*lbs, int64(last-first+1)*lbs
 	if err := b.k.addPartition(d.path, index, start, length); err != nil {
@@ -315,27 +320,24 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // identities when it is an unmounted clone of another attached disk (see
 // reidentifyLocked).
 func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	mode := scanSysfs
+	var others *snapshot
 	if online {
-		mode = scanTables // to find identities a clone shares
+		// Every disk's table, to find identities a clone shares; read
+		// before taking this disk's lock, which the scan would wait for.
+		var err error
+		if others, err = b.scan(ctx, scanTables); err != nil {
+			return err
+		}
 	}
-	s, err := b.scanLocked(mode)
+	_, d, unlock, err := b.lockDisk(ctx, n)
 	if err != nil {
 		return err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
-	if err != nil {
-		return err
-	}
+	defer unlock()
 	if err := b.setOnlineLocked(d, online); err != nil || !online {
 		return err
 	}
-	return b.reidentifyLocked(s, d)
+	return b.reidentifyLocked(others, d)
 }
 
 // reidentifyLocked gives a disk that shares its GPT disk GUID or a
@@ -344,7 +346,7 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 // signature collides a new one when it comes online. Only a disk with
 // nothing mounted, not the host's, is changed: the one in use keeps its
 // identity. The partitions keep their places, so their kernel devices
-// stay as they are. b.mu is held.
+// stay as they are. The disk's lock is held; s holds the other disks.
 func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
 	if d.table == nil || d.tableErr != nil || d.inUse() != "" || d.offline {
 		return nil
@@ -355,7 +357,7 @@ func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
 	}
 	var twin *diskState
 	for _, o := range s.disks {
-		if o == d || o.table == nil {
+		if o.number == d.number || o.table == nil {
 			continue
 		}
 		if ids[o.table.diskGUID] {
@@ -395,7 +397,7 @@ func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
 	return nil
 }
 
-// setOnlineLocked is SetDiskOnline on a scanned disk; b.mu is held.
+// setOnlineLocked is SetDiskOnline on a scanned disk; its lock is held.
 func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 	if online == !d.offline {
 		return nil
@@ -412,7 +414,9 @@ func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 		if err := b.k.flushDevice(d.path, true); err != nil {
 			return fmt.Errorf("flush %s before taking it offline: %w", d.describe(), err)
 		}
+		b.mu.Lock()
 		delete(b.deviceReadOnly, d.number)
+		b.mu.Unlock()
 		if d.scsi != nil {
 			return writeAttr(state, "offline")
 		}
@@ -427,7 +431,9 @@ func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
 	// A device that is read-only by itself (a read-only attachment) keeps
 	// the flag: it is as online as it can be.
 	if ro, err := readAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.name), "ro"); err == nil && ro == "1" {
+		b.mu.Lock()
 		b.deviceReadOnly[d.number] = true
+		b.mu.Unlock()
 	}
 	return nil
 }

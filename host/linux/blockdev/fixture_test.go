@@ -131,6 +131,11 @@ type fakeKernel struct {
 	calls      []string
 	nextMinor  uint32
 	failAdd    error
+	// busy holds device names an O_EXCL open finds in use (EBUSY).
+	busy map[string]bool
+	// hang holds device names whose reads block until the channel is
+	// closed (then fail with EIO), as reads of a passive ALUA path do.
+	hang map[string]chan struct{}
 	// unmountBusy is how many unmounts answer EBUSY before they work.
 	unmountBusy int
 	// setReadOnlyHook runs after BLKROSET, to model a device whose own
@@ -213,6 +218,42 @@ func (k *fakeKernel) deletePartition(diskPath string, n int) error {
 	}
 	return os.Remove(filepath.Join(k.dev, name))
 }
+
+func (k *fakeKernel) claimable(devPath string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.busy[filepath.Base(devPath)] {
+		return syscall.EBUSY
+	}
+	return nil
+}
+
+func (k *fakeKernel) openDevice(devPath string) (deviceReader, error) {
+	f, err := os.Open(devPath)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	release := k.hang[filepath.Base(devPath)]
+	k.mu.Unlock()
+	if release != nil {
+		return &hungReader{f: f, release: release}, nil
+	}
+	return f, nil
+}
+
+// hungReader is a device whose reads do not return until released.
+type hungReader struct {
+	f       *os.File
+	release chan struct{}
+}
+
+func (r *hungReader) ReadAt(p []byte, off int64) (int, error) {
+	<-r.release
+	return 0, syscall.EIO
+}
+
+func (r *hungReader) Close() error { return r.f.Close() }
 
 func (k *fakeKernel) setReadOnly(devPath string, ro bool) error {
 	k.record("ro %s %v", filepath.Base(devPath), ro)

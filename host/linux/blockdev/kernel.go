@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,14 @@ type kernel interface {
 	addPartition(diskPath string, number int, start, length int64) error
 	resizePartition(diskPath string, number int, start, length int64) error
 	deletePartition(diskPath string, number int) error
+	// claimable opens a block device exclusively (O_EXCL) and closes it
+	// again: it fails with EBUSY while anything holds the device (a mount,
+	// a device-mapper table, another program's O_EXCL open).
+	claimable(devPath string) error
+	// openDevice opens a disk read-only to read its partition table or
+	// signatures. On a path that does not answer (a passive ALUA path, a
+	// failed transport) its reads can block for minutes.
+	openDevice(devPath string) (deviceReader, error)
 	// setReadOnly sets or clears the kernel's read-only flag of a block
 	// device (BLKROSET); the partitions of a disk follow the disk's flag.
 	setReadOnly(devPath string, readOnly bool) error
@@ -47,6 +56,12 @@ type kernel interface {
 	deviceOf(path string) (devNum, error)
 	// capabilities returns the effective capability set of the process.
 	capabilities() (uint64, error)
+}
+
+// deviceReader is a block device open for reading.
+type deviceReader interface {
+	io.ReaderAt
+	io.Closer
 }
 
 // capSysResource is CAP_SYS_RESOURCE's bit: ext4 online resize

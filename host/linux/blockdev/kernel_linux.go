@@ -30,6 +30,18 @@ func (linuxKernel) deletePartition(diskPath string, number int) error {
 	return blkpg(diskPath, unix.BLKPG_DEL_PARTITION, number, 0, 0)
 }
 
+func (linuxKernel) claimable(devPath string) error {
+	f, err := os.OpenFile(devPath, os.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func (linuxKernel) openDevice(devPath string) (deviceReader, error) {
+	return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+}
+
 // blkpg issues one BLKPG operation. x/sys has the types but no wrapper, so
 // the ioctl goes through Syscall; the argument structs stay alive until it
 // returns.

@@ -73,14 +73,22 @@ type sysDisk struct {
 	page83, serial string
 	holders        []string
 	parts          []sysPart
+	// dmUUID is set for a dm-multipath map (dm/uuid "mpath-..."): the
+	// disk is device-mapper's, its partitions are kpartx's dm devices
+	// (BLKPG does not work on it) and paths are its member disks.
+	dmUUID, dmName string
+	paths          []string
 }
 
 // sysPart is a partition the kernel knows.
 type sysPart struct {
-	name    string // sda1, loop0p1, nvme0n1p2
-	number  int
-	dev     devNum
-	start   int64 // bytes from the start of the disk
+	name   string // sda1, loop0p1, nvme0n1p2
+	number int
+	dev    devNum
+	// start is in bytes from the start of the disk; -1 for a kpartx
+	// partition of a multipath map: a dm-linear device's offset is in its
+	// table, which sysfs does not show.
+	start   int64
 	size    int64 // bytes
 	holders []string
 }
@@ -112,7 +120,17 @@ func readSysDisks(root string, patterns []string) ([]sysDisk, error) {
 		if !matchAny(patterns, name) || strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "zram") {
 			continue
 		}
-		d, ok, err := readSysDisk(filepath.Join(blockDir, name), name)
+		var d sysDisk
+		var ok bool
+		if strings.HasPrefix(name, "dm-") {
+			d, ok, err = readMultipathDisk(blockDir, name)
+		} else {
+			d, ok, err = readSysDisk(filepath.Join(blockDir, name), name)
+			// A path of a multipath map is a member of that disk, not a
+			// disk of its own: offering it would let a caller partition
+			// or take offline one path under the map.
+			ok = ok && multipathHolder(blockDir, d.holders) == ""
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // detached while we looked
 		}
@@ -124,6 +142,110 @@ func readSysDisks(root string, patterns []string) ([]sysDisk, error) {
 		}
 	}
 	return out, nil
+}
+
+// multipathPrefix starts the dm/uuid of a multipath map (multipathd
+// names it "mpath-" + the LUN's ID); kpartx names its partitions
+// "part<N>-" + the map's uuid. LVM ("LVM-"), dm-crypt ("CRYPT-") and other
+// targets are not disks to offer: disks under them are the host's.
+const multipathPrefix = "mpath-"
+
+var kpartxUUID = regexp.MustCompile(`^part(\d+)-(mpath-.+)$`)
+
+// multipathHolder returns the holder that is a multipath map, or "".
+func multipathHolder(blockDir string, holders []string) string {
+	for _, h := range holders {
+		if u, err := readAttr(filepath.Join(blockDir, h), "dm/uuid"); err == nil && strings.HasPrefix(u, multipathPrefix) {
+			return h
+		}
+	}
+	return ""
+}
+
+// readMultipathDisk reads a device-mapper device; ok only for a multipath
+// map. Its IDs are the LUN's, from its first path (VPD pages or wwid, as
+// for a SCSI disk), else from the map's uuid; its partitions are the
+// kpartx devices it holds ("part<N>-" + its uuid), which are not holders
+// that make it the host's; its paths are its slaves.
+func readMultipathDisk(blockDir, name string) (sysDisk, bool, error) {
+	dir := filepath.Join(blockDir, name)
+	uuid, err := readAttr(dir, "dm/uuid")
+	if err != nil || !strings.HasPrefix(uuid, multipathPrefix) {
+		return sysDisk{name: name}, false, nil
+	}
+	d, ok, err := readSysDisk(dir, name)
+	if !ok || err != nil {
+		return d, ok, err
+	}
+	d.dmUUID = uuid
+	d.dmName, _ = readAttr(dir, "dm/name")
+	d.paths = listDir(filepath.Join(dir, "slaves"))
+	sort.Strings(d.paths)
+	if len(d.paths) > 0 {
+		d.page83, d.serial = readDiskIDs(filepath.Join(blockDir, d.paths[0]))
+	}
+	if d.page83 == "" {
+		d.page83 = multipathWWID(uuid)
+	}
+	var holders []string
+	for _, h := range d.holders {
+		hu, _ := readAttr(filepath.Join(blockDir, h), "dm/uuid")
+		m := kpartxUUID.FindStringSubmatch(hu)
+		if m == nil || m[2] != uuid {
+			holders = append(holders, h)
+			continue
+		}
+		p, err := readKpartxPart(filepath.Join(blockDir, h), h, m[1])
+		if err != nil {
+			return d, false, err
+		}
+		d.parts = append(d.parts, p)
+	}
+	d.holders = holders
+	sort.Slice(d.parts, func(i, j int) bool { return d.parts[i].number < d.parts[j].number })
+	return d, true, nil
+}
+
+// readKpartxPart reads a kpartx partition device as a partition of its
+// map.
+func readKpartxPart(dir, name, number string) (sysPart, error) {
+	p := sysPart{name: name, start: -1, holders: listDir(filepath.Join(dir, "holders"))}
+	var err error
+	if p.number, err = strconv.Atoi(number); err != nil {
+		return p, err
+	}
+	s, err := readAttr(dir, "dev")
+	if err != nil {
+		return p, err
+	}
+	if p.dev, err = parseDevNum(s); err != nil {
+		return p, err
+	}
+	if p.size, err = readSectors(dir, "size"); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// multipathWWID turns a multipath map's uuid into Page83 when no path
+// says more: multipathd's ID is udev's ID_SERIAL, scsi_id's designator
+// type digit ("3" NAA, "2" EUI-64) followed by the ID in hex, which is
+// what upstream's Page83 rule gives for those designators.
+func multipathWWID(uuid string) string {
+	id := strings.TrimPrefix(uuid, multipathPrefix)
+	if len(id) > 1 && (id[0] == '3' || id[0] == '2') && isHex(id[1:]) {
+		return strings.ToLower(id[1:])
+	}
+	return id
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // matchAny reports whether name matches one of the glob patterns.

@@ -24,7 +24,7 @@ import (
 // (partition 0 only: it has no partition number); any other disk without
 // a GPT has no volumes.
 func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
-	s, err := b.scan(ctx, scanTables)
+	s, err := b.scanDisk(ctx, n, scanTables)
 	if err != nil {
 		return nil, err
 	}
@@ -324,23 +324,28 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 }
 
 // growPartition rewrites the volume's GPT entry to end at size bytes and
-// makes the kernel's partition follow. It rescans under the lock, so the
-// table it rewrites is the current one.
+// makes the kernel's partition follow. It reads the disk again under the
+// disk's lock, so the table it rewrites is the current one.
 func (b *Backend) growPartition(ctx context.Context, id string, size int64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, err := b.scanLocked(scanTables)
+	_, found, err := b.lookup(ctx, id)
 	if err != nil {
 		return err
 	}
-	v, err := s.volume(id)
+	_, d, unlock, err := b.lockDisk(ctx, found.disk.number)
 	if err != nil {
 		return err
 	}
-	d, e, lbs := v.disk, v.entry, v.disk.logicalBlock
+	defer unlock()
+	var v *volRef
+	for _, c := range d.volumes() {
+		if c.id == found.id && !c.whole() {
+			v = c
+		}
+	}
+	if v == nil {
+		return errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.describe())
+	}
+	e, lbs := v.entry, d.logicalBlock
 	diskSectors := uint64(d.size / lbs)
 	last := e.first + uint64(size/lbs) - 1
 	if limit := d.table.growLimit(e, diskSectors); last > limit {
@@ -361,6 +366,14 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 		}
 	}
 	start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
+	if d.dmUUID != "" {
+		if p := d.part(e.index); p == nil || p.size != length {
+			// No BLKPG on device-mapper: kpartx resizes the partition's
+			// device when multipathd's udev rules see the table change.
+			return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s now says partition %d ends at byte %d; its device-mapper device follows when kpartx runs (multipathd's udev rules, or kpartx -u /dev/mapper/%s); ResizeVolume again then grows the filesystem", d.describe(), e.index, start+length, d.dmName)
+		}
+		return nil
+	}
 	switch p := d.part(e.index); {
 	case p == nil:
 		err = b.k.addPartition(d.path, e.index, start, length)
