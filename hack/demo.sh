@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's first command (make demo): build the daemon, start it on the
-# simulated Windows host with its sockets in a fresh directory, run the
-# stage/publish/unstage flow through those sockets, then stop the daemon
-# with SIGTERM and check that it removed its sockets.
+# make demo-simulated, and make demo without root: build the daemon, start
+# it on the simulated Windows host with its sockets in a fresh directory,
+# run the stage/publish/unstage flow through those sockets, then stop the
+# daemon with SIGTERM and check that it removed its sockets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d /tmp/csi-node-proxy-demo.XXXXXX)"
