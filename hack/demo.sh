@@ -31,6 +31,6 @@ echo
 kill -TERM "$pid"
 wait "$pid"
 pid=""
-echo "daemon stopped cleanly; sockets left behind: $(ls "$work/sockets" | wc -l)"
+echo "daemon stopped cleanly; sockets left behind: $(find "$work/sockets" -mindepth 1 | wc -l)"
 echo "daemon log (-v=2): $(wc -l <"$work/daemon.log") lines, last 3:"
 tail -3 "$work/daemon.log"
