@@ -10,7 +10,7 @@ help: ## Show this help.
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 .PHONY: demo
-demo: ## As root: the daemon on the Linux backend stages, publishes and unstages a throwaway loop disk through its sockets.
+demo: ## As root: the daemon on the Linux backend stages, publishes and unstages a throwaway loop disk through its sockets; without root, make demo-simulated.
 	hack/demo-linux.sh
 
 .PHONY: demo-simulated

@@ -8,8 +8,10 @@
 # dir removed.
 #
 # Needs root (loop devices, partitions, mounts) and e2fsprogs (or xfsprogs
-# with DEMO_FS=xfs). make demo-simulated runs the same flow against the
-# simulated Windows host without either.
+# with DEMO_FS=xfs). Without root it says so and runs the same flow on the
+# simulated Windows host instead (hack/demo.sh, make demo-simulated), which
+# needs neither: a newcomer's first command shows the proxy working either
+# way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fs="${DEMO_FS:-ext4}"
@@ -18,9 +20,11 @@ size="${DEMO_DISK_SIZE:-512M}" # mkfs.xfs needs at least 300 MiB
 die() { echo "make demo: $*" >&2; exit 1; }
 
 if [ "$(id -u)" != 0 ]; then
-  die "needs root: it attaches a loop device, partitions, formats and mounts it.
-  Run it as root (sudo make demo), or run 'make demo-simulated' for the same flow on the
-  simulated Windows host, which needs neither root nor a disk."
+  echo "make demo: not root, so no loop disk: the Linux backend needs root to attach, partition,
+  format and mount one (sudo make demo). Running the same flow on the simulated Windows host
+  instead (make demo-simulated), which needs neither root nor a disk." >&2
+  echo >&2
+  exec hack/demo.sh
 fi
 case "$fs" in
   ext4) fs_tool=mkfs.ext4 fs_pkg=e2fsprogs ;;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's first command (make demo): build the daemon, start it on the
-# simulated Windows host with its sockets in a fresh directory, run the
-# stage/publish/unstage flow through those sockets, then stop the daemon
-# with SIGTERM and check that it removed its sockets.
+# make demo-simulated, and make demo without root: build the daemon, start
+# it on the simulated Windows host with its sockets in a fresh directory,
+# run the stage/publish/unstage flow through those sockets, then stop the
+# daemon with SIGTERM and check that it removed its sockets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d /tmp/csi-node-proxy-demo.XXXXXX)"
@@ -31,6 +31,6 @@ echo
 kill -TERM "$pid"
 wait "$pid"
 pid=""
-echo "daemon stopped cleanly; sockets left behind: $(ls "$work/sockets" | wc -l)"
+echo "daemon stopped cleanly; sockets left behind: $(find "$work/sockets" -mindepth 1 | wc -l)"
 echo "daemon log (-v=2): $(wc -l <"$work/daemon.log") lines, last 3:"
 tail -3 "$work/daemon.log"
