@@ -15,7 +15,8 @@
 // What a mounter call means on the node:
 //
 //	FormatAndMount(ctx, disk, staging)   the disk online, partitioned, formatted if RAW, its volume mounted at staging
-//	Mount(staging, publish, "", opts)    publish becomes a link to staging (what Windows drivers do for NodePublish)
+//	Mount(staging, publish, "", opts)    Windows: publish becomes a link to staging (what Windows drivers do for NodePublish);
+//	                                     Linux: the volume is mounted at publish too (a bind mount of its root), see Options.Publish
 //	MountSensitive(\\srv\share, ...)     an SMB global mapping of the share, publish a link to it (SMBMount)
 //	Unmount(publish)                     the link removed (an SMB one: the mapping too when no other link uses it)
 //	UnmountDevice(ctx, staging, ...)     the volume unmounted (flushed by the proxy), staging removed, optionally the disk offline
@@ -29,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +70,36 @@ type Options struct {
 	// mapping (a mapping may serve links this process cannot see): the
 	// behaviour of csi-driver-smb without --remove-smb-mapping-during-unmount.
 	SMBStateDir string
+	// Publish says how Mount publishes a staged volume; the zero value,
+	// PublishAuto, mounts on Linux nodes and links elsewhere.
+	Publish PublishMode
 }
+
+// PublishMode is how Mount makes a staged volume appear at a publish path.
+type PublishMode int
+
+const (
+	// PublishAuto mounts (PublishMount) when the mounter runs on Linux and
+	// both paths are Linux paths (a Linux node: the driver and the proxy
+	// share the node's OS), and links (PublishLink) otherwise, which
+	// keeps Windows paths on a Linux machine (the simulated Windows host
+	// in tests) linked as Windows drivers do.
+	PublishAuto PublishMode = iota
+	// PublishLink makes the publish path a symbolic link to the staging
+	// path, as Windows drivers and mount-utils' Windows mounter do. On
+	// Linux, kubelet's fsGroup ownership change (SetVolumeOwnership) does
+	// not descend into a link at the volume's root, so pods running as
+	// non-root with an fsGroup cannot write: use it on Linux only for
+	// volumes without fsGroup.
+	PublishLink
+	// PublishMount mounts the volume mounted at the staging path a second
+	// time at the publish path (volume MountVolume), the proxy's
+	// equivalent of the bind mount Linux drivers make: kubelet then walks
+	// a real directory and applies fsGroup. A staging path with no
+	// volume of the proxy mounted at it (an SMB mapping's link) is
+	// published as a link still.
+	PublishMount
+)
 
 // Mounter is the shared mounter over one groups.Node. It implements
 // mount.Interface and is safe for concurrent use.
@@ -77,6 +108,7 @@ type Mounter struct {
 	log     logr.Logger
 	timeout time.Duration
 	refs    *refStore // nil: SMB references are not kept
+	publish PublishMode
 
 	shareLocks sync.Map // lower-case \\server\share -> *sync.Mutex
 }
@@ -93,7 +125,7 @@ func New(node groups.Node, o Options) *Mounter {
 	if log.GetSink() == nil {
 		log = logr.Discard()
 	}
-	m := &Mounter{node: node, log: log, timeout: o.Timeout}
+	m := &Mounter{node: node, log: log, timeout: o.Timeout, publish: o.Publish}
 	if o.SMBStateDir != "" {
 		m.refs = &refStore{dir: o.SMBStateDir}
 	}
@@ -105,13 +137,17 @@ func (m *Mounter) bounded() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), m.timeout)
 }
 
-// Mount makes target a link to source, the way Windows CSI drivers publish
-// a staged volume (mount-utils' own Windows mounter does the same with
-// mklink): target's parent is created if missing, and an empty directory
-// at target (kubelet may have made one) is replaced. A non-empty directory
-// is refused, never deleted. fstype and options are ignored, as
-// mount-utils ignores them for links on Windows, except that "ro" is
-// logged: a link cannot make a volume read-only.
+// Mount publishes source (a staging path) at target. Linked (PublishLink,
+// the default on Windows): target becomes a link to source, the way
+// Windows CSI drivers publish a staged volume (mount-utils' own Windows
+// mounter does the same with mklink); an empty directory at target
+// (kubelet may have made one) is replaced, a non-empty one refused, never
+// deleted. Mounted (PublishMount, the default on Linux): the volume
+// mounted at source is mounted at target as well, creating target if
+// missing; kubelet's fsGroup walk then reaches the volume's root. In both
+// cases target's parent is created if missing. fstype and options are
+// ignored, as mount-utils ignores them for links on Windows, except that
+// "ro" is logged: the proxy has no read-only mount.
 //
 // A source that is an SMB path (\\server\share\dir or //server/share/dir),
 // or fstype "smb" or "cifs", is an SMB mount: see MountSensitive.
@@ -136,10 +172,57 @@ func (m *Mounter) MountSensitive(source, target, fstype string, options, sensiti
 	}
 	for _, o := range options {
 		if o == "ro" {
-			m.log.Info("read-only requested but not enforced: a link cannot be read-only", "source", source, "target", target)
+			m.log.Info("read-only requested but not enforced: the proxy publishes read-write", "source", source, "target", target)
 		}
 	}
+	if m.publishByMount(source, target) {
+		return m.mountAgain(ctx, source, target)
+	}
 	return m.link(ctx, source, target)
+}
+
+// publishByMount tells whether Mount publishes source at target with a
+// second mount (see PublishMode).
+func (m *Mounter) publishByMount(source, target string) bool {
+	switch m.publish {
+	case PublishMount:
+		return true
+	case PublishLink:
+		return false
+	}
+	return runtime.GOOS == "linux" && isLinuxPath(source) && isLinuxPath(target)
+}
+
+// isLinuxPath tells an absolute Linux path from a Windows one: rooted at
+// "/", with no backslash (Windows kubelets pass C:\... paths).
+func isLinuxPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.ContainsRune(p, '\\')
+}
+
+// mountAgain mounts the volume mounted at source at target too: a bind
+// mount of the volume's root, which is what every Linux block-volume
+// driver's NodePublish does. A source where no volume of the proxy is
+// mounted is linked instead.
+func (m *Mounter) mountAgain(ctx context.Context, source, target string) error {
+	v := m.node.Volume()
+	id, err := v.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: source})
+	if errors.Is(err, errdefs.ErrNotFound) {
+		m.log.V(2).Info("no volume mounted at the source: publishing by link", "source", source, "target", target)
+		return m.link(ctx, source, target)
+	}
+	if err != nil {
+		return fmt.Errorf("find the volume at %s: %w", source, err)
+	}
+	if parent := parentDir(target); parent != "" {
+		if _, err := m.node.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: parent}); err != nil {
+			return fmt.Errorf("create the parent of %s: %w", target, err)
+		}
+	}
+	if _, err := v.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id.VolumeID, TargetPath: target}); err != nil {
+		return fmt.Errorf("mount volume %s at %s: %w", id.VolumeID, target, err)
+	}
+	m.log.V(2).Info("mounted", "target", target, "source", source, "volume", id.VolumeID)
+	return nil
 }
 
 // MountSensitiveWithoutSystemd is MountSensitive: the proxy mounts, not
@@ -184,6 +267,8 @@ func (m *Mounter) link(ctx context.Context, source, target string) error {
 // Unmount removes what Mount put at target, never what it points to:
 //
 //   - an SMB link SMBMount recorded: as SMBUnmount;
+//   - a volume mounted there (PublishMount): unmounted (the proxy flushes
+//     it first; the staging mount stays), then the directory removed;
 //   - a link or mount point: the volume behind it is flushed first
 //     (WriteVolumeCache; a failure is logged, not returned: the volume
 //     stays mounted at its staging path, whose UnmountDevice flushes it
@@ -214,6 +299,16 @@ func (m *Mounter) Unmount(target string) error {
 	}
 	if link.IsSymlink {
 		m.flush(ctx, target)
+	} else {
+		id, err := m.node.Volume().GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: target})
+		switch {
+		case err == nil:
+			if _, err := m.node.Volume().UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id.VolumeID, TargetPath: target}); err != nil {
+				return fmt.Errorf("unmount volume %s from %s: %w", id.VolumeID, target, err)
+			}
+		case !errors.Is(err, errdefs.ErrNotFound):
+			return fmt.Errorf("check %s: %w", target, err)
+		}
 	}
 	// Force removes a link or mount point itself (never its target); a
 	// plain directory must be empty.
@@ -246,7 +341,8 @@ func (m *Mounter) flush(ctx context.Context, path string) {
 func (m *Mounter) List() ([]mount.MountPoint, error) { return []mount.MountPoint{}, nil }
 
 // IsLikelyNotMountPoint tells whether file is not a mount: false for a
-// link or volume mount point whose target exists, true for anything else.
+// link or volume mount point whose target exists, or a directory where a
+// volume (or anything else) is mounted, true for anything else.
 // A path that does not exist is (true, an error satisfying
 // os.IsNotExist), which is what kubelet's and the drivers' callers check
 // for; the proxy's errors are returned as they are.
@@ -266,7 +362,18 @@ func (m *Mounter) IsLikelyNotMountPoint(file string) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("check %s: %w", file, err)
 	}
-	return !link.IsSymlink, nil
+	if link.IsSymlink {
+		return false, nil
+	}
+	// A publish path mounted by PublishMount is a plain directory.
+	_, err = m.node.Volume().GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: file})
+	switch {
+	case err == nil, errors.Is(err, errdefs.ErrFailedPrecondition): // a volume, or something the proxy does not manage, is mounted there
+		return false, nil
+	case errors.Is(err, errdefs.ErrNotFound):
+		return true, nil
+	}
+	return true, fmt.Errorf("check %s: %w", file, err)
 }
 
 // CanSafelySkipMountPointCheck is false: Unmount of something that is not
@@ -275,7 +382,7 @@ func (m *Mounter) IsLikelyNotMountPoint(file string) (bool, error) {
 func (m *Mounter) CanSafelySkipMountPointCheck() bool { return false }
 
 // IsMountPoint is the negation of IsLikelyNotMountPoint, which is exact
-// here (there are no bind mounts a link check would miss).
+// here: it asks the proxy for links and mounts alike.
 func (m *Mounter) IsMountPoint(file string) (bool, error) {
 	notMnt, err := m.IsLikelyNotMountPoint(file)
 	return !notMnt && err == nil, err

@@ -2,6 +2,7 @@ package mounter
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
@@ -107,5 +108,26 @@ func TestPick(t *testing.T) {
 	}
 	if _, err := pick([]uint32{7, 2}, "LUN 0"); !errors.Is(err, errdefs.ErrFailedPrecondition) || err.Error() != "disks [2 7] all have LUN 0; refusing to pick one: failed precondition" {
 		t.Errorf("pick two: %v", err)
+	}
+}
+
+func TestPublishByMount(t *testing.T) {
+	const linuxOS = runtime.GOOS == "linux"
+	for _, tc := range []struct {
+		mode           PublishMode
+		source, target string
+		want           bool
+	}{
+		{PublishAuto, "/var/lib/kubelet/plugins/d/globalmount", "/var/lib/kubelet/pods/p/volumes/v/mount", linuxOS},
+		{PublishAuto, `C:\var\lib\kubelet\plugins\d\globalmount`, `C:\var\lib\kubelet\pods\p\mount`, false},
+		{PublishAuto, `/var/lib/kubelet\plugins`, "/var/lib/kubelet/pods/p/mount", false},
+		{PublishAuto, "var/lib/kubelet/plugins", "/var/lib/kubelet/pods/p/mount", false},
+		{PublishLink, "/var/lib/kubelet/a", "/var/lib/kubelet/b", false},
+		{PublishMount, `C:\a`, `C:\b`, true},
+	} {
+		m := New(nil, Options{Publish: tc.mode})
+		if got := m.publishByMount(tc.source, tc.target); got != tc.want {
+			t.Errorf("mode %d, %q → %q: publish by mount = %v, want %v", tc.mode, tc.source, tc.target, got, tc.want)
+		}
 	}
 }

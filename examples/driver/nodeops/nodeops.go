@@ -28,8 +28,10 @@ func NodeStageVolume(ctx context.Context, m *mounter.Mounter, page83, stagingPat
 }
 
 // NodePublishVolume makes the staged volume appear at targetPath, the pod's
-// volume directory, as a link to stagingPath (what Windows drivers do).
-// A target that is mounted already is success.
+// volume directory: on Windows a link to stagingPath (what Windows drivers
+// do), on Linux a second mount of the volume (what Linux drivers' bind
+// mount does), so that kubelet's fsGroup change reaches the volume's root
+// (see mounter.PublishMode). A target that is mounted already is success.
 func NodePublishVolume(m *mounter.Mounter, stagingPath, targetPath string) error {
 	notMnt, err := m.IsLikelyNotMountPoint(targetPath)
 	switch {
@@ -42,7 +44,7 @@ func NodePublishVolume(m *mounter.Mounter, stagingPath, targetPath string) error
 }
 
 // NodeGetVolumeStats returns the capacity and use of the volume at path,
-// the staging path or a publish link to it.
+// the staging path or the publish path.
 func NodeGetVolumeStats(ctx context.Context, m *mounter.Mounter, path string) (mounter.Stats, error) {
 	return m.VolumeStats(ctx, path)
 }
@@ -53,8 +55,9 @@ func NodeExpandVolume(ctx context.Context, m *mounter.Mounter, path string) (int
 	return m.ResizeToFill(ctx, path)
 }
 
-// NodeUnpublishVolume flushes the volume and removes the pod's link; the
-// data behind it stays. A link already gone is success.
+// NodeUnpublishVolume flushes the volume and removes the pod's link or
+// publish mount; the data and the staging mount stay. A target already
+// gone is success.
 func NodeUnpublishVolume(m *mounter.Mounter, targetPath string) error {
 	return m.Unmount(targetPath)
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,15 @@ const (
 	DefaultDialTimeout = 15 * time.Second
 	// DefaultStatTimeout bounds the health check of an existing mount.
 	DefaultStatTimeout = 5 * time.Second
+	// DefaultFileMode and DefaultDirMode are DefaultConfig's file_mode and
+	// dir_mode: every process that reaches the mount through a published
+	// link may read and write, as every process of a Windows node may use
+	// a global mapping with the mapping user's rights. Access control is
+	// the SMB server's, by the credentials of the mapping; the mounts
+	// themselves live below a 0700 directory, reachable only through the
+	// links the proxy makes into the working directories.
+	DefaultFileMode = 0o777
+	DefaultDirMode  = 0o777
 )
 
 // Config configures the backend; the daemon fills it from its flags.
@@ -72,6 +82,15 @@ type Config struct {
 	// link is made at all (errdefs.ErrFailedPrecondition); mappings
 	// without a local_path work either way.
 	WorkingDirs []string
+	// Permissions are the owner, group, modes and SELinux context of the
+	// mounts' files (see Permissions); the zero value keeps the kernel's
+	// defaults, root:root 0755, where only root in a pod can write.
+	// DefaultConfig sets DefaultFileMode and DefaultDirMode.
+	Permissions Permissions
+	// PermissionsFor, when set, chooses the Permissions per caller (the
+	// daemon wires it to its policy); where it answers false,
+	// Permissions applies. Its answer replaces Permissions whole.
+	PermissionsFor PermissionsFunc
 }
 
 // DefaultConfig returns the configuration upstream's defaults correspond
@@ -84,6 +103,7 @@ func DefaultConfig() Config {
 		Version:        DefaultVersion,
 		DialTimeout:    DefaultDialTimeout,
 		StatTimeout:    DefaultStatTimeout,
+		Permissions:    Permissions{FileMode: DefaultFileMode, DirMode: DefaultDirMode},
 	}
 }
 
@@ -163,6 +183,9 @@ func newHost(cfg Config, k kernel, check checker) (*Host, error) {
 	if strings.ContainsAny(cfg.Version, ",= ") {
 		return nil, fmt.Errorf("cifs: version %q is not a cifs vers= value", cfg.Version)
 	}
+	if err := cfg.Permissions.Validate(); err != nil {
+		return nil, fmt.Errorf("cifs: %w", err)
+	}
 	h := &Host{cfg: cfg, k: k, check: check}
 	if len(cfg.WorkingDirs) > 0 {
 		roots, err := beneath.New(cfg.WorkingDirs)
@@ -175,16 +198,32 @@ func newHost(cfg Config, k kernel, check checker) (*Host, error) {
 }
 
 // MountDir returns the directory where share (\\server\share, lower-cased
-// by the smb.Service) is mounted. The name is <server>+<share> with every
-// byte outside [a-z0-9._-] percent-escaped, so it is one path element that
-// is never "." or "..", and distinct shares never collide. Names longer
-// than a path element allows fall back to a hash.
-func (h *Host) MountDir(share string) (string, error) {
+// by the smb.Service) is mounted with permissions p. The name is
+// <server>+<share> with every byte outside [a-z0-9._-] percent-escaped, so
+// it is one path element that is never "." or "..", and distinct shares
+// never collide; permissions other than the zero value add "+" and their
+// tag (see Permissions), so each set of permissions is a mount of its own.
+// Names longer than a path element allows fall back to a hash.
+func (h *Host) MountDir(share string, p Permissions) (string, error) {
 	server, name, err := splitShare(share)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(h.cfg.MountRoot, dirName(server, name)), nil
+	return filepath.Join(h.cfg.MountRoot, dirName(server, name, p.tag())), nil
+}
+
+// permissionsFor returns the permissions of the caller of ctx: the
+// policy's answer, else the daemon's defaults.
+func (h *Host) permissionsFor(ctx context.Context) (Permissions, error) {
+	if h.cfg.PermissionsFor != nil {
+		if p, ok := h.cfg.PermissionsFor(ctx); ok {
+			if err := p.Validate(); err != nil {
+				return Permissions{}, fmt.Errorf("the policy's SMB permissions for this caller: %w", err)
+			}
+			return p, nil
+		}
+	}
+	return h.cfg.Permissions, nil
 }
 
 // splitShare splits \\server\share.
@@ -209,7 +248,11 @@ func (h *Host) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 	if err := checkCredentials(m); err != nil {
 		return err
 	}
-	dir := filepath.Join(h.cfg.MountRoot, dirName(server, name))
+	perms, err := h.permissionsFor(ctx)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(h.cfg.MountRoot, dirName(server, name, perms.tag()))
 	target, err := linkTarget(dir, m)
 	if err != nil {
 		return err
@@ -224,7 +267,7 @@ func (h *Host) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 	if err != nil {
 		return err
 	}
-	if err := h.ensureMounted(m, server, name, dir, ip); err != nil {
+	if err := h.ensureMounted(m, perms, server, name, dir, ip); err != nil {
 		return err
 	}
 	if m.LocalPath != "" {
@@ -256,7 +299,7 @@ func linkTarget(dir string, m smb.Mapping) (string, error) {
 // (kubernetes-csi/csi-proxy pkg/server/smb/server.go NewSmbGlobalMapping,
 // commit eeba4706); the caller has proven its own credentials to the
 // server already (NewSmbGlobalMapping checks them first).
-func (h *Host) ensureMounted(m smb.Mapping, server, name, dir, ip string) error {
+func (h *Host) ensureMounted(m smb.Mapping, perms Permissions, server, name, dir, ip string) error {
 	cur, err := h.mountAt(dir)
 	if err != nil {
 		return err
@@ -289,7 +332,7 @@ func (h *Host) ensureMounted(m smb.Mapping, server, name, dir, ip string) error 
 	} else if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create mount directory for %s: %w", m.Share, err)
 	}
-	data, err := h.mountData(m, ip)
+	data, err := h.mountData(m, perms, ip)
 	if err != nil {
 		return err
 	}
@@ -328,7 +371,7 @@ func mountError(source, dir, user string, err error) error {
 // mountData builds the cifs mount options. The password goes last and has
 // its commas doubled, which the kernel's option parser reads as one literal
 // comma; it is the only place the password is ever formatted.
-func (h *Host) mountData(m smb.Mapping, ip string) (string, error) {
+func (h *Host) mountData(m smb.Mapping, perms Permissions, ip string) (string, error) {
 	user, domain := splitUser(m.Username)
 	opts := []string{
 		"vers=" + h.cfg.Version,
@@ -338,6 +381,7 @@ func (h *Host) mountData(m smb.Mapping, ip string) (string, error) {
 	if h.cfg.RequirePrivacy {
 		opts = append(opts, "seal")
 	}
+	opts = append(opts, perms.options()...)
 	opts = append(opts, "username="+user)
 	if domain != "" {
 		opts = append(opts, "domain="+domain)
@@ -347,6 +391,13 @@ func (h *Host) mountData(m smb.Mapping, ip string) (string, error) {
 	if len(data) >= 4096 {
 		// The kernel copies at most one page of mount data.
 		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "the credentials are too long for a cifs mount")
+	}
+	ours := ""
+	if perms.SELinuxContext != "" {
+		ours = perms.options()[len(perms.options())-1]
+	}
+	if err := checkLSMOptions(data, ours); err != nil {
+		return "", err
 	}
 	return data, nil
 }
@@ -485,21 +536,47 @@ func (h *Host) makeLink(local, target string) error {
 	return fmt.Errorf("link %q to %q: %w", local, target, beneath.PathError("symlink", local, err))
 }
 
-// RemoveSmbGlobalMapping implements smb.Host: it unmounts the share
-// (lazily when busy, as Windows removes with Force) and removes the mount
-// directory. A share that is not mounted is errdefs.ErrNotFound.
+// RemoveSmbGlobalMapping implements smb.Host: it unmounts every mount of
+// the share, whatever its permissions (lazily when busy, as Windows
+// removes with Force: a Windows node has one mapping per share, and
+// removing it removes it for every caller), and removes the mount
+// directories. A share that is not mounted is errdefs.ErrNotFound.
 func (h *Host) RemoveSmbGlobalMapping(_ context.Context, share string) error {
-	dir, err := h.MountDir(share)
+	server, name, err := splitShare(share)
 	if err != nil {
 		return err
 	}
+	ms, err := h.k.Mounts()
+	if err != nil {
+		return fmt.Errorf("read mount table: %w", err)
+	}
+	// The share's directories in the mount table: one per set of
+	// permissions, each perhaps mounted more than once (stacked).
+	var dirs []string
+	for _, m := range ms {
+		if filepath.Dir(m.MountPoint) == h.cfg.MountRoot && isShareDir(filepath.Base(m.MountPoint), server, name) && !slices.Contains(dirs, m.MountPoint) {
+			dirs = append(dirs, m.MountPoint)
+		}
+	}
+	if len(dirs) == 0 {
+		_ = os.Remove(filepath.Join(h.cfg.MountRoot, dirName(server, name, ""))) // a left-over empty directory; keep anything else
+		return errdefs.Errorf(errdefs.ErrNotFound, "no SMB global mapping for %s", share)
+	}
+	var errs []error
+	for _, dir := range dirs {
+		errs = append(errs, h.unmountDir(share, dir))
+	}
+	return errors.Join(errs...)
+}
+
+// unmountDir unmounts the share's mount at dir and removes dir.
+func (h *Host) unmountDir(share, dir string) error {
 	cur, err := h.mountAt(dir)
 	if err != nil {
 		return err
 	}
 	if cur == nil {
-		_ = os.Remove(dir) // a left-over empty directory; keep anything else
-		return errdefs.Errorf(errdefs.ErrNotFound, "no SMB global mapping for %s", share)
+		return nil // unmounted meanwhile
 	}
 	if cur.FSType != "cifs" && cur.FSType != "smb3" {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is mounted at %s, which the proxy owns for %s; expected a cifs mount", cur.FSType, dir, share)
@@ -517,16 +594,47 @@ func (h *Host) RemoveSmbGlobalMapping(_ context.Context, share string) error {
 	return nil
 }
 
-// dirName is the mount directory name of \\server\share; see MountDir.
-func dirName(server, share string) string {
-	server, share = strings.ToLower(server), strings.ToLower(share)
-	n := escape(server) + "+" + escape(share)
+// dirName is the mount directory name of \\server\share with the
+// permissions tag tag ("" for none); see MountDir.
+func dirName(server, share, tag string) string {
+	base := shareBase(server, share)
+	if tag == "" {
+		return base
+	}
+	if len(base)+1+len(tag) > 255 {
+		base = hashBase(server, share)
+	}
+	return base + "+" + tag
+}
+
+// shareBase is the untagged directory name of \\server\share.
+func shareBase(server, share string) string {
+	n := escape(strings.ToLower(server)) + "+" + escape(strings.ToLower(share))
 	if len(n) > 255 {
 		// Not reachable with valid host names and share names (at most 80
 		// characters), but a path element must fit NAME_MAX.
-		return "h-" + hashName(server+`\`+share)
+		return hashBase(server, share)
 	}
 	return n
+}
+
+// hashBase is the directory name of a share whose escaped name is too
+// long.
+func hashBase(server, share string) string {
+	return "h-" + hashName(strings.ToLower(server)+`\`+strings.ToLower(share))
+}
+
+// isShareDir reports whether the directory name base belongs to
+// \\server\share: its untagged name, or either base form followed by "+"
+// and a tag. escape never leaves a "+" in a name, so the second "+" ends
+// the share's part unambiguously.
+func isShareDir(base, server, share string) bool {
+	for _, b := range []string{shareBase(server, share), hashBase(server, share)} {
+		if base == b || strings.HasPrefix(base, b+"+") {
+			return true
+		}
+	}
+	return false
 }
 
 func escape(s string) string {

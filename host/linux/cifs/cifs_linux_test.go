@@ -639,17 +639,17 @@ func TestMountDir(t *testing.T) {
 		`\\srv\..`:                   "/run/smb/srv+..",
 		`\\srv\` + "d\u00e9p\u00f4t": "/run/smb/srv+d%C3%A9p%C3%B4t",
 	} {
-		got, err := h.MountDir(share)
+		got, err := h.MountDir(share, Permissions{})
 		if err != nil || got != want {
 			t.Errorf("MountDir(%q) = %q, %v; want %q", share, got, err, want)
 		}
 	}
 	long := `\\` + strings.Repeat("s", 200) + `\` + strings.Repeat("\u00e9", 60)
-	if got, err := h.MountDir(long); err != nil || len(filepath.Base(got)) > 255 || !strings.HasPrefix(filepath.Base(got), "h-") {
+	if got, err := h.MountDir(long, Permissions{}); err != nil || len(filepath.Base(got)) > 255 || !strings.HasPrefix(filepath.Base(got), "h-") {
 		t.Errorf("MountDir(long) = %q, %v", got, err)
 	}
 	for _, bad := range []string{`srv\share`, `\\srv`, `\\srv\`, `\\srv\a\b`} {
-		if _, err := h.MountDir(bad); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		if _, err := h.MountDir(bad, Permissions{}); !errors.Is(err, errdefs.ErrInvalidArgument) {
 			t.Errorf("MountDir(%q): %v, want ErrInvalidArgument", bad, err)
 		}
 	}

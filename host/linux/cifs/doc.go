@@ -39,6 +39,12 @@
 //   - Config.RequirePrivacy (the daemon's -require-privacy flag) adds the
 //     cifs "seal" option: SMB3 encryption, what RequirePrivacy asks of
 //     Windows.
+//   - Permissions (uid=, gid=, file_mode=, dir_mode=, context=) decide
+//     who may write through the mount: Config.Permissions for everyone
+//     (DefaultConfig: modes 0777, since a Windows global mapping serves
+//     every process of the node), Config.PermissionsFor per caller (the
+//     daemon's policy). Each set of permissions is a mount of its own,
+//     at <server>+<share>+<tag>; RemoveSmbGlobalMapping removes them all.
 //
 // # Credentials
 //

@@ -119,7 +119,7 @@ func TestNewSmbGlobalMapping_RealSmbd_KernelHasNoCIFS(t *testing.T) {
 	if strings.Contains(err.Error(), "Secr3t") {
 		t.Errorf("error %q contains the password", err)
 	}
-	dir, _ := h.MountDir(m.Share)
+	dir, _ := h.MountDir(m.Share, Permissions{})
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("mount directory %s left behind: %v", dir, err)
 	}

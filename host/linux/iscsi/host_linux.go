@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,10 +42,16 @@ const (
 	DefaultIface = "default"
 )
 
-// nodeDirCandidates are the node databases of open-iscsi builds: Debian
-// and Ubuntu use /etc/iscsi/nodes, Fedora, RHEL and SUSE
+// NodeDirCandidates are the node databases of open-iscsi builds, searched
+// on every ConnectTarget when Config.NodeDir is empty: Debian and Ubuntu
+// build open-iscsi with /etc/iscsi/nodes, Fedora, RHEL and SUSE with
 // /var/lib/iscsi/nodes.
-var nodeDirCandidates = []string{"/etc/iscsi/nodes", "/var/lib/iscsi/nodes"}
+var NodeDirCandidates = []string{"/etc/iscsi/nodes", "/var/lib/iscsi/nodes"}
+
+// locateMarkerPrefix starts the value ConnectTarget writes into a new node
+// record through iscsiadm (as node.session.auth.username, which the CHAP
+// settings replace right after) to find the file iscsiadm wrote it to.
+const locateMarkerPrefix = "csi-node-proxy-locate-"
 
 // Config configures the backend; the daemon fills it from its flags.
 type Config struct {
@@ -64,9 +72,10 @@ type Config struct {
 	// (DefaultInitiatorNameFile when empty).
 	InitiatorNameFile string
 	// NodeDir is open-iscsi's node database, where CHAP secrets are
-	// written (empty: the first existing of /etc/iscsi/nodes and
-	// /var/lib/iscsi/nodes, else /etc/iscsi/nodes). It must be the
-	// directory the installed open-iscsi was built with.
+	// written. Empty (the default): on every ConnectTarget, the one of
+	// NodeDirCandidates that holds the record iscsiadm has just written,
+	// so an iscsiadm built for either layout, or one installed after the
+	// proxy started, works. Set it only for a database elsewhere.
 	NodeDir string
 	// SysfsRoot is where sysfs is mounted (DefaultSysfsRoot when empty).
 	SysfsRoot string
@@ -93,15 +102,6 @@ func (c Config) withDefaults() Config {
 	if c.InitiatorNameFile == "" {
 		c.InitiatorNameFile = DefaultInitiatorNameFile
 	}
-	if c.NodeDir == "" {
-		c.NodeDir = nodeDirCandidates[0]
-		for _, d := range nodeDirCandidates {
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				c.NodeDir = d
-				break
-			}
-		}
-	}
 	if c.SysfsRoot == "" {
 		c.SysfsRoot = DefaultSysfsRoot
 	}
@@ -120,6 +120,9 @@ type Host struct {
 	run        runner
 	diskNumber DiskNumberFunc
 	discover   func(ctx context.Context, address, initiatorName string) ([]Target, error)
+	// nodeDirs are the node databases ConnectTarget looks in: NodeDir,
+	// or NodeDirCandidates.
+	nodeDirs []string
 
 	mu           sync.Mutex
 	mutualSecret string
@@ -136,7 +139,7 @@ func New(cfg Config, diskNumber DiskNumberFunc) (*Host, error) {
 
 func newHost(cfg Config, run runner, diskNumber DiskNumberFunc) (*Host, error) {
 	cfg = cfg.withDefaults()
-	if !filepath.IsAbs(cfg.NodeDir) || !filepath.IsAbs(cfg.SysfsRoot) {
+	if cfg.NodeDir != "" && !filepath.IsAbs(cfg.NodeDir) || !filepath.IsAbs(cfg.SysfsRoot) {
 		return nil, fmt.Errorf("iscsi: node directory %q and sysfs root %q must be absolute", cfg.NodeDir, cfg.SysfsRoot)
 	}
 	if err := checkPathName("iface", cfg.Iface); err != nil {
@@ -150,7 +153,11 @@ func newHost(cfg Config, run runner, diskNumber DiskNumberFunc) (*Host, error) {
 	if diskNumber == nil {
 		diskNumber = DiskSeqNumber(cfg.SysfsRoot)
 	}
-	return &Host{cfg: cfg, run: run, diskNumber: diskNumber, discover: SendTargets}, nil
+	nodeDirs := NodeDirCandidates
+	if cfg.NodeDir != "" {
+		nodeDirs = []string{cfg.NodeDir}
+	}
+	return &Host{cfg: cfg, run: run, diskNumber: diskNumber, discover: SendTargets, nodeDirs: nodeDirs}, nil
 }
 
 // portalArg is a portal as iscsiadm's -p takes it: address:port, with
@@ -340,13 +347,15 @@ func parseDiscoveryDB(stdout []byte) ([]iscsi.Portal, error) {
 }
 
 // ConnectTarget implements iscsi.Host: it creates the open-iscsi node
-// record of the target at the portal (iscsiadm -m node -o new, startup
-// manual), writes the authentication settings into the record file
-// directly (see writeNodeAuth: CHAP secrets never appear on a command
-// line) and logs in. An existing session is success. Rejected CHAP
-// credentials are errdefs.ErrPermissionDenied. A failed login deletes the
-// record again, so no secret stays on disk for a target that is not
-// connected.
+// record of the target at the portal (iscsiadm -m node -o new), sets
+// node.startup to manual (so iscsid does not log in again at boot, as
+// upstream's sessions are not persistent; distributions' iscsid.conf
+// default differs), finds the record file iscsiadm wrote (see
+// locateRecords), writes the authentication settings into it directly
+// (see rewriteRecord: CHAP secrets never appear on a command line) and
+// logs in. An existing session is success. Rejected CHAP credentials are
+// errdefs.ErrPermissionDenied. A failed login deletes the record again,
+// so no secret stays on disk for a target that is not connected.
 func (h *Host) ConnectTarget(ctx context.Context, l iscsi.Login) error {
 	auth, err := h.authFor(l)
 	if err != nil {
@@ -366,7 +375,7 @@ func (h *Host) ConnectTarget(ctx context.Context, l iscsi.Login) error {
 	if out.ExitCode != 0 {
 		return newIscsiadmError("create node record", out)
 	}
-	if err := writeNodeAuth(h.cfg.NodeDir, l.IQN, l.Portal, h.cfg.Iface, auth); err != nil {
+	if err := h.prepareRecord(ctx, node, l, auth); err != nil {
 		h.deleteNode(ctx, node)
 		return err
 	}
@@ -384,6 +393,56 @@ func (h *Host) ConnectTarget(ctx context.Context, l iscsi.Login) error {
 		e.hint = fmt.Sprintf("the target rejected CHAP user %q, or it failed mutual authentication", l.Username)
 	}
 	return e
+}
+
+// prepareRecord makes the new node record of l manual-start and gives it
+// auth.
+func (h *Host) prepareRecord(ctx context.Context, node []string, l iscsi.Login, auth nodeAuth) error {
+	out, err := h.iscsiadm(ctx, append(node, "-o", "update", "-n", "node.startup", "-v", "manual")...)
+	if err != nil {
+		return err
+	}
+	if out.ExitCode != 0 {
+		return newIscsiadmError("set node.startup to manual", out)
+	}
+	dir, files, err := h.locateRecords(ctx, node, l)
+	if err != nil {
+		return err
+	}
+	return writeRecords(dir, files, auth)
+}
+
+// locateRecords asks iscsiadm where it keeps the node record of l: it
+// writes a random marker into the record through iscsiadm (never a
+// secret) and returns the node database among h.nodeDirs, and the record
+// files in it, that carry the marker. Asking every time, instead of
+// guessing the database once at start, keeps ConnectTarget working when
+// the iscsiadm the proxy runs was built for the other layout than the
+// one that existed at start, or open-iscsi was installed later; a stale
+// record in the other database is never given a secret.
+func (h *Host) locateRecords(ctx context.Context, node []string, l iscsi.Login) (string, []string, error) {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return "", nil, err
+	}
+	marker := locateMarkerPrefix + hex.EncodeToString(nonce[:])
+	out, err := h.iscsiadm(ctx, append(node, "-o", "update", "-n", "node.session.auth.username", "-v", marker)...)
+	if err != nil {
+		return "", nil, err
+	}
+	if out.ExitCode != 0 {
+		return "", nil, newIscsiadmError("mark the node record", out)
+	}
+	for _, dir := range h.nodeDirs {
+		files, err := markedRecords(dir, l.IQN, l.Portal, h.cfg.Iface, marker)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(files) > 0 {
+			return dir, files, nil
+		}
+	}
+	return "", nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "iscsiadm keeps the node record of %s at %s in none of %s; configure the node database of this open-iscsi (iscsiinit Config.NodeDir)", l.IQN, portalArg(l.Portal), strings.Join(h.nodeDirs, ", "))
 }
 
 // authFor builds the node record's auth settings for l.

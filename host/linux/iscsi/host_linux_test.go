@@ -5,9 +5,11 @@ package iscsiinit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +71,9 @@ type replay struct {
 	nodeDir  string
 	atLogin  string      // the record file as iscsiadm --login would read it
 	modeOnIt os.FileMode // and its permissions
+	// newRecord, when set, is the record -o new writes instead of the
+	// recorded Debian one.
+	newRecord string
 }
 
 func newReplay(t *testing.T, names ...string) *replay {
@@ -96,7 +101,12 @@ func (r *replay) Run(_ context.Context, name string, args ...string) (output, er
 	}
 	s := r.queue[0]
 	r.queue = r.queue[1:]
-	if !reflect.DeepEqual(args, s.argv) {
+	// The locate marker is random: the recorded one stands for any.
+	want := s.argv
+	if strings.HasSuffix(s.name, "/node_update_locate") && len(args) == len(want) && markerRE.MatchString(args[len(args)-1]) {
+		want = append(append([]string(nil), want[:len(want)-1]...), args[len(args)-1])
+	}
+	if !reflect.DeepEqual(args, want) {
 		r.t.Errorf("iscsiadm %q, want %q (sample %s)", args, s.argv, s.name)
 	}
 	rec := filepath.Join(r.nodeDir, recRecord)
@@ -106,8 +116,36 @@ func (r *replay) Run(_ context.Context, name string, args ...string) (output, er
 		if err != nil {
 			r.t.Fatal(err)
 		}
+		if r.newRecord != "" {
+			b = []byte(r.newRecord)
+		}
 		_ = os.MkdirAll(filepath.Dir(rec), 0o700)
 		if err := os.WriteFile(rec, b, 0o600); err != nil {
+			r.t.Fatal(err)
+		}
+	case s.out.ExitCode == 0 && strings.Contains(s.name, "/node_update_"):
+		// What iscsiadm -o update does to the record: the line of the
+		// key set to the value, inserted after the auth method when the
+		// record had none (as in node_record_file_after_locate).
+		key, value := args[len(args)-3], args[len(args)-1]
+		b, err := os.ReadFile(rec)
+		if err != nil {
+			r.t.Fatalf("update of a record that does not exist: %v", err)
+		}
+		lines := strings.Split(string(b), "\n")
+		done := false
+		for i, l := range lines {
+			if k, _, ok := strings.Cut(l, " = "); ok && k == key {
+				lines[i], done = key+" = "+value, true
+			}
+		}
+		for i, l := range lines {
+			if !done && strings.HasPrefix(l, "node.session.auth.authmethod = ") {
+				lines = append(lines[:i+1], append([]string{key + " = " + value}, lines[i+1:]...)...)
+				done = true
+			}
+		}
+		if err := os.WriteFile(rec, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 			r.t.Fatal(err)
 		}
 	case s.out.ExitCode == 0 && strings.HasSuffix(s.name, "/node_delete"):
@@ -119,6 +157,15 @@ func (r *replay) Run(_ context.Context, name string, args ...string) (output, er
 		}
 	}
 	return s.out, nil
+}
+
+// markerRE is the form of ConnectTarget's locate marker.
+var markerRE = regexp.MustCompile(`^csi-node-proxy-locate-[0-9a-f]{16}$`)
+
+// connectSamples are the iscsiadm runs of ConnectTarget up to the login,
+// then more.
+func connectSamples(more ...string) []string {
+	return append([]string{"recorded/node_new", "recorded/node_update_startup", "recorded/node_update_locate"}, more...)
 }
 
 // noSecretInArgs fails t if any recorded argument contains a secret.
@@ -161,7 +208,7 @@ func chapLogin(auth iscsi.AuthenticationType) iscsi.Login {
 
 func TestConnectTarget_RecordedIscsiadm_IscsidDown(t *testing.T) {
 	// This machine's real answer: no iscsid (and no kernel transport).
-	r := newReplay(t, "recorded/node_new", "recorded/node_login_iscsid_down", "recorded/node_delete")
+	r := newReplay(t, connectSamples("recorded/node_login_iscsid_down", "recorded/node_delete")...)
 	h := newTestHost(t, r, Config{})
 	err := h.ConnectTarget(context.Background(), iscsi.Login{Portal: recPortal, IQN: recIQN, AuthType: iscsi.AuthNone})
 	if !errors.Is(err, errdefs.ErrUnavailable) {
@@ -185,7 +232,7 @@ func TestConnectTarget_RecordedIscsiadm_IscsidDown(t *testing.T) {
 }
 
 func TestConnectTarget_ComposedIscsiadm_OneWayCHAPSuccess(t *testing.T) {
-	r := newReplay(t, "recorded/node_new", "composed/node_login_success")
+	r := newReplay(t, connectSamples("composed/node_login_success")...)
 	h := newTestHost(t, r, Config{})
 	if err := h.ConnectTarget(context.Background(), chapLogin(iscsi.AuthOneWayCHAP)); err != nil {
 		t.Fatal(err)
@@ -212,7 +259,7 @@ func TestConnectTarget_ComposedIscsiadm_OneWayCHAPSuccess(t *testing.T) {
 }
 
 func TestConnectTarget_ComposedIscsiadm_AuthFailure(t *testing.T) {
-	r := newReplay(t, "recorded/node_new", "composed/node_login_auth_failure", "recorded/node_delete")
+	r := newReplay(t, connectSamples("composed/node_login_auth_failure", "recorded/node_delete")...)
 	h := newTestHost(t, r, Config{})
 	err := h.ConnectTarget(context.Background(), chapLogin(iscsi.AuthOneWayCHAP))
 	if !errors.Is(err, errdefs.ErrPermissionDenied) {
@@ -233,7 +280,7 @@ func TestConnectTarget_ComposedIscsiadm_AuthFailure(t *testing.T) {
 }
 
 func TestConnectTarget_ComposedIscsiadm_SessionExists(t *testing.T) {
-	r := newReplay(t, "recorded/node_new", "composed/node_login_session_exists")
+	r := newReplay(t, connectSamples("composed/node_login_session_exists")...)
 	h := newTestHost(t, r, Config{})
 	if err := h.ConnectTarget(context.Background(), chapLogin(iscsi.AuthOneWayCHAP)); err != nil {
 		t.Fatalf("an existing session must be success: %v", err)
@@ -255,7 +302,7 @@ func TestConnectTarget_ComposedIscsiadm_MutualCHAP(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			const mutual = "Mutu@lSecret9"
-			r := newReplay(t, "recorded/node_new", "composed/node_login_success")
+			r := newReplay(t, connectSamples("composed/node_login_success")...)
 			h := newTestHost(t, r, Config{MutualCHAPUsername: tc.cfgUser})
 			if err := h.SetMutualChapSecret(ctx, mutual); err != nil {
 				t.Fatal(err)
@@ -313,7 +360,7 @@ func TestDisconnectTarget_RecordedIscsiadm_NoSession(t *testing.T) {
 }
 
 func TestDisconnectTarget_ComposedIscsiadm_LogsOutAndDeletesRecord(t *testing.T) {
-	r := newReplay(t, "recorded/node_new", "composed/node_login_success", "composed/node_logout_success", "recorded/node_delete")
+	r := newReplay(t, connectSamples("composed/node_login_success", "composed/node_logout_success", "recorded/node_delete")...)
 	h := newTestHost(t, r, Config{})
 	ctx := context.Background()
 	if err := h.ConnectTarget(ctx, chapLogin(iscsi.AuthOneWayCHAP)); err != nil {
@@ -427,6 +474,24 @@ func TestIscsiadmError_Kinds(t *testing.T) {
 	if err := newIscsiadmError("op", output{ExitCode: 1, Stderr: []byte("iscsiadm: boom\n")}); err.Unwrap() != nil || !strings.Contains(err.Error(), "iscsiadm: boom") {
 		t.Errorf("generic failure: %v", err)
 	}
+}
+
+// writeNodeAuth writes a into every record of iqn at p under nodeDir, as
+// ConnectTarget does once it has located them.
+func writeNodeAuth(nodeDir, iqn string, p iscsi.Portal, iface string, a nodeAuth) error {
+	root, err := os.OpenRoot(nodeDir)
+	if err != nil {
+		return err
+	}
+	files, err := recordFiles(root, iqn, p, iface)
+	_ = root.Close()
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return errors.New("no record")
+	}
+	return writeRecords(nodeDir, files, a)
 }
 
 func TestWriteNodeAuth(t *testing.T) {
@@ -658,5 +723,179 @@ func TestMissingIscsiadmIsFailedPrecondition(t *testing.T) {
 		if err := h.RemoveTargetPortal(ctx, recPortal); !errors.Is(err, errdefs.ErrFailedPrecondition) {
 			t.Errorf("%s: RemoveTargetPortal = %v, want FailedPrecondition", prog, err)
 		}
+	}
+}
+
+// TestConnectTarget_RecordedIscsiadm_NodeDatabasePerCall: the node
+// database is the one iscsiadm writes to, found on every call: the RHEL
+// layout while a stale Debian database exists (which gets no secret), a
+// database that appeared after the proxy started, and one the proxy does
+// not know of (refused, the record deleted). node.startup is manual at
+// login whatever iscsid.conf made it.
+func TestConnectTarget_RecordedIscsiadm_NodeDatabasePerCall(t *testing.T) {
+	ctx := context.Background()
+	orig, err := os.ReadFile(filepath.Join("testdata", "iscsiadm", "recorded", "node_record_file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RHEL's iscsid.conf has node.startup = automatic; composed from the
+	// recorded Debian record.
+	rhelRecord := strings.Replace(string(orig), "node.startup = manual\n", "node.startup = automatic\n", 1)
+	setup := func(t *testing.T, login ...string) (*replay, *Host, string, string) {
+		base := t.TempDir()
+		deb, rhel := filepath.Join(base, "etc", "iscsi", "nodes"), filepath.Join(base, "var", "lib", "iscsi", "nodes")
+		r := newReplay(t, connectSamples(login...)...)
+		h := newTestHost(t, r, Config{})
+		h.nodeDirs = []string{deb, rhel}
+		return r, h, deb, rhel
+	}
+
+	t.Run("RHEL layout, stale Debian database", func(t *testing.T) {
+		r, h, deb, rhel := setup(t, "composed/node_login_success")
+		r.nodeDir, r.newRecord = rhel, rhelRecord
+		stale := filepath.Join(deb, recRecord)
+		if err := os.MkdirAll(filepath.Dir(stale), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(stale, orig, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.ConnectTarget(ctx, chapLogin(iscsi.AuthOneWayCHAP)); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"node.startup = manual\n", "node.session.auth.authmethod = CHAP\nnode.session.auth.username = chapuser\nnode.session.auth.password = " + chapSecret + "\n"} {
+			if !strings.Contains(r.atLogin, want) {
+				t.Errorf("record at login lacks %q:\n%s", want, r.atLogin)
+			}
+		}
+		if strings.Contains(r.atLogin, locateMarkerPrefix) {
+			t.Errorf("the locate marker stays in the record:\n%s", r.atLogin)
+		}
+		if b, _ := os.ReadFile(stale); string(b) != string(orig) {
+			t.Errorf("the stale record in the other database changed:\n%s", b)
+		}
+		r.noSecretInArgs(chapSecret)
+	})
+	t.Run("database created after start", func(t *testing.T) {
+		r, h, deb, _ := setup(t, "recorded/node_login_iscsid_down", "recorded/node_delete")
+		r.nodeDir = deb // does not exist yet: -o new creates it
+		err := h.ConnectTarget(ctx, iscsi.Login{Portal: recPortal, IQN: recIQN, AuthType: iscsi.AuthNone})
+		if !errors.Is(err, errdefs.ErrUnavailable) { // this machine's iscsiadm: no iscsid
+			t.Fatalf("err = %v, want the login's ErrUnavailable", err)
+		}
+		if !strings.Contains(r.atLogin, "node.session.auth.authmethod = None\n") || strings.Contains(r.atLogin, locateMarkerPrefix) {
+			t.Errorf("record at login:\n%s", r.atLogin)
+		}
+	})
+	t.Run("unknown database", func(t *testing.T) {
+		r, h, _, _ := setup(t, "recorded/node_delete")
+		r.nodeDir = filepath.Join(t.TempDir(), "opt", "iscsi", "nodes")
+		err := h.ConnectTarget(ctx, chapLogin(iscsi.AuthOneWayCHAP))
+		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "Config.NodeDir") {
+			t.Fatalf("err = %v, want ErrFailedPrecondition naming Config.NodeDir", err)
+		}
+		if strings.Contains(err.Error(), chapSecret) {
+			t.Errorf("err = %q quotes the secret", err)
+		}
+		if _, err := os.Stat(filepath.Join(r.nodeDir, recRecord)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("record left behind: %v", err)
+		}
+	})
+}
+
+// TestReplayUpdateMatchesIscsiadm: the fake's -o update writes the marker
+// where iscsiadm 2.1.8 did (recorded node_record_file_after_locate).
+func TestReplayUpdateMatchesIscsiadm(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "iscsiadm", "recorded", "node_record_file_after_locate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReplay(t, "recorded/node_new", "recorded/node_update_startup", "recorded/node_update_locate")
+	r.nodeDir = t.TempDir()
+	h := newTestHost(t, r, Config{NodeDir: r.nodeDir})
+	node := []string{"-m", "node", "-T", recIQN, "-p", "127.0.0.1:3260", "-I", "default"}
+	for _, extra := range [][]string{{"-o", "new"}, {"-o", "update", "-n", "node.startup", "-v", "manual"}, {"-o", "update", "-n", "node.session.auth.username", "-v", locateMarkerPrefix + "0123456789abcdef"}} {
+		if _, err := h.iscsiadm(context.Background(), append(node, extra...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(r.nodeDir, recRecord))
+	if string(got) != string(want) {
+		t.Errorf("fake update wrote:\n%s\nwant (recorded):\n%s", got, want)
+	}
+}
+
+// buildSysfsWithoutDiskseq is buildSysfs as a kernel before 5.15 lays it
+// out: the same sessions and disks, each disk with its dev file, none
+// with a diskseq file.
+func buildSysfsWithoutDiskseq(t *testing.T) string {
+	t.Helper()
+	root := buildSysfs(t)
+	for dev, majMin := range map[string]string{"sdb": "8:16", "sdc": "8:32", "sdd": "8:48", "sdx": "65:0"} {
+		if err := os.Remove(filepath.Join(root, "block", dev, "diskseq")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "block", dev, "dev"), []byte(majMin+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestTargetDisks_FakeSysfsWithoutDiskseq: on kernels before 5.15 the
+// disks of a session are numbered by the disk group's numbering the
+// daemon passes (here a stand-in that, like blockdev's, numbers disks from
+// 2^31 per device and gives a re-plugged disk a new number); without it
+// they are refused as FailedPrecondition naming the cause, not as a file
+// error.
+func TestTargetDisks_FakeSysfsWithoutDiskseq(t *testing.T) {
+	ctx := context.Background()
+	root := buildSysfsWithoutDiskseq(t)
+	numbers := map[string]uint32{}
+	generation := 0 // bumped when a disk is re-plugged
+	blockdevLike := func(name string) (uint32, error) {
+		dev, err := os.ReadFile(filepath.Join(root, "block", name, "dev"))
+		if err != nil {
+			return 0, err
+		}
+		key := fmt.Sprintf("%s %s %d", name, strings.TrimSpace(string(dev)), generation)
+		if n, ok := numbers[key]; ok {
+			return n, nil
+		}
+		numbers[key] = 1<<31 + uint32(len(numbers))
+		return numbers[key], nil
+	}
+	r := newReplay(t)
+	h, err := newHost(Config{SysfsRoot: root, NodeDir: t.TempDir()}, r, blockdevLike)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := h.TargetDisks(ctx, recPortal, recIQN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint32{1 << 31, 1<<31 + 1}; !reflect.DeepEqual(first, want) {
+		t.Errorf("disks = %v, want %v", first, want)
+	}
+	if again, err := h.TargetDisks(ctx, recPortal, recIQN); err != nil || !reflect.DeepEqual(again, first) {
+		t.Errorf("asked again: %v, %v; want the same %v", again, err, first)
+	}
+	// The LUNs come back under the same sdb and sdc after a reconnect: new
+	// disks, new numbers, never the old ones.
+	generation++
+	if replugged, err := h.TargetDisks(ctx, recPortal, recIQN); err != nil || reflect.DeepEqual(replugged, first) || len(replugged) != 2 {
+		t.Errorf("after re-plug: %v, %v; want two new numbers (not %v)", replugged, err, first)
+	}
+
+	plain, err := newHost(Config{SysfsRoot: root, NodeDir: t.TempDir()}, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = plain.TargetDisks(ctx, recPortal, recIQN)
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "no diskseq (a kernel before 5.15)") {
+		t.Errorf("default numbering without diskseq: %v, want ErrFailedPrecondition naming the kernel", err)
+	}
+	if _, err := DiskSeqNumber(root)("sdq"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("a disk that is gone: %v, want ErrNotFound", err)
 	}
 }

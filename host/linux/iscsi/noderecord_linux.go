@@ -81,24 +81,46 @@ func checkPathName(field, v string) error {
 	return nil
 }
 
-// writeNodeAuth writes a into every node record of iqn at p for iface,
-// directly in the node database under nodeDir, so that no secret is ever
-// on an iscsiadm command line. The records must exist (iscsiadm -o new
-// creates them). Each file is replaced atomically by a 0600 file in the
-// same 0700 directory.
-func writeNodeAuth(nodeDir, iqn string, p iscsi.Portal, iface string, a nodeAuth) error {
+// markedRecords returns the record files of iqn at p under nodeDir that
+// hold the line iscsiadm wrote for marker (see Host.locateRecords). A
+// database that does not exist holds none.
+func markedRecords(nodeDir, iqn string, p iscsi.Portal, iface, marker string) ([]string, error) {
+	root, err := os.OpenRoot(nodeDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open node database %s: %w", nodeDir, err)
+	}
+	defer func() { _ = root.Close() }()
+	files, err := recordFiles(root, iqn, p, iface)
+	if err != nil {
+		return nil, fmt.Errorf("node database %s: %w", nodeDir, err)
+	}
+	var out []string
+	for _, f := range files {
+		b, err := root.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read node record %s/%s: %w", nodeDir, f, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			if ok && strings.TrimSpace(k) == "node.session.auth.username" && strings.TrimSpace(v) == marker {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeRecords writes a into the record files (relative to nodeDir).
+func writeRecords(nodeDir string, files []string, a nodeAuth) error {
 	root, err := os.OpenRoot(nodeDir)
 	if err != nil {
 		return fmt.Errorf("open node database %s: %w", nodeDir, err)
 	}
 	defer func() { _ = root.Close() }()
-	files, err := recordFiles(root, iqn, p, iface)
-	if err != nil {
-		return err
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("no node record for %s at %s in %s after iscsiadm created one", iqn, portalArg(p), nodeDir)
-	}
 	for _, f := range files {
 		if err := rewriteRecord(root, f, a.lines()); err != nil {
 			return fmt.Errorf("update node record %s/%s: %w", nodeDir, f, err)

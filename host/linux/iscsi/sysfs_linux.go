@@ -3,7 +3,9 @@
 package iscsiinit
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"os"
@@ -24,16 +26,26 @@ type DiskNumberFunc func(blockDeviceName string) (uint32, error)
 // DiskSeqNumber is the default DiskNumberFunc: the device's diskseq
 // (/sys/block/<name>/diskseq, Linux 5.15+), a number the kernel never
 // reuses within one boot, as host/linux/blockdev numbers disks. blockdev
-// numbers disks without a diskseq, or with one of 2^31 or more, itself;
-// DiskSeqNumber cannot know those numbers and refuses such disks
-// (errdefs.ErrOutOfRange), so the daemon should pass blockdev's mapping
-// to New. sysfsRoot is normally "/sys".
+// numbers disks without a diskseq (kernels before 5.15, which reuse sdX
+// names and device numbers when a LUN comes back), or with one of 2^31 or
+// more, itself, from a table only it holds; DiskSeqNumber cannot know
+// those numbers and refuses such disks (errdefs.ErrFailedPrecondition
+// without diskseq, errdefs.ErrOutOfRange above 2^31), rather than
+// inventing numbers the disk group would not answer to. The daemon passes
+// blockdev's mapping to New, which numbers every disk. sysfsRoot is
+// normally "/sys".
 func DiskSeqNumber(sysfsRoot string) DiskNumberFunc {
 	return func(name string) (uint32, error) {
 		if err := checkPathName("block device name", name); err != nil {
 			return 0, err
 		}
 		b, err := os.ReadFile(filepath.Join(sysfsRoot, "block", name, "diskseq"))
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, derr := os.Stat(filepath.Join(sysfsRoot, "block", name)); derr == nil {
+				return 0, errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %s has no diskseq (a kernel before 5.15): only the disk group can number it, and the iSCSI backend was built without its numbering (iscsiinit.New with a nil DiskNumberFunc)", name)
+			}
+			return 0, errdefs.Errorf(errdefs.ErrNotFound, "disk %s is gone", name)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("diskseq of %s: %w", name, err)
 		}

@@ -30,6 +30,9 @@ rec discoverydb_delete -m discoverydb -t sendtargets -p $P -o delete
 rec discoverydb_delete_missing -m discoverydb -t sendtargets -p $P -o delete
 rec node_new -m node -T $IQN -p $P -I default -o new
 cp "/etc/iscsi/nodes/$IQN/127.0.0.1,3260" node_record_file
+rec node_update_startup -m node -T $IQN -p $P -I default -o update -n node.startup -v manual
+rec node_update_locate -m node -T $IQN -p $P -I default -o update -n node.session.auth.username -v csi-node-proxy-locate-0123456789abcdef
+cp "/etc/iscsi/nodes/$IQN/127.0.0.1,3260" node_record_file_after_locate
 rec node_login_iscsid_down -m node -T $IQN -p $P -I default --login
 rec node_logout_no_session -m node -T $IQN -p $P -I default --logout
 rec node_delete -m node -T $IQN -p $P -I default -o delete
