@@ -41,9 +41,9 @@ func newLinux(cfg Config) (Set, error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("linux SMB backend: %w", err)
 	}
-	// Disk numbers of iSCSI LUNs follow the block backend's scheme (the
-	// kernel's diskseq), which is the initiator's default.
-	initiator, err := iscsiinit.New(iscsiinit.Config{}, nil)
+	// Disk numbers of iSCSI LUNs are the block backend's: its diskseq, or
+	// the number it keeps for a disk without one (kernels before 5.15).
+	initiator, err := iscsiinit.New(iscsiinit.Config{}, blocks.DiskNumberOf)
 	if err != nil {
 		return Set{}, fmt.Errorf("linux iSCSI backend: %w", err)
 	}

@@ -425,6 +425,25 @@ func (b *Backend) number(d sysDisk) uint32 {
 	return n
 }
 
+// DiskNumberOf returns the number the disk group gives the block device
+// name ("sdb"): its diskseq, or the number this backend keeps for a disk
+// without one. The iSCSI backend numbers its LUNs' disks with it, so that
+// GetTargetDisks names the disks the disk group answers to on every
+// kernel, 5.15 or not. A device the backend does not manage (filtered out,
+// or gone) is errdefs.ErrNotFound.
+func (b *Backend) DiskNumberOf(name string) (uint32, error) {
+	s, err := b.scanSysfs()
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range s.disks {
+		if d.name == name {
+			return d.number, nil
+		}
+	}
+	return 0, errdefs.Errorf(errdefs.ErrNotFound, "block device %q is not a disk of this node (disks matching %v)", name, b.cfg.DiskFilter)
+}
+
 // mountRoots returns the mount roots plus the resolved form of each that
 // is (or lies below) a symlink, such as /var/lib/kubelet linked to
 // /data/kubelet: the mount table records resolved paths.

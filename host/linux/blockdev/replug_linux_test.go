@@ -51,3 +51,28 @@ func TestReplugWithoutDiskseq(t *testing.T) {
 	_, err = b.DiskSize(ctx, old)
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
 }
+
+// TestDiskNumberOfFollowsTheDiskGroup: the iSCSI backend numbers its LUNs'
+// disks with DiskNumberOf, so it must give the disk group's number, with
+// diskseq and without (a kernel before 5.15), and NotFound for a device the
+// backend does not manage.
+func TestDiskNumberOfFollowsTheDiskGroup(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	if err := os.Remove(filepath.Join(fx.sysfs, "block", "vdb", "diskseq")); err != nil {
+		t.Fatal(err)
+	}
+	b := fx.backend(t, Config{DiskFilter: []string{"vdb"}})
+	ids, err := b.ListDiskIDs(ctx)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("ListDiskIDs = %v, %v", ids, err)
+	}
+	for want := range ids {
+		got, err := b.DiskNumberOf("vdb")
+		if err != nil || got != want {
+			t.Errorf("DiskNumberOf(vdb) = %d, %v; the disk group calls it %d", got, err, want)
+		}
+	}
+	_, err = b.DiskNumberOf("vdz")
+	wantErr(t, err, errdefs.ErrNotFound, "is not a disk of this node")
+}
