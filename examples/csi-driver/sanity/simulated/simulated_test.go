@@ -101,14 +101,14 @@ func TestSanity(t *testing.T) {
 		t.Errorf("%d csi-sanity specs failed", c.Failed)
 	}
 	// Everything csi-sanity created is gone: no volume left mounted, no
-	// disk but the system disk.
+	// disk but those the simulated host started with.
 	for _, v := range sim.ListVolumes() {
 		if len(v.MountPoints) > 0 && v.DriveLetter == "" {
 			t.Errorf("volume %s still mounted at %v", v.ID, v.MountPoints)
 		}
 	}
 	for _, dk := range sim.ListDisks() {
-		if !dk.System {
+		if !before[dk.Number] {
 			t.Errorf("disk %d (serial %q) left behind", dk.Number, dk.Serial)
 		}
 	}
