@@ -55,3 +55,5 @@ require (
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+tool github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy
