@@ -60,6 +60,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
 	GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	cd client && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	cd client && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	cd examples/csi-driver && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt'ed.
@@ -118,6 +119,10 @@ test-windows: ## Run the Windows build of the tests under Wine (installs Wine if
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
 	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+.PHONY: csi-sanity
+csi-sanity: ## csi-sanity against the example CSI driver (separate module): as root through the daemon and in library mode on loop disks, and on the simulated host.
+	cd examples/csi-driver && $(GO) vet ./... && $(GO) test -count=1 -p 1 ./...
 
 .PHONY: admission
 admission: ## Evaluate the admission policy's CEL against realistic pods (separate module).
@@ -194,7 +199,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers admission test-windows manifests image-test ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
