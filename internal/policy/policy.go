@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
@@ -135,15 +136,39 @@ var (
 )
 
 // Parse reads and validates a policy file. Unknown or duplicate keys are
-// errors, so a misspelt field cannot silently widen or narrow a rule; so
-// are rules that could never match and every other mistake Validate finds.
-// Every problem is reported at once.
+// errors, and keys match their field case-sensitively, so a misspelt or
+// case-variant field cannot silently widen or narrow a rule: encoding/json
+// (behind sigs.k8s.io/yaml's UnmarshalStrict) matches keys without case,
+// so "pathRoots: [/a]" then "pathroots: [/]" used to widen the rule to
+// "/". The YAML is converted to JSON refusing duplicate YAML keys, then
+// decoded with sigs.k8s.io/json's strict, case-sensitive decoder, as the
+// Kubernetes API server decodes objects. Rules that could never match and
+// every other mistake Compile finds are errors too. Every problem is
+// reported at once.
 func Parse(data []byte, o Options) (*Policy, error) {
-	var f File
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	f, err := decodeStrict(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse policy: %w", err)
 	}
 	return Compile(f, o)
+}
+
+// decodeStrict decodes a policy file, refusing duplicate, unknown and
+// case-variant keys.
+func decodeStrict(data []byte) (File, error) {
+	var f File
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return f, err
+	}
+	strict, err := kjson.UnmarshalStrict(j, &f)
+	if err != nil {
+		return File{}, err
+	}
+	if len(strict) > 0 {
+		return File{}, errors.Join(strict...)
+	}
+	return f, nil
 }
 
 // Compile validates f and returns the policy it describes.
