@@ -146,6 +146,9 @@ type AuthInfo struct {
 	credentials.CommonAuthInfo
 	// Caller is who opened the connection.
 	Caller Caller
+	// process is the handle on the connecting process taken at connect,
+	// for Exited; nil when there is none.
+	process *process
 }
 
 // AuthType implements credentials.AuthInfo.
@@ -174,11 +177,21 @@ func NewCredentials(o Options) *Credentials { return &Credentials{opts: o} }
 // ServerHandshake identifies the process on the other end of conn and
 // returns conn unchanged with an AuthInfo carrying it. It never fails:
 // what cannot be learned is left out and explained in Caller.Incomplete.
+//
+// The handle on the connecting process stays with the connection (the
+// returned conn closes it), so that each call can check, with
+// CheckAlive, that the process that connected still runs.
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, AuthInfo{
+	caller, proc := identify(conn, c.opts)
+	ai := AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
-		Caller:         Identify(conn, c.opts),
-	}, nil
+		Caller:         caller,
+		process:        proc,
+	}
+	if proc == nil {
+		return conn, ai, nil
+	}
+	return &identifiedConn{Conn: conn, process: proc}, ai, nil
 }
 
 // ClientHandshake is not supported: these credentials are for the server.
@@ -206,7 +219,9 @@ func (c *Credentials) OverrideServerName(string) error { return nil }
 // with a NetConn() net.Conn method, as the server's connection tracking
 // does.
 func Identify(conn net.Conn, o Options) Caller {
-	return identify(unwrap(conn), o)
+	c, p := identify(conn, o)
+	p.close()
+	return c
 }
 
 // unwrap peels wrappers that expose the connection underneath.

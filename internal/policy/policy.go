@@ -524,3 +524,29 @@ next:
 	}
 	return ""
 }
+
+// ProcessSelectors lists, as "rule <name>: <field>", every selector field
+// of the policy that only matches when the daemon can read the caller's
+// process (its supplementary groups, container or pod): gids,
+// containerIDs, podUIDs. uids come from the kernel with the connection and
+// need nothing more. The daemon warns at start when it names any of these
+// and cannot see its callers' processes (identity.CheckVisibility).
+func (p *Policy) ProcessSelectors() []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range p.rules {
+		for _, s := range r.Callers {
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"gids", len(s.GIDs) > 0}, {"containerIDs", len(s.ContainerIDs) > 0}, {"podUIDs", len(s.PodUIDs) > 0}} {
+				if f.set && !slices.Contains(out, "rule "+r.Name+": "+f.name) {
+					out = append(out, "rule "+r.Name+": "+f.name)
+				}
+			}
+		}
+	}
+	return out
+}
