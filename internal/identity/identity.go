@@ -37,9 +37,12 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
 
 // Caller is what the daemon knows about the process that opened a
@@ -159,7 +162,21 @@ type Options struct {
 	// ProcRoot is where procfs is mounted (Linux); "" means /proc. Tests
 	// point it at a fixture tree.
 	ProcRoot string
+	// MaxIdentifying bounds the connections being identified at once;
+	// 0 means DefaultMaxIdentifying. Identifying a Windows caller walks
+	// the system's handle table, so a flood of connections must not start
+	// as many walks: a connection that finds no free slot within
+	// IdentifyWait is refused.
+	MaxIdentifying int
 }
+
+// DefaultMaxIdentifying is Options.MaxIdentifying's default: far more
+// than the node plugins of one node open at once.
+const DefaultMaxIdentifying = 32
+
+// IdentifyWait is how long a new connection waits for a free
+// identification slot before it is refused.
+const IdentifyWait = 2 * time.Second
 
 // Credentials identifies the peer of every connection the server accepts
 // and otherwise leaves the connection as it is: the endpoints speak plain
@@ -167,12 +184,27 @@ type Options struct {
 // endpoint's own (socket mode, pipe security descriptor).
 type Credentials struct {
 	opts Options
+	// slots holds one token per connection being identified.
+	slots chan struct{}
+	// identify and wait are identify and IdentifyWait, replaced by tests.
+	identify func(net.Conn, Options) (Caller, *process)
+	wait     time.Duration
 }
 
 var _ credentials.TransportCredentials = (*Credentials)(nil)
 
 // NewCredentials returns server credentials that identify callers.
-func NewCredentials(o Options) *Credentials { return &Credentials{opts: o} }
+func NewCredentials(o Options) *Credentials {
+	n := o.MaxIdentifying
+	if n <= 0 {
+		n = DefaultMaxIdentifying
+	}
+	return &Credentials{opts: o, slots: make(chan struct{}, n), identify: identify, wait: IdentifyWait}
+}
+
+// ErrTooManyConnections refuses a connection while MaxIdentifying others
+// are being identified.
+var ErrTooManyConnections = fmt.Errorf("too many connections are being identified at once: %w", errdefs.ErrUnavailable)
 
 // ServerHandshake identifies the process on the other end of conn and
 // returns conn unchanged with an AuthInfo carrying it. It never fails:
@@ -181,8 +213,20 @@ func NewCredentials(o Options) *Credentials { return &Credentials{opts: o} }
 // The handle on the connecting process stays with the connection (the
 // returned conn closes it), so that each call can check, with
 // CheckAlive, that the process that connected still runs.
+//
+// At most Options.MaxIdentifying connections are identified at once; a
+// connection that finds no free slot within IdentifyWait is refused with
+// an error wrapping ErrTooManyConnections (gRPC closes it).
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	caller, proc := identify(conn, c.opts)
+	t := time.NewTimer(c.wait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+	case <-t.C:
+		return nil, nil, ErrTooManyConnections
+	}
+	caller, proc := c.identify(conn, c.opts)
+	<-c.slots
 	ai := AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
 		Caller:         caller,
