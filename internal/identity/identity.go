@@ -52,6 +52,14 @@ type Caller struct {
 	// sees it; 0 when unknown (for example a process in a PID namespace
 	// the daemon cannot see into).
 	PID int
+	// Executable is the path of the caller's program, as the kernel
+	// reports it (/proc/<pid>/exe; the image name on Windows); "" when
+	// unknown. For audit records: a process can exec anything, so no rule
+	// selects by it.
+	Executable string
+	// StartTime is when the caller's process started; zero when unknown.
+	// With PID it names the process uniquely in audit records.
+	StartTime time.Time
 	// HasUnixIDs tells whether UID and GID are known (Unix sockets only).
 	HasUnixIDs bool
 	// UID and GID are the effective user and group IDs of the process when

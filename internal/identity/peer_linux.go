@@ -6,7 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +58,13 @@ func identify(conn net.Conn, o Options) (Caller, *process) {
 		return c, proc
 	}
 	p, err := ReadProcess(o.procRoot(), c.PID, c.UID)
+	var exe string
+	if err == nil {
+		// Before the liveness check below, which vouches for it too. It
+		// needs ptrace read access to another user's process, which the
+		// unit does not grant: then it stays unknown.
+		exe, _ = os.Readlink(filepath.Join(o.procRoot(), strconv.Itoa(c.PID), "exe"))
+	}
 	if err == nil && proc != nil {
 		// Alive now means it was alive throughout: its PID was never
 		// free for another process, so /proc described it. The pidfd is
@@ -80,6 +92,8 @@ func identify(conn net.Conn, o Options) (Caller, *process) {
 		return c, proc
 	}
 	c.Groups = p.Groups
+	c.Executable = exe
+	c.StartTime = startTime(o.procRoot(), p.StartTime)
 	c.ContainerID, c.PodUID, c.Runtime = p.Container.ID, p.Container.PodUID, p.Container.Runtime
 	if err != nil {
 		c.Incomplete = "cannot tell the caller's container: " + err.Error()
@@ -92,4 +106,28 @@ func (o Options) procRoot() string {
 		return "/proc"
 	}
 	return o.ProcRoot
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's start time: 100
+// on every Linux architecture (sysconf(_SC_CLK_TCK)).
+const clockTicks = 100
+
+// startTime converts a process start time in clock ticks after boot to
+// wall time, with the boot time (btime) of <procRoot>/stat; zero when that
+// cannot be read.
+func startTime(procRoot string, ticks uint64) time.Time {
+	b, err := os.ReadFile(filepath.Join(procRoot, "stat"))
+	if err != nil {
+		return time.Time{}
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}
+			}
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks)
+		}
+	}
+	return time.Time{}
 }

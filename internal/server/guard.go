@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // healthPrefix begins the full method names of the health service, which
@@ -72,6 +74,10 @@ func denyReason(d policy.Decision) string {
 	return metrics.DeniedPath
 }
 
+// maxRequestID bounds the client-chosen request ID an audit record
+// carries.
+const maxRequestID = 128
+
 // record starts the audit record of a call.
 func (g *guard) record(ctx context.Context, fullMethod string, req any, start time.Time) audit.Record {
 	c, _ := identity.FromContext(ctx)
@@ -83,6 +89,13 @@ func (g *guard) record(ctx context.Context, fullMethod string, req any, start ti
 	}
 	if !d.Allowed {
 		r.Decision = audit.Deny
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		// Client-chosen: kept only when short and printable, so it can
+		// neither bloat nor forge lines of the log.
+		if v := md.Get(audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
+			r.RequestID = v[0]
+		}
 	}
 	if m, ok := req.(proto.Message); ok {
 		r.Request = m
