@@ -78,6 +78,16 @@ const (
 	Deny  = "deny"
 )
 
+// SchemaVersion is the "schema" of every record: readers tell record
+// layouts apart by it. v2 added schema, node, request_id and the caller's
+// executable and start_time.
+const SchemaVersion = "csi-node-proxy.audit/v2"
+
+// RequestIDMetadata is the gRPC metadata key whose value a call's record
+// carries as request_id, so a driver's log line and the audit record of
+// its call can be joined.
+const RequestIDMetadata = "x-request-id"
+
 // Record is one audited call.
 type Record struct {
 	// ID names the call: its intent and outcome records share it. Intent
@@ -91,6 +101,9 @@ type Record struct {
 	Group, Version, Method string
 	// FullMethod is gRPC's name of the method, /v1.Disk/PartitionDisk.
 	FullMethod string
+	// RequestID is what the client sent as RequestIDMetadata; "" when
+	// nothing.
+	RequestID string
 	// Caller is who called.
 	Caller identity.Caller
 	// Decision is Allow or Deny; Rule is the allowing rule, Reason the
@@ -123,6 +136,9 @@ type Options struct {
 	// reported written survives a crash of the node, not only of the
 	// daemon. A failed fsync fails the record like a failed write.
 	Sync bool
+	// Node names the node in every record, so records collected from
+	// many nodes stay apart.
+	Node string
 }
 
 // Logger writes audit records. It is safe for concurrent use.
@@ -164,7 +180,9 @@ func Open(dest string, o Options) (*Logger, error) {
 func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w} }
 
 func openFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a symbolic link planted at the path would have the
+	// daemon append to (and create) whatever file it points at.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -367,7 +385,10 @@ func (closedWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 
 // line is a record as written.
 type line struct {
+	Schema     string          `json:"schema"`
+	Node       string          `json:"node,omitempty"`
 	ID         string          `json:"id"`
+	RequestID  string          `json:"request_id,omitempty"`
 	Phase      string          `json:"phase"`
 	Time       string          `json:"time"`
 	Endpoint   string          `json:"endpoint"`
@@ -390,6 +411,8 @@ type line struct {
 // the Unix IDs only appear when known, so uid 0 always means root.
 type caller struct {
 	PID              int      `json:"pid,omitempty"`
+	Executable       string   `json:"executable,omitempty"`
+	StartTime        string   `json:"start_time,omitempty"`
 	UID              *uint32  `json:"uid,omitempty"`
 	GID              *uint32  `json:"gid,omitempty"`
 	Groups           []uint32 `json:"groups,omitempty"`
@@ -409,6 +432,9 @@ var requestJSON = protojson.MarshalOptions{UseProtoNames: true}
 func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 	c := r.Caller
 	out := line{
+		Schema:     SchemaVersion,
+		Node:       l.opts.Node,
+		RequestID:  r.RequestID,
 		ID:         r.ID,
 		Phase:      phase,
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
@@ -419,7 +445,7 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 		FullMethod: r.FullMethod,
 		Kind:       Classify(r.Method).String(),
 		Caller: caller{
-			PID: c.PID, Groups: c.Groups, ContainerID: c.ContainerID, PodUID: c.PodUID, Runtime: c.Runtime,
+			PID: c.PID, Executable: c.Executable, Groups: c.Groups, ContainerID: c.ContainerID, PodUID: c.PodUID, Runtime: c.Runtime,
 			WindowsSID: c.WindowsSID, WindowsAccount: c.WindowsAccount, WindowsGroupSIDs: c.WindowsGroupSIDs,
 			Incomplete: c.Incomplete,
 		},
@@ -430,6 +456,9 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 	if phase != PhaseIntent {
 		ms := float64(r.Duration.Microseconds()) / 1000
 		out.Code, out.Message, out.DurationMS = r.Code.String(), r.Message, &ms
+	}
+	if !c.StartTime.IsZero() {
+		out.Caller.StartTime = c.StartTime.UTC().Format(time.RFC3339Nano)
 	}
 	if c.HasUnixIDs {
 		uid, gid := c.UID, c.GID

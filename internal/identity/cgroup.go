@@ -53,7 +53,11 @@ var runtimes = map[string]string{"cri-containerd": "containerd", "crio": "crio",
 // its own:
 //
 //   - cgroupfs driver: /kubepods[/burstable|/besteffort]/pod<uid>/<id>, with
-//     <id> or crio-<id> as the container;
+//     <id> or crio-<id> as the container, also below a kubelet
+//     --cgroup-root of one plain top-level name (/kube/kubepods/...; not a
+//     systemd unit's, whose subtrees may be delegated to users);
+//   - kind on cgroup v1: any of these below the node container's
+//     /docker/<node-id>/ (/docker/<node-id>/kubelet/kubepods/...);
 //   - systemd driver: a chain of slices from the root down to
 //     ...-pod<uid_with_underscores>.slice, each slice named after its parent
 //     as systemd requires (kubepods.slice/kubepods-burstable.slice/
@@ -114,10 +118,23 @@ func parseCgroupPath(path string) Container {
 	switch {
 	case segs[0] == "kubepods":
 		return parseCgroupfs(segs[1:])
+	case segs[1] == "kubepods" && cgroupRoot(segs[0]):
+		// kubelet --cgroup-root=/<name> under cgroupfs.
+		return parseCgroupfs(segs[2:])
 	case segs[0] == "docker":
-		if hex64.MatchString(segs[1]) {
-			return Container{ID: segs[1], Runtime: "docker"}
+		if !hex64.MatchString(segs[1]) {
+			break
 		}
+		// kind on cgroup v1: the node is a Docker container and its
+		// pods' cgroups lie below it (/docker/<node>/kubelet/kubepods/
+		// ...). Creating cgroups there takes a privileged container,
+		// which is root on the node anyway.
+		if len(segs) > 2 {
+			if c := parseCgroupPath("/" + strings.Join(segs[2:], "/")); c.PodUID != "" {
+				return c
+			}
+		}
+		return Container{ID: segs[1], Runtime: "docker"}
 	case segs[0] == "system.slice":
 		if m := scope.FindStringSubmatch(segs[1]); m != nil && m[1] == "docker" {
 			return Container{ID: m[2], Runtime: "docker"}
@@ -126,6 +143,14 @@ func parseCgroupPath(path string) Container {
 		return parseSystemd(segs)
 	}
 	return Container{}
+}
+
+// cgroupRoot tells whether a top-level cgroup name can be a kubelet's
+// --cgroup-root under cgroupfs: a plain name, not a systemd unit (whose
+// subtrees systemd may delegate to users) nor docker (containers).
+func cgroupRoot(name string) bool {
+	return name != "docker" && name != "kubepods" && !strings.HasSuffix(name, ".slice") &&
+		!strings.HasSuffix(name, ".scope") && !strings.HasSuffix(name, ".service")
 }
 
 // parseCgroupfs reads what follows /kubepods: an optional QoS class, the

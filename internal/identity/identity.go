@@ -37,9 +37,12 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
 
 // Caller is what the daemon knows about the process that opened a
@@ -49,6 +52,14 @@ type Caller struct {
 	// sees it; 0 when unknown (for example a process in a PID namespace
 	// the daemon cannot see into).
 	PID int
+	// Executable is the path of the caller's program, as the kernel
+	// reports it (/proc/<pid>/exe; the image name on Windows); "" when
+	// unknown. For audit records: a process can exec anything, so no rule
+	// selects by it.
+	Executable string
+	// StartTime is when the caller's process started; zero when unknown.
+	// With PID it names the process uniquely in audit records.
+	StartTime time.Time
 	// HasUnixIDs tells whether UID and GID are known (Unix sockets only).
 	HasUnixIDs bool
 	// UID and GID are the effective user and group IDs of the process when
@@ -146,6 +157,9 @@ type AuthInfo struct {
 	credentials.CommonAuthInfo
 	// Caller is who opened the connection.
 	Caller Caller
+	// process is the handle on the connecting process taken at connect,
+	// for Exited; nil when there is none.
+	process *process
 }
 
 // AuthType implements credentials.AuthInfo.
@@ -156,7 +170,21 @@ type Options struct {
 	// ProcRoot is where procfs is mounted (Linux); "" means /proc. Tests
 	// point it at a fixture tree.
 	ProcRoot string
+	// MaxIdentifying bounds the connections being identified at once;
+	// 0 means DefaultMaxIdentifying. Identifying a Windows caller walks
+	// the system's handle table, so a flood of connections must not start
+	// as many walks: a connection that finds no free slot within
+	// IdentifyWait is refused.
+	MaxIdentifying int
 }
+
+// DefaultMaxIdentifying is Options.MaxIdentifying's default: far more
+// than the node plugins of one node open at once.
+const DefaultMaxIdentifying = 32
+
+// IdentifyWait is how long a new connection waits for a free
+// identification slot before it is refused.
+const IdentifyWait = 2 * time.Second
 
 // Credentials identifies the peer of every connection the server accepts
 // and otherwise leaves the connection as it is: the endpoints speak plain
@@ -164,21 +192,58 @@ type Options struct {
 // endpoint's own (socket mode, pipe security descriptor).
 type Credentials struct {
 	opts Options
+	// slots holds one token per connection being identified.
+	slots chan struct{}
+	// identify and wait are identify and IdentifyWait, replaced by tests.
+	identify func(net.Conn, Options) (Caller, *process)
+	wait     time.Duration
 }
 
 var _ credentials.TransportCredentials = (*Credentials)(nil)
 
 // NewCredentials returns server credentials that identify callers.
-func NewCredentials(o Options) *Credentials { return &Credentials{opts: o} }
+func NewCredentials(o Options) *Credentials {
+	n := o.MaxIdentifying
+	if n <= 0 {
+		n = DefaultMaxIdentifying
+	}
+	return &Credentials{opts: o, slots: make(chan struct{}, n), identify: identify, wait: IdentifyWait}
+}
+
+// ErrTooManyConnections refuses a connection while MaxIdentifying others
+// are being identified.
+var ErrTooManyConnections = fmt.Errorf("too many connections are being identified at once: %w", errdefs.ErrUnavailable)
 
 // ServerHandshake identifies the process on the other end of conn and
 // returns conn unchanged with an AuthInfo carrying it. It never fails:
 // what cannot be learned is left out and explained in Caller.Incomplete.
+//
+// The handle on the connecting process stays with the connection (the
+// returned conn closes it), so that each call can check, with
+// CheckAlive, that the process that connected still runs.
+//
+// At most Options.MaxIdentifying connections are identified at once; a
+// connection that finds no free slot within IdentifyWait is refused with
+// an error wrapping ErrTooManyConnections (gRPC closes it).
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, AuthInfo{
+	t := time.NewTimer(c.wait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+	case <-t.C:
+		return nil, nil, ErrTooManyConnections
+	}
+	caller, proc := c.identify(conn, c.opts)
+	<-c.slots
+	ai := AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
-		Caller:         Identify(conn, c.opts),
-	}, nil
+		Caller:         caller,
+		process:        proc,
+	}
+	if proc == nil {
+		return conn, ai, nil
+	}
+	return &identifiedConn{Conn: conn, process: proc}, ai, nil
 }
 
 // ClientHandshake is not supported: these credentials are for the server.
@@ -206,7 +271,9 @@ func (c *Credentials) OverrideServerName(string) error { return nil }
 // with a NetConn() net.Conn method, as the server's connection tracking
 // does.
 func Identify(conn net.Conn, o Options) Caller {
-	return identify(unwrap(conn), o)
+	c, p := identify(conn, o)
+	p.close()
+	return c
 }
 
 // unwrap peels wrappers that expose the connection underneath.

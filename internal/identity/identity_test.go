@@ -33,6 +33,13 @@ func TestParseCgroupFixtures(t *testing.T) {
 		{"v2-systemd-kind.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
 		{"v2-systemd-crio.txt", Container{ID: cid, PodUID: pod, Runtime: "crio"}, ""},
 		{"v2-static-pod.txt", Container{ID: cid, PodUID: static, Runtime: "containerd"}, ""},
+		// kubelet --cgroup-root=/kube under cgroupfs.
+		{"v2-cgroupfs-cgroup-root.txt", Container{ID: cid, PodUID: pod}, ""},
+		// kind on cgroup v1: the node is a Docker container, its kubelet
+		// runs with --cgroup-root=/kubelet under cgroupfs.
+		{"v1-kind-cgroupfs.txt", Container{ID: cid, PodUID: pod}, ""},
+		// A cgroup root named like a systemd slice is no cgroupfs root.
+		{"forged-cgroup-root-slice.txt", Container{}, ""},
 		{"docker-systemd.txt", Container{ID: cid, Runtime: "docker"}, ""},
 		{"docker-cgroupfs.txt", Container{ID: cid, Runtime: "docker"}, ""},
 		// Not containers.

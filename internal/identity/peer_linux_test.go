@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // wrapped hides the connection's type, as the server's tracking wrapper
@@ -60,6 +61,13 @@ func TestIdentifyUnixPeer(t *testing.T) {
 	}
 	if c.ContainerID != "" && len(c.ContainerID) != 64 {
 		t.Errorf("container ID %q", c.ContainerID)
+	}
+	// The executable and start time name the process in audit records.
+	if self, err := os.Executable(); err != nil || c.Executable != self {
+		t.Errorf("executable %q, want %q (%v)", c.Executable, self, err)
+	}
+	if age := time.Since(c.StartTime); c.StartTime.IsZero() || age < 0 || age > time.Hour {
+		t.Errorf("start time %v, want when this test process started", c.StartTime)
 	}
 }
 

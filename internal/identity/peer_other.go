@@ -9,6 +9,6 @@ import (
 
 // identify knows nobody on this OS: the daemon serves here only for
 // development, and a policy that names callers denies everything.
-func identify(net.Conn, Options) Caller {
-	return Caller{Incomplete: "caller identification is not implemented on " + runtime.GOOS}
+func identify(net.Conn, Options) (Caller, *process) {
+	return Caller{Incomplete: "caller identification is not implemented on " + runtime.GOOS}, nil
 }

@@ -13,33 +13,40 @@ import (
 )
 
 // identify asks the pipe for its client's process, pins the process with a
-// handle, and reads its token and job.
-func identify(conn net.Conn, _ Options) Caller {
-	accepted := time.Now()
-	fc, ok := conn.(interface{ Fd() uintptr })
+// handle, and reads its token and job. The handle is returned for the
+// connection to keep (per-call liveness). The PID and time are the ones
+// the listener took when the client connected (transport's accepted
+// connection), when conn carries them: the PID is reused quickly on
+// Windows, so a process created after the connect is not the client.
+func identify(conn net.Conn, _ Options) (Caller, *process) {
+	pid, accepted, ok := connectedPeer(conn)
 	if !ok {
-		return Caller{Incomplete: fmt.Sprintf("a %T is not a named pipe", conn)}
-	}
-	var pid uint32
-	if err := windows.GetNamedPipeClientProcessId(windows.Handle(fc.Fd()), &pid); err != nil {
-		return Caller{Incomplete: "no client process ID: " + err.Error()}
+		fc, isPipe := unwrap(conn).(interface{ Fd() uintptr })
+		if !isPipe {
+			return Caller{Incomplete: fmt.Sprintf("a %T is not a named pipe", unwrap(conn))}, nil
+		}
+		accepted = time.Now()
+		if err := windows.GetNamedPipeClientProcessId(windows.Handle(fc.Fd()), &pid); err != nil {
+			return Caller{Incomplete: "no client process ID: " + err.Error()}, nil
+		}
 	}
 	// 0 is the idle process and 4 the System process: neither opens
 	// pipes, and a remote client shows up with a made-up PID.
 	if pid == 0 || pid == 4 {
-		return Caller{Incomplete: fmt.Sprintf("implausible client process ID %d", pid)}
+		return Caller{Incomplete: fmt.Sprintf("implausible client process ID %d", pid)}, nil
 	}
 	c := Caller{PID: int(pid)}
-	proc, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	proc, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, pid)
 	if err != nil {
 		c.Incomplete = "cannot open the client process: " + err.Error()
-		return c
+		return c, nil
 	}
-	defer windows.CloseHandle(proc) //nolint:errcheck // our own query handle; nothing to report
 	if err := checkSameProcess(proc, pid, accepted); err != nil {
+		_ = windows.CloseHandle(proc) // not the client's; nothing to report
 		c.Incomplete = err.Error()
-		return c
+		return c, nil
 	}
+	held := &process{h: osProcess{h: proc}}
 	var problems []string
 	if err := readToken(proc, &c); err != nil {
 		problems = append(problems, "token: "+err.Error())
@@ -50,7 +57,25 @@ func identify(conn net.Conn, _ Options) Caller {
 	}
 	c.ContainerID = id
 	c.Incomplete = strings.Join(problems, "; ")
-	return c
+	return c, held
+}
+
+// connectedPeer finds, in conn or a connection it wraps, the client PID
+// and connect time the listener recorded when the client connected.
+func connectedPeer(conn net.Conn) (pid uint32, at time.Time, ok bool) {
+	for range 16 {
+		if cp, is := conn.(interface {
+			ClientProcessID() (uint32, time.Time, bool)
+		}); is {
+			return cp.ClientProcessID()
+		}
+		u, is := conn.(interface{ NetConn() net.Conn })
+		if !is || u.NetConn() == nil || u.NetConn() == conn {
+			return 0, time.Time{}, false
+		}
+		conn = u.NetConn()
+	}
+	return 0, time.Time{}, false
 }
 
 // checkSameProcess makes sure the opened process is the pipe's client: it

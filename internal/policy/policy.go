@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
@@ -135,15 +136,39 @@ var (
 )
 
 // Parse reads and validates a policy file. Unknown or duplicate keys are
-// errors, so a misspelt field cannot silently widen or narrow a rule; so
-// are rules that could never match and every other mistake Validate finds.
-// Every problem is reported at once.
+// errors, and keys match their field case-sensitively, so a misspelt or
+// case-variant field cannot silently widen or narrow a rule: encoding/json
+// (behind sigs.k8s.io/yaml's UnmarshalStrict) matches keys without case,
+// so "pathRoots: [/a]" then "pathroots: [/]" used to widen the rule to
+// "/". The YAML is converted to JSON refusing duplicate YAML keys, then
+// decoded with sigs.k8s.io/json's strict, case-sensitive decoder, as the
+// Kubernetes API server decodes objects. Rules that could never match and
+// every other mistake Compile finds are errors too. Every problem is
+// reported at once.
 func Parse(data []byte, o Options) (*Policy, error) {
-	var f File
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	f, err := decodeStrict(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse policy: %w", err)
 	}
 	return Compile(f, o)
+}
+
+// decodeStrict decodes a policy file, refusing duplicate, unknown and
+// case-variant keys.
+func decodeStrict(data []byte) (File, error) {
+	var f File
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return f, err
+	}
+	strict, err := kjson.UnmarshalStrict(j, &f)
+	if err != nil {
+		return File{}, err
+	}
+	if len(strict) > 0 {
+		return File{}, errors.Join(strict...)
+	}
+	return f, nil
 }
 
 // Compile validates f and returns the policy it describes.
@@ -498,4 +523,30 @@ next:
 		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Name, f.Value, r.roots, r.Name)
 	}
 	return ""
+}
+
+// ProcessSelectors lists, as "rule <name>: <field>", every selector field
+// of the policy that only matches when the daemon can read the caller's
+// process (its supplementary groups, container or pod): gids,
+// containerIDs, podUIDs. uids come from the kernel with the connection and
+// need nothing more. The daemon warns at start when it names any of these
+// and cannot see its callers' processes (identity.CheckVisibility).
+func (p *Policy) ProcessSelectors() []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range p.rules {
+		for _, s := range r.Callers {
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"gids", len(s.GIDs) > 0}, {"containerIDs", len(s.ContainerIDs) > 0}, {"podUIDs", len(s.PodUIDs) > 0}} {
+				if f.set && !slices.Contains(out, "rule "+r.Name+": "+f.name) {
+					out = append(out, "rule "+r.Name+": "+f.name)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 )
 
 // healthPrefix begins the full method names of the health service, which
@@ -72,6 +74,10 @@ func denyReason(d policy.Decision) string {
 	return metrics.DeniedPath
 }
 
+// maxRequestID bounds the client-chosen request ID an audit record
+// carries.
+const maxRequestID = 128
+
 // record starts the audit record of a call.
 func (g *guard) record(ctx context.Context, fullMethod string, req any, start time.Time) audit.Record {
 	c, _ := identity.FromContext(ctx)
@@ -83,6 +89,13 @@ func (g *guard) record(ctx context.Context, fullMethod string, req any, start ti
 	}
 	if !d.Allowed {
 		r.Decision = audit.Deny
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		// Client-chosen: kept only when short and printable, so it can
+		// neither bloat nor forge lines of the log.
+		if v := md.Get(audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
+			r.RequestID = v[0]
+		}
 	}
 	if m, ok := req.(proto.Message); ok {
 		r.Request = m
@@ -100,6 +113,11 @@ func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context
 	}
 	msg, _ := req.(proto.Message)
 	call := policy.Call{Caller: c, Group: g.api.Group, Version: g.api.Version, Method: methodName(fullMethod), Request: msg}
+	if err := identity.CheckAlive(ctx); err != nil {
+		// The identity was taken from a process that is gone: whoever
+		// holds the connection now was never identified.
+		return g.refuseGone(ctx, fullMethod, req, call, err)
+	}
 	d := g.policy.Decide(call)
 	ctx = context.WithValue(ctx, decisionKey{}, d)
 	if d.Allowed {
@@ -116,9 +134,27 @@ func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context
 	return ctx, err
 }
 
+// refuseGone refuses a call whose connection's connecting process has
+// exited (identity.CheckAlive) with codes.Unauthenticated, logs it, and
+// audits it as a denial, with or without a policy.
+func (g *guard) refuseGone(ctx context.Context, fullMethod string, req any, call policy.Call, gone error) (context.Context, error) {
+	d := policy.Decision{Reason: gone.Error()}
+	ctx = context.WithValue(ctx, decisionKey{}, d)
+	err := status.Errorf(codes.Unauthenticated, "caller %s may not call %s.%s: %v", call.Caller, call.Group, call.Method, gone)
+	klog.InfoS("call refused: the connecting process is gone", "endpoint", g.endpoint, "method", fullMethod, "caller", call.Caller.String(), "reason", d.Reason)
+	if g.audit.Wants(call.Method, true) {
+		r := g.record(ctx, fullMethod, req, time.Now())
+		r.Code, r.Message = codes.Unauthenticated, status.Convert(err).Message()
+		_ = g.audit.Log(r) // a failure is logged and counted by Log; the call is refused anyway
+	}
+	return ctx, err
+}
+
 // authorize identifies the caller of each call, puts it in the context
-// for everything below, and refuses the call with codes.PermissionDenied
-// unless the policy allows it. Without a policy every call is allowed.
+// for everything below, refuses the call with codes.Unauthenticated when
+// the process that opened its connection has exited (the connection was
+// handed on), and with codes.PermissionDenied unless the policy allows
+// it. Without a policy every call of a live connection is allowed.
 func (g *guard) authorize(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx, err := g.decide(ctx, info.FullMethod, req)
 	if err != nil {

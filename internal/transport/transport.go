@@ -35,11 +35,15 @@ const (
 	// DefaultSocketMode lets the owner and group connect and nobody else:
 	// a node plugin gets access by running with the socket's group.
 	DefaultSocketMode fs.FileMode = 0o660
-	// DefaultPipeSDDL grants full access to BUILTIN\Administrators and
-	// LocalSystem only, protected from inheritance. Upstream's default DACL
-	// also lets Everyone and Anonymous read, which is more than a
-	// privileged storage proxy should allow.
-	DefaultPipeSDDL = "D:P(A;;GA;;;BA)(A;;GA;;;SY)"
+	// DefaultPipeSDDL denies every network logon (NU) and grants full
+	// access to BUILTIN\Administrators and LocalSystem only, protected
+	// from inheritance. Upstream's default DACL also lets Everyone and
+	// Anonymous read, which is more than a privileged storage proxy should
+	// allow. The deny comes first, as Windows evaluates deny entries
+	// before allows: an administrator's token from a network logon (SMB,
+	// WinRM) is refused even if the pipe were reachable remotely; go-winio
+	// also creates every pipe instance with PIPE_REJECT_REMOTE_CLIENTS.
+	DefaultPipeSDDL = "D:P(D;;GA;;;NU)(A;;GA;;;BA)(A;;GA;;;SY)"
 	// PipePrefix begins every named pipe path.
 	PipePrefix = `\\.\pipe\`
 	// SocketSuffix ends every Unix socket file name.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
@@ -42,8 +43,47 @@ func listen(ep Endpoint) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
 	connectOnce(path)
-	return l, nil
+	return &pipeListener{Listener: l}, nil
 }
+
+// pipeListener records, the moment a client connects, its process ID and
+// the time: Windows reuses PIDs quickly, so identification (package
+// identity) refuses a process created after this time, and the PID is the
+// one of the client that connected, not of whoever holds the pipe later.
+type pipeListener struct{ net.Listener }
+
+// Accept waits for a client and records its process ID and the time.
+func (l *pipeListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	pc := &pipeConn{Conn: c, at: time.Now()}
+	if fc, ok := c.(interface{ Fd() uintptr }); ok {
+		pc.pidErr = windows.GetNamedPipeClientProcessId(windows.Handle(fc.Fd()), &pc.pid)
+	} else {
+		pc.pidErr = fmt.Errorf("a %T is not a named pipe", c)
+	}
+	return pc, nil
+}
+
+// pipeConn is an accepted pipe connection with its client's process ID
+// and connect time.
+type pipeConn struct {
+	net.Conn
+	pid    uint32
+	pidErr error
+	at     time.Time
+}
+
+// ClientProcessID returns the client's process ID and the connect time;
+// ok is false when the pipe did not say.
+func (c *pipeConn) ClientProcessID() (pid uint32, at time.Time, ok bool) {
+	return c.pid, c.at, c.pidErr == nil
+}
+
+// NetConn returns the pipe connection underneath.
+func (c *pipeConn) NetConn() net.Conn { return c.Conn }
 
 // openClient opens a client handle to the pipe without asking for read or
 // write access and without letting the server impersonate the caller.

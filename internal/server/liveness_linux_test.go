@@ -1,0 +1,148 @@
+//go:build linux
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+)
+
+// passFDEnv, when set, makes the test binary connect to the socket it
+// names, send the connection over fd 3 (SCM_RIGHTS) and exit: a process
+// that opens a connection and hands it on before it goes.
+const passFDEnv = "CSI_NODE_PROXY_TEST_PASS_FD"
+
+// init runs the hand-on helper before TestMain: that TestMain is shared
+// with other tests, and this role needs nothing of it.
+func init() {
+	addr := os.Getenv(passFDEnv)
+	if addr == "" {
+		return
+	}
+	c, err := net.Dial("unix", addr)
+	if err != nil {
+		os.Exit(2)
+	}
+	f, err := c.(*net.UnixConn).File()
+	if err != nil {
+		os.Exit(3)
+	}
+	if err := unix.Sendmsg(3, []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0); err != nil {
+		os.Exit(4)
+	}
+	os.Exit(0)
+}
+
+// handedOnConn starts a helper that connects to addr, passes the
+// connection to this process and exits, and returns the connection once
+// the helper is gone.
+func handedOnConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, theirs := os.NewFile(uintptr(pair[0]), "mine"), os.NewFile(uintptr(pair[1]), "theirs")
+	t.Cleanup(func() { mine.Close(); theirs.Close() })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), passFDEnv+"="+addr)
+	cmd.ExtraFiles = []*os.File{theirs}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(pair[0], buf, oob, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("control messages %v: %v", msgs, err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("rights %v: %v", fds, err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "handed-on")
+	defer f.Close()
+	conn, err := net.FileConn(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// A connection whose connecting process has exited is refused on its
+// next call, although the process that now holds it is of the very user
+// the policy names; a connection whose process runs is served. The check
+// sits with the policy: without one, whoever can open the endpoint may
+// call everything anyway.
+func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
+	captureLogs(t, 0)
+	cfg := testConfig(t)
+	cfg.Policy = writePolicy(t, fmt.Sprintf("rules:\n- {name: me, callers: [{uids: [%d]}], allow: [{groups: [smb], methods: ['*']}]}\n", os.Geteuid()))
+	al, auditPath := openAudit(t, false)
+	cfg.Audit = al
+	f := &callerSmb{}
+	s := start(t, cfg, smbGroupAPI(f))
+	addr := s.Endpoints()[0].Address
+
+	call := func(conn net.Conn) error {
+		used := false
+		cc, err := grpc.NewClient(transport.Target(addr), grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
+			if used {
+				return nil, syscall.ECONNREFUSED
+			}
+			used = true
+			return conn, nil
+		}), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("localhost"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = smbv1.NewSmbClient(cc).NewSmbGlobalMapping(ctx, &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, LocalPath: "/mnt/x"})
+		return err
+	}
+
+	own, err := transport.Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call(own); err != nil {
+		t.Fatalf("a connection of this running process: %v", err)
+	}
+	err = call(handedOnConn(t, addr))
+	if st := status.Convert(err); st.Code() != codes.Unauthenticated || !strings.Contains(st.Message(), "has exited") {
+		t.Errorf("a connection whose process exited: %v, want Unauthenticated saying the process exited", err)
+	}
+	if f.calls != 1 {
+		t.Errorf("handler ran %d times, want once", f.calls)
+	}
+	recs := readAudit(t, auditPath)
+	if len(recs) != 2 || recs[1].Decision != "deny" || recs[1].Code != "Unauthenticated" || !strings.Contains(recs[1].Reason, "has exited") {
+		t.Errorf("audit records %+v, want the call and the refusal", recs)
+	}
+}
