@@ -431,28 +431,6 @@ func (b *Backend) growExt4(ctx context.Context, dev, mp string) error {
 	return nil
 }
 
-// checkExt runs e2fsck -p (preen: repair what is safe without asking;
-// what fsck -a runs for ext2/3/4) on an unmounted ext volume before it is
-// mounted, as k8s.io/mount-utils' FormatAndMount does before every mount
-// of a formatted volume: a journal is replayed and small inconsistencies
-// (left by a node that crashed) are repaired before the kernel sees them.
-// Like mount-utils, errors e2fsck could not correct (exit status 4, here
-// also with bits 1-2 set) stop the mount; a missing e2fsck, an
-// operational error (8 and up) or a timeout leave the decision to the
-// kernel's mount. XFS is not checked: mount-utils' fsck -a runs fsck.xfs,
-// which does nothing, because XFS replays its log when mounted.
-func (b *Backend) checkExt(ctx context.Context, dev string) error {
-	_, err := b.exec.Run(ctx, []string{"e2fsck", "-p", dev})
-	var ee *ExitError
-	if errors.As(err, &ee) && ee.Err == nil && ee.Code&4 != 0 && ee.Code < 8 {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "e2fsck found errors it could not correct on %s (exit status %d: %s); repair it with e2fsck -f before mounting", dev, ee.Code, ee.Stderr)
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	return nil
-}
-
 // fsckPassed tells whether e2fsck left a consistent filesystem: exit status
 // 0, 1 (errors found and corrected) or 2 (corrected; a reboot is asked for,
 // which only matters for a mounted root). 4 and up: errors remain, and the
