@@ -71,7 +71,7 @@ func (p Permissions) Validate() error {
 			return errdefs.Errorf(errdefs.ErrInvalidArgument, "SELinux context is %d bytes long, the limit is 255", len(c))
 		}
 		for _, r := range c {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:,-", r)) {
+			if !selinuxContextRune(r) {
 				return errdefs.Errorf(errdefs.ErrInvalidArgument, "SELinux context %q holds %q, which a context never does", c, r)
 			}
 		}
@@ -173,4 +173,10 @@ func lsmTokens(data string) []string {
 		}
 	}
 	return append(out, data[start:])
+}
+
+// selinuxContextRune tells whether r may appear in an SELinux context as
+// written in mount data: letters, digits and _ . : , -.
+func selinuxContextRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.:,-", r)
 }
