@@ -80,6 +80,12 @@ type Config struct {
 	// of known versions to <ClientDir>/zz_generated.versions.go (see
 	// client.go in this package). Empty generates no client side.
 	ClientDir string
+	// DiskIDPath is the import path of the package the adapters'
+	// //convgen:diskid conversions call: Parse(string) (uint32, error),
+	// Format(uint32) string and FormatKeys (see internal/adapter/diskid).
+	// ClientDiskIDPath is the client stubs' (Format, Parse, ParseKeys,
+	// FromInt64). Either is needed only where the directive is used.
+	DiskIDPath, ClientDiskIDPath string
 }
 
 // GeneratedFileName is the name of the generated file in each adapter
