@@ -37,7 +37,7 @@ type conv struct {
 
 func (c conv) funcName() string { return c.dir.prefix() + c.wire }
 
-// gen accumulates one adapter file.
+// gen accumulates one generated file (an adapter or a client stub).
 type gen struct {
 	cfg      Config
 	gv       *groupVersion
@@ -52,6 +52,7 @@ type gen struct {
 	requests map[conv]bool   // the conversions of an RPC's request or response that may fail
 	nested   map[conv]bool   // conversions called for a message's field
 	ignored  map[string]bool // //convgen:ignore names that matched a field
+	diskid   bool            // a //convgen:diskid conversion calls the diskid package
 	errs     []string
 }
 
@@ -93,26 +94,36 @@ func (g *gen) conversion(c conv) {
 		}
 		return
 	}
+	ps, errs := g.pairings(c, wire, model)
+	g.errs = append(g.errs, errs...)
 	var body bytes.Buffer
 	var unmatched, orphans []string // orphans: wire fields with no model field
-	for i := 0; i < wire.NumFields(); i++ {
-		wf := wire.Field(i)
-		if !wf.Exported() || strings.HasPrefix(wf.Name(), "XXX_") {
-			continue
-		}
-		if _, ok := g.hw.ignore[strings.ToLower(wf.Name())]; ok {
-			g.ignored[strings.ToLower(wf.Name())] = true
+	parses := false                 // a //convgen:diskid field is parsed: the function can fail
+	for _, p := range ps {
+		wf, mf := p.wf, p.mf
+		switch {
+		case p.ignored:
 			if c.dir == toModel {
 				fmt.Fprintf(&body, "\t// in.%s is dropped (//convgen:ignore).\n", wf.Name())
 			} else {
 				fmt.Fprintf(&body, "\t// out.%s stays empty (//convgen:ignore).\n", wf.Name())
 			}
 			continue
-		}
-		mf := fieldFold(model, wf.Name())
-		if mf == nil {
+		case p.d != nil && p.d.verb == "mapkeys":
+			body.WriteString(mapKeys(p, c.dir))
+			continue
+		case mf == nil:
 			unmatched = append(unmatched, fmt.Sprintf("%s has no counterpart", wf.Name()))
 			orphans = append(orphans, wf.Name())
+			continue
+		case p.d != nil && p.d.verb == "diskid":
+			code, fails, ok := g.diskID(p, c.dir)
+			if !ok {
+				g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s: //convgen:diskid %s: %s (%s) and %s (%s) are not a disk ID and a disk number", g.gv.group, g.gv.version, c.wire, p.d.text, wf.Name(), g.typeString(wf.Type()), mf.Name(), g.typeString(mf.Type())))
+				continue
+			}
+			parses = parses || fails
+			body.WriteString(code)
 			continue
 		}
 		var code string
@@ -127,6 +138,9 @@ func (g *gen) conversion(c conv) {
 			continue
 		}
 		body.WriteString(code)
+	}
+	if parses && !g.mayFail(c) {
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: %s: //convgen:diskid parses a field of a message whose conversion cannot fail (only an RPC's request or, in a client, response can); write %s", g.gv.group, g.gv.version, c.wire, g.signature(c, c.funcName())))
 	}
 	// A client must not drop what the caller asked for: model fields the
 	// wire message has no field for are refused when set, unless an
@@ -167,16 +181,19 @@ func (g *gen) conversion(c conv) {
 	} else {
 		g.p("\n// %s converts a model %s into the wire's %s.\n", name, c.model, c.wire)
 	}
-	if !override && len(uncarried) > 0 {
-		// Generated fallible conversion: refuse what the version cannot carry.
+	if parses || (!override && len(uncarried) > 0) {
+		// Generated fallible conversion: refuse what the version cannot
+		// carry, return what a field's parsing fails with.
 		g.p("%s {\n\tif in == nil {\n\t\treturn nil, nil\n\t}\n", g.fallibleSignature(c, name))
 		for _, f := range uncarried {
-			mf := fieldFold(model, f)
-			g.p("\tif %s {\n\t\treturn nil, errdefs.Errorf(errdefs.ErrInvalidArgument, %q)\n\t}\n",
-				nonZero("in."+mf.Name(), mf.Type()),
-				fmt.Sprintf("%s.%s is set, but the %s %s API has no field for it: leave it unset or use a daemon that serves a version with it", c.model, mf.Name(), g.gv.group, g.gv.version))
+			if !override {
+				g.refuse(c, fieldFold(model, f))
+			}
 		}
 		g.p("\tout := &%s{}\n", g.target(c))
+		if parses {
+			g.p("\tvar err error\n")
+		}
 		g.buf.Write(body.Bytes())
 		g.p("\treturn out, nil\n}\n")
 		return
@@ -185,6 +202,38 @@ func (g *gen) conversion(c conv) {
 	g.p("\tout := &%s{}\n", g.target(c))
 	g.buf.Write(body.Bytes())
 	g.p("\treturn out\n}\n")
+}
+
+// refuse emits the check that refuses mf, a model field the version
+// cannot carry, when it is set: with the reason a //convgen:refuse gives,
+// or a general one.
+func (g *gen) refuse(c conv, mf *types.Var) {
+	cond := nonZero("in."+mf.Name(), mf.Type())
+	if d := g.hw.fieldDirective(c.model, mf.Name(), "refuse"); d != nil {
+		d.used = true
+		msg := fmt.Sprintf("%s.%s is %%v, but the %s %s API %s", c.model, mf.Name(), g.gv.group, g.gv.version, strings.ReplaceAll(d.reason, "%", "%%"))
+		g.p("\tif %s {\n\t\treturn nil, errdefs.Errorf(errdefs.ErrInvalidArgument, %q, in.%s)\n\t}\n", cond, msg, mf.Name())
+		return
+	}
+	g.p("\tif %s {\n\t\treturn nil, errdefs.Errorf(errdefs.ErrInvalidArgument, %q)\n\t}\n", cond,
+		fmt.Sprintf("%s.%s is set, but the %s %s API has no field for it: leave it unset or use a daemon that serves a version with it", c.model, mf.Name(), g.gv.group, g.gv.version))
+}
+
+// importDiskID adds the import of the diskid package at path to the
+// import block ending at offset at, if a conversion calls it; field names
+// the Config field that sets the path, for the error when it is empty.
+func (g *gen) importDiskID(path, field string, at int) {
+	if !g.diskid {
+		return
+	}
+	if path == "" {
+		g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:diskid needs %s, the import path of the diskid package", g.gv.group, g.gv.version, field))
+		return
+	}
+	src := g.buf.Bytes()
+	out := append(append(append([]byte(nil), src[:at]...), fmt.Sprintf("\t%q\n", path)...), src[at:]...)
+	g.buf.Reset()
+	g.buf.Write(out)
 }
 
 // newGen returns a generator for one output package of gv (an adapter, or
@@ -208,20 +257,39 @@ func (g *gen) mayFail(c conv) bool {
 }
 
 // fallible tells whether the function for c returns an error: a
-// hand-written override that does, or a generated client conversion that
-// must refuse model fields its version cannot carry.
+// hand-written override that does, or a generated conversion that must
+// refuse model fields its version cannot carry (client) or parses a field
+// (//convgen:diskid towards the model).
 func (g *gen) fallible(c conv) bool {
 	if g.hw.funcs[c.funcName()] {
 		return g.hw.fallible[c.funcName()]
 	}
-	return len(g.uncarried(c)) > 0
+	return len(g.uncarried(c)) > 0 || g.parses(c)
+}
+
+// parses tells whether c parses a field: every //convgen:diskid field
+// converted towards the model is, and parsing can fail.
+func (g *gen) parses(c conv) bool {
+	wire := g.structOf(g.gv.apiPkg, c.wire)
+	model := g.structOf(g.gv.modelPkg, c.model)
+	if c.dir != toModel || wire == nil || model == nil {
+		return false
+	}
+	ps, _ := g.pairings(c, wire, model)
+	for _, p := range ps {
+		if p.d != nil && p.d.verb == "diskid" && p.mf != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // uncarried returns, for a client stub's conversion of a model message to
-// the wire, the model fields no wire field matches by name. An adapter
-// leaves a model field the wire lacks at its zero value, which is right:
-// the older version never had it. A client sending it would drop the
-// caller's value silently, so the client refuses a set value instead.
+// the wire, the model fields no wire field carries (by name or by a
+// directive). An adapter leaves a model field the wire lacks at its zero
+// value, which is right: the older version never had it. A client sending
+// it would drop the caller's value silently, so the client refuses a set
+// value instead.
 func (g *gen) uncarried(c conv) []string {
 	if !g.client || c.dir != fromModel {
 		return nil
@@ -231,10 +299,26 @@ func (g *gen) uncarried(c conv) []string {
 	if wire == nil || model == nil {
 		return nil
 	}
+	carried := map[*types.Var]bool{}
+	ps, _ := g.pairings(c, wire, model)
+	for _, p := range ps {
+		switch {
+		case p.ignored:
+			// An ignored wire field counts as carrying its namesake.
+			if mf := fieldFold(model, p.wf.Name()); mf != nil {
+				carried[mf] = true
+			}
+		case p.mf != nil:
+			carried[p.mf] = true
+		}
+		for _, mf := range p.keys {
+			carried[mf] = true
+		}
+	}
 	var out []string
 	for i := 0; i < model.NumFields(); i++ {
 		mf := model.Field(i)
-		if mf.Exported() && fieldFold(wire, mf.Name()) == nil {
+		if mf.Exported() && !carried[mf] {
 			out = append(out, mf.Name())
 		}
 	}

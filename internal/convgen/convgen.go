@@ -36,7 +36,26 @@
 //     types, whatever the messages are called;
 //   - the directive //convgen:ignore <Field>... leaves wire fields of that
 //     name (in any message, compared ignoring case) out of every conversion:
-//     a request's is dropped, a response's stays at its zero value.
+//     a request's is dropped, a response's stays at its zero value;
+//   - //convgen:field [<Msg>.]<Wire>=<Model>... pairs a wire field with a
+//     model field of another name (upstream renamed it), in both
+//     directions; <Msg>, the wire message, limits it to one message;
+//   - //convgen:diskid [<Msg>.]<Wire>[=<Model>]... says the wire field
+//     carries the model's uint32 disk number as upstream's versions before
+//     v1beta3 did: a decimal string, an int64, or the decimal string keys
+//     of a map. It converts with the diskid package (Config.DiskIDPath,
+//     Config.ClientDiskIDPath), which keeps the error texts and codes in one
+//     place; towards the model it parses, so only an RPC's request (or in a
+//     client its response) may have such a field;
+//   - //convgen:mapkeys [<Msg>.]<Wire> <key>=<Model>... spreads a wire
+//     map[string]string over model string fields, one key each;
+//   - //convgen:refuse [<Msg>.]<ModelField> <reason> (client stubs) gives the
+//     reason a model field the version cannot carry is refused;
+//   - //convgen:like <version> takes the directives of the same group's
+//     <version> package, for a version that is another under a new package.
+//
+// A directive is the cheap override: a function is for what no directive
+// says (a hand-written RPC, a check of its own).
 //
 // When a field or RPC has no counterpart and no override, generation fails
 // with a message naming the function or directive to write. A directive

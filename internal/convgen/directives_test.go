@@ -173,7 +173,8 @@ func TestNewDirectiveErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir1 := dir
+	t.Cleanup(func() { os.RemoveAll(dir1) })
 	if err := os.CopyFS(dir, os.DirFS(legacyDir)); err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +185,11 @@ func TestNewDirectiveErrors(t *testing.T) {
 	}
 	write("internal/adapter/gizmov1alpha1/conversion.go", `package gizmov1alpha1
 
-//convgen:field Path=TargetPath StatResponse.Size=TotalBytes Nope=TargetPath Name=Nope
+//convgen:field Path=TargetPath StatResponse.Size=TotalBytes Nope=TargetPath StatResponse.DiskNumber=Nope
 //convgen:field Path
-//convgen:diskid DiskId=DiskNumber DiskNumber Disks Name
+//convgen:diskid DiskId=DiskNumber DiskNumber Disks StatRequest.Path=TargetPath
 //convgen:mapkeys Identifiers page83=Page83 serialNumber=SerialNumber
-//convgen:mapkeys Name page83=Page83
+//convgen:mapkeys Disk.Name page83=Page83
 //convgen:mapkeys Identifiers
 //convgen:refuse StatRequest.PartitionNumber cannot
 `)
@@ -202,11 +203,64 @@ func TestNewDirectiveErrors(t *testing.T) {
 		"gizmov1alpha1/conversion.go:4:1: //convgen:field: \"Path\" is not [<Message>.]<WireField>=<ModelField>",
 		"gizmov1alpha1/conversion.go:8:1: //convgen:mapkeys: want //convgen:mapkeys [<Message>.]<WireField> <key>=<ModelField> ...",
 		"gizmo/v1alpha1: //convgen:field Nope=TargetPath: no converted message has such a field",
-		"gizmo/v1alpha1: Disk: //convgen:field Name=Nope: gizmo.Disk has no field Nope",
-		"gizmo/v1alpha1: Disk: //convgen:diskid Name: Name (string) and Name (string) are not a disk ID and a disk number",
-		"gizmo/v1alpha1: Disk: //convgen:mapkeys Name: Name is a string, not a map[string]string",
+		"gizmo/v1alpha1: StatResponse: //convgen:field StatResponse.DiskNumber=Nope: gizmo.StatResponse has no field Nope",
+		"gizmo/v1alpha1: StatRequest: //convgen:diskid StatRequest.Path=TargetPath: Path (string) and TargetPath (string) are not a disk ID and a disk number",
+		"gizmo/v1alpha1: Disk: //convgen:mapkeys Disk.Name: Name is a string, not a map[string]string",
 		"internal/adapter/gizmov1alpha1: //convgen:refuse is for client stubs only",
 		"internal/adapter/gizmov1alpha2: //convgen:like v9: no hand-written files in internal/adapter/gizmov9",
+	} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error lacks %q:\n%s", s, msg)
+		}
+	}
+
+	// A like of a like, a refuse that refuses nothing (an override does
+	// the conversion), and a diskid without the package's import path.
+	dir2, err := os.MkdirTemp("testdata", "tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir2) })
+	if err := os.CopyFS(dir2, os.DirFS(legacyDir)); err != nil {
+		t.Fatal(err)
+	}
+	dir = dir2 // write writes into dir
+	write("client/internal/gizmov1alpha2/conversion.go", `package gizmov1alpha2
+
+import (
+	pb "github.com/csi-node-proxy/csi-node-proxy/internal/convgen/testdata/legacy/api/gizmo/v1alpha2"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/convgen/testdata/legacy/groups/gizmo"
+)
+
+//convgen:field Path=TargetPath StatResponse.Size=TotalBytes
+//convgen:diskid DiskId=DiskNumber DiskNumber Disks
+//convgen:mapkeys Identifiers page83=Page83 serialNumber=SerialNumber
+//convgen:refuse StatRequest.PartitionNumber cannot
+
+func fromModelStatRequest(in *gizmo.StatRequest) *pb.StatRequest { return autoFromModelStatRequest(in) }
+`)
+	if err := os.MkdirAll(filepath.Join(dir, "client/internal/gizmov1alpha3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("client/internal/gizmov1alpha3/conversion.go", "package gizmov1alpha3\n\n//convgen:like v1alpha1\n")
+	write("client/internal/gizmov1alpha1/conversion.go", "package gizmov1alpha1\n\n//convgen:like v1alpha3\n")
+	cfg := legacyConfig(dir)
+	cfg.DiskIDPath = ""
+	_, err = Generate(cfg)
+	if err == nil {
+		t.Fatal("generation succeeded without Config.DiskIDPath")
+	}
+	if s := "gizmo/v1alpha1: //convgen:diskid needs Config.DiskIDPath"; !strings.Contains(err.Error(), s) {
+		t.Errorf("error lacks %q:\n%s", s, err)
+	}
+	_, err = Generate(legacyConfig(dir))
+	if err == nil {
+		t.Fatal("generation succeeded with broken client directives")
+	}
+	msg = err.Error()
+	for _, s := range []string{
+		"client/internal/gizmov1alpha1: //convgen:like v1alpha3: that package is //convgen:like v1alpha1 itself; name v1alpha1",
+		"client gizmo/v1alpha2: //convgen:refuse StatRequest.PartitionNumber: no generated conversion refuses such a field",
 	} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("error lacks %q:\n%s", s, msg)
