@@ -21,6 +21,10 @@ func main() {
 		Dir:         *dir,
 		ErrdefsPath: "github.com/csi-node-proxy/csi-node-proxy/errdefs",
 		ClientDir:   "client",
+		// The two sides keep their own copy: the client module must not
+		// link the daemon's packages.
+		DiskIDPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid",
+		ClientDiskIDPath: "github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,14 +1,16 @@
 // Package diskid converts the model's uint32 disk numbers to and from the
 // disk IDs of the API versions before v1beta3, where upstream csi-proxy
 // named a disk by its number written as a decimal string (a diskID or
-// disk_id field, or a map key). The client stubs' hand-written overrides
-// use it; the daemon's adapters have their own copy in the main module's
+// disk_id field, or a map key) or, in volume's GetVolumeDiskNumber, as an
+// int64. The client stubs' generated //convgen:diskid conversions call
+// it; the daemon's adapters have their own copy in the main module's
 // internal/adapter/diskid, which a client must not link (it sits among the
 // daemon's packages, and the client's dependency test allows none of them).
 package diskid
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -43,4 +45,15 @@ func ParseKeys[V, W any](m map[string]V, conv func(V) W) (map[uint32]W, error) {
 		out[n] = conv(v)
 	}
 	return out, nil
+}
+
+// FromInt64 returns the disk number the daemon sent as an int64 (volume
+// v1beta1 and v1beta2's GetVolumeDiskNumber; v1beta3 made it a uint32). A
+// number that does not fit is a malformed answer, not one to wrap onto
+// another disk.
+func FromInt64(n int64) (uint32, error) {
+	if n < 0 || n > math.MaxUint32 {
+		return 0, fmt.Errorf("the daemon answered with disk number %d, which is not a uint32", n)
+	}
+	return uint32(n), nil
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
@@ -99,23 +100,26 @@ func fromModelListDiskLocationsRequest(in *disk.ListDiskLocationsRequest) *pb.Li
 	return out
 }
 
-// autoToModelListDiskLocationsResponse converts the fields of ListDiskLocationsResponse that match by name; the hand-written
-// toModelListDiskLocationsResponse handles the rest: DiskLocations (map[string]*pb.DiskLocation) and DiskLocations (map[uint32]*disk.DiskLocation) differ in type.
-func autoToModelListDiskLocationsResponse(in *pb.ListDiskLocationsResponse) *disk.ListDiskLocationsResponse {
+// toModelListDiskLocationsResponse converts a wire ListDiskLocationsResponse into the model's.
+func toModelListDiskLocationsResponse(in *pb.ListDiskLocationsResponse) (*disk.ListDiskLocationsResponse, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.ListDiskLocationsResponse{}
-	return out
+	var err error
+	if out.DiskLocations, err = diskid.ParseKeys(in.DiskLocations, toModelDiskLocation); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// autoFromModelPartitionDiskRequest converts the fields of PartitionDiskRequest that match by name; the hand-written
-// fromModelPartitionDiskRequest handles the rest: DiskID has no counterpart; model field DiskNumber has no counterpart.
-func autoFromModelPartitionDiskRequest(in *disk.PartitionDiskRequest) *pb.PartitionDiskRequest {
+// fromModelPartitionDiskRequest converts a model PartitionDiskRequest into the wire's.
+func fromModelPartitionDiskRequest(in *disk.PartitionDiskRequest) *pb.PartitionDiskRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.PartitionDiskRequest{}
+	out.DiskID = diskid.Format(in.DiskNumber)
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta1"
+	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
@@ -113,23 +114,26 @@ func fromModelListDiskLocationsRequest(in *disk.ListDiskLocationsRequest) *pb.Li
 	return out
 }
 
-// autoToModelListDiskLocationsResponse converts the fields of ListDiskLocationsResponse that match by name; the hand-written
-// toModelListDiskLocationsResponse handles the rest: DiskLocations (map[string]*pb.DiskLocation) and DiskLocations (map[uint32]*disk.DiskLocation) differ in type.
-func autoToModelListDiskLocationsResponse(in *pb.ListDiskLocationsResponse) *disk.ListDiskLocationsResponse {
+// toModelListDiskLocationsResponse converts a wire ListDiskLocationsResponse into the model's.
+func toModelListDiskLocationsResponse(in *pb.ListDiskLocationsResponse) (*disk.ListDiskLocationsResponse, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.ListDiskLocationsResponse{}
-	return out
+	var err error
+	if out.DiskLocations, err = diskid.ParseKeys(in.DiskLocations, toModelDiskLocation); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// autoFromModelPartitionDiskRequest converts the fields of PartitionDiskRequest that match by name; the hand-written
-// fromModelPartitionDiskRequest handles the rest: DiskID has no counterpart; model field DiskNumber has no counterpart.
-func autoFromModelPartitionDiskRequest(in *disk.PartitionDiskRequest) *pb.PartitionDiskRequest {
+// fromModelPartitionDiskRequest converts a model PartitionDiskRequest into the wire's.
+func fromModelPartitionDiskRequest(in *disk.PartitionDiskRequest) *pb.PartitionDiskRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.PartitionDiskRequest{}
+	out.DiskID = diskid.Format(in.DiskNumber)
 	return out
 }
 
@@ -169,33 +173,36 @@ func fromModelListDiskIDsRequest(in *disk.ListDiskIDsRequest) *pb.ListDiskIDsReq
 	return out
 }
 
-// autoToModelListDiskIDsResponse converts the fields of ListDiskIDsResponse that match by name; the hand-written
-// toModelListDiskIDsResponse handles the rest: DiskIDs (map[string]*pb.DiskIDs) and DiskIDs (map[uint32]*disk.DiskIDs) differ in type.
-func autoToModelListDiskIDsResponse(in *pb.ListDiskIDsResponse) *disk.ListDiskIDsResponse {
+// toModelListDiskIDsResponse converts a wire ListDiskIDsResponse into the model's.
+func toModelListDiskIDsResponse(in *pb.ListDiskIDsResponse) (*disk.ListDiskIDsResponse, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.ListDiskIDsResponse{}
-	return out
+	var err error
+	if out.DiskIDs, err = diskid.ParseKeys(in.DiskIDs, toModelDiskIDs); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// autoFromModelDiskStatsRequest converts the fields of DiskStatsRequest that match by name; the hand-written
-// fromModelDiskStatsRequest handles the rest: DiskID has no counterpart; model field DiskNumber has no counterpart.
-func autoFromModelDiskStatsRequest(in *disk.GetDiskStatsRequest) *pb.DiskStatsRequest {
+// fromModelDiskStatsRequest converts a model GetDiskStatsRequest into the wire's DiskStatsRequest.
+func fromModelDiskStatsRequest(in *disk.GetDiskStatsRequest) *pb.DiskStatsRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.DiskStatsRequest{}
+	out.DiskID = diskid.Format(in.DiskNumber)
 	return out
 }
 
-// autoToModelDiskStatsResponse converts the fields of DiskStatsResponse that match by name; the hand-written
-// toModelDiskStatsResponse handles the rest: DiskSize has no counterpart.
-func autoToModelDiskStatsResponse(in *pb.DiskStatsResponse) *disk.GetDiskStatsResponse {
+// toModelDiskStatsResponse converts a wire DiskStatsResponse into the model's GetDiskStatsResponse.
+func toModelDiskStatsResponse(in *pb.DiskStatsResponse) *disk.GetDiskStatsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &disk.GetDiskStatsResponse{}
+	out.TotalBytes = in.DiskSize
 	return out
 }
 
@@ -212,12 +219,13 @@ func toModelDiskLocation(in *pb.DiskLocation) *disk.DiskLocation {
 	return out
 }
 
-// autoToModelDiskIDs converts the fields of DiskIDs that match by name; the hand-written
-// toModelDiskIDs handles the rest: Identifiers has no counterpart.
-func autoToModelDiskIDs(in *pb.DiskIDs) *disk.DiskIDs {
+// toModelDiskIDs converts a wire DiskIDs into the model's.
+func toModelDiskIDs(in *pb.DiskIDs) *disk.DiskIDs {
 	if in == nil {
 		return nil
 	}
 	out := &disk.DiskIDs{}
+	out.Page83 = in.Identifiers["page83"]
+	out.SerialNumber = in.Identifiers["serialNumber"]
 	return out
 }

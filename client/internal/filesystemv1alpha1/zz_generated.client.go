@@ -195,13 +195,13 @@ func fromModelIsMountPointRequest(in *filesystem.IsSymlinkRequest) *pb.IsMountPo
 	return out
 }
 
-// autoToModelIsMountPointResponse converts the fields of IsMountPointResponse that match by name; the hand-written
-// toModelIsMountPointResponse handles the rest: IsMountPoint has no counterpart.
-func autoToModelIsMountPointResponse(in *pb.IsMountPointResponse) *filesystem.IsSymlinkResponse {
+// toModelIsMountPointResponse converts a wire IsMountPointResponse into the model's IsSymlinkResponse.
+func toModelIsMountPointResponse(in *pb.IsMountPointResponse) *filesystem.IsSymlinkResponse {
 	if in == nil {
 		return nil
 	}
 	out := &filesystem.IsSymlinkResponse{}
 	// in.Error is dropped (//convgen:ignore).
+	out.IsSymlink = in.IsMountPoint
 	return out
 }

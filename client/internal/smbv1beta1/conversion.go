@@ -1,6 +1,5 @@
 package smbv1beta1 //nolint:revive // the package comment is in zz_generated.client.go, which lint skips
 
-// The responses' error string is not read: upstream never filled it and
-// the daemon never does (failures are gRPC errors); v1beta2 dropped it.
+// v1beta1 is v1alpha1 under another package.
 //
-//convgen:ignore Error
+//convgen:like v1alpha1

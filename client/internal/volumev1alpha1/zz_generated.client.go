@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -135,14 +136,17 @@ func (c *Client) WriteVolumeCache(context.Context, *volume.WriteVolumeCacheReque
 	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
 }
 
-// autoFromModelListVolumesOnDiskRequest converts the fields of ListVolumesOnDiskRequest that match by name; the hand-written
-// fromModelListVolumesOnDiskRequest handles the rest: DiskId has no counterpart; model field DiskNumber has no counterpart; model field PartitionNumber has no counterpart.
-func autoFromModelListVolumesOnDiskRequest(in *volume.ListVolumesOnDiskRequest) *pb.ListVolumesOnDiskRequest {
+// fromModelListVolumesOnDiskRequest converts a model ListVolumesOnDiskRequest into the wire's.
+func fromModelListVolumesOnDiskRequest(in *volume.ListVolumesOnDiskRequest) (*pb.ListVolumesOnDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
+	}
+	if in.PartitionNumber != 0 {
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "ListVolumesOnDiskRequest.PartitionNumber is %v, but the volume v1alpha1 API lists every partition's volumes and cannot select one: leave it 0 or use a daemon that serves volume v1beta3 or later", in.PartitionNumber)
 	}
 	out := &pb.ListVolumesOnDiskRequest{}
-	return out
+	out.DiskId = diskid.Format(in.DiskNumber)
+	return out, nil
 }
 
 // toModelListVolumesOnDiskResponse converts a wire ListVolumesOnDiskResponse into the model's.
@@ -158,14 +162,14 @@ func toModelListVolumesOnDiskResponse(in *pb.ListVolumesOnDiskResponse) *volume.
 	return out
 }
 
-// autoFromModelMountVolumeRequest converts the fields of MountVolumeRequest that match by name; the hand-written
-// fromModelMountVolumeRequest handles the rest: Path has no counterpart; model field TargetPath has no counterpart.
-func autoFromModelMountVolumeRequest(in *volume.MountVolumeRequest) *pb.MountVolumeRequest {
+// fromModelMountVolumeRequest converts a model MountVolumeRequest into the wire's.
+func fromModelMountVolumeRequest(in *volume.MountVolumeRequest) *pb.MountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.MountVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Path = in.TargetPath
 	return out
 }
 
@@ -178,14 +182,14 @@ func toModelMountVolumeResponse(in *pb.MountVolumeResponse) *volume.MountVolumeR
 	return out
 }
 
-// autoFromModelDismountVolumeRequest converts the fields of DismountVolumeRequest that match by name; the hand-written
-// fromModelDismountVolumeRequest handles the rest: Path has no counterpart; model field TargetPath has no counterpart.
-func autoFromModelDismountVolumeRequest(in *volume.UnmountVolumeRequest) *pb.DismountVolumeRequest {
+// fromModelDismountVolumeRequest converts a model UnmountVolumeRequest into the wire's DismountVolumeRequest.
+func fromModelDismountVolumeRequest(in *volume.UnmountVolumeRequest) *pb.DismountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.DismountVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Path = in.TargetPath
 	return out
 }
 
@@ -237,14 +241,14 @@ func toModelFormatVolumeResponse(in *pb.FormatVolumeResponse) *volume.FormatVolu
 	return out
 }
 
-// autoFromModelResizeVolumeRequest converts the fields of ResizeVolumeRequest that match by name; the hand-written
-// fromModelResizeVolumeRequest handles the rest: Size has no counterpart; model field SizeBytes has no counterpart.
-func autoFromModelResizeVolumeRequest(in *volume.ResizeVolumeRequest) *pb.ResizeVolumeRequest {
+// fromModelResizeVolumeRequest converts a model ResizeVolumeRequest into the wire's.
+func fromModelResizeVolumeRequest(in *volume.ResizeVolumeRequest) *pb.ResizeVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.ResizeVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Size = in.SizeBytes
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1beta1"
+	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -156,14 +157,17 @@ func (c *Client) WriteVolumeCache(context.Context, *volume.WriteVolumeCacheReque
 	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1beta1 API the client uses has no such call; a daemon serving a newer volume version has it")
 }
 
-// autoFromModelListVolumesOnDiskRequest converts the fields of ListVolumesOnDiskRequest that match by name; the hand-written
-// fromModelListVolumesOnDiskRequest handles the rest: DiskId has no counterpart; model field DiskNumber has no counterpart; model field PartitionNumber has no counterpart.
-func autoFromModelListVolumesOnDiskRequest(in *volume.ListVolumesOnDiskRequest) *pb.ListVolumesOnDiskRequest {
+// fromModelListVolumesOnDiskRequest converts a model ListVolumesOnDiskRequest into the wire's.
+func fromModelListVolumesOnDiskRequest(in *volume.ListVolumesOnDiskRequest) (*pb.ListVolumesOnDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
+	}
+	if in.PartitionNumber != 0 {
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "ListVolumesOnDiskRequest.PartitionNumber is %v, but the volume v1beta1 API lists every partition's volumes and cannot select one: leave it 0 or use a daemon that serves volume v1beta3 or later", in.PartitionNumber)
 	}
 	out := &pb.ListVolumesOnDiskRequest{}
-	return out
+	out.DiskId = diskid.Format(in.DiskNumber)
+	return out, nil
 }
 
 // toModelListVolumesOnDiskResponse converts a wire ListVolumesOnDiskResponse into the model's.
@@ -179,14 +183,14 @@ func toModelListVolumesOnDiskResponse(in *pb.ListVolumesOnDiskResponse) *volume.
 	return out
 }
 
-// autoFromModelMountVolumeRequest converts the fields of MountVolumeRequest that match by name; the hand-written
-// fromModelMountVolumeRequest handles the rest: Path has no counterpart; model field TargetPath has no counterpart.
-func autoFromModelMountVolumeRequest(in *volume.MountVolumeRequest) *pb.MountVolumeRequest {
+// fromModelMountVolumeRequest converts a model MountVolumeRequest into the wire's.
+func fromModelMountVolumeRequest(in *volume.MountVolumeRequest) *pb.MountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.MountVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Path = in.TargetPath
 	return out
 }
 
@@ -199,14 +203,14 @@ func toModelMountVolumeResponse(in *pb.MountVolumeResponse) *volume.MountVolumeR
 	return out
 }
 
-// autoFromModelDismountVolumeRequest converts the fields of DismountVolumeRequest that match by name; the hand-written
-// fromModelDismountVolumeRequest handles the rest: Path has no counterpart; model field TargetPath has no counterpart.
-func autoFromModelDismountVolumeRequest(in *volume.UnmountVolumeRequest) *pb.DismountVolumeRequest {
+// fromModelDismountVolumeRequest converts a model UnmountVolumeRequest into the wire's DismountVolumeRequest.
+func fromModelDismountVolumeRequest(in *volume.UnmountVolumeRequest) *pb.DismountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.DismountVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Path = in.TargetPath
 	return out
 }
 
@@ -258,14 +262,14 @@ func toModelFormatVolumeResponse(in *pb.FormatVolumeResponse) *volume.FormatVolu
 	return out
 }
 
-// autoFromModelResizeVolumeRequest converts the fields of ResizeVolumeRequest that match by name; the hand-written
-// fromModelResizeVolumeRequest handles the rest: Size has no counterpart; model field SizeBytes has no counterpart.
-func autoFromModelResizeVolumeRequest(in *volume.ResizeVolumeRequest) *pb.ResizeVolumeRequest {
+// fromModelResizeVolumeRequest converts a model ResizeVolumeRequest into the wire's.
+func fromModelResizeVolumeRequest(in *volume.ResizeVolumeRequest) *pb.ResizeVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.ResizeVolumeRequest{}
 	out.VolumeId = in.VolumeID
+	out.Size = in.SizeBytes
 	return out
 }
 
@@ -288,13 +292,14 @@ func fromModelVolumeStatsRequest(in *volume.GetVolumeStatsRequest) *pb.VolumeSta
 	return out
 }
 
-// autoToModelVolumeStatsResponse converts the fields of VolumeStatsResponse that match by name; the hand-written
-// toModelVolumeStatsResponse handles the rest: VolumeSize has no counterpart; VolumeUsedSize has no counterpart.
-func autoToModelVolumeStatsResponse(in *pb.VolumeStatsResponse) *volume.GetVolumeStatsResponse {
+// toModelVolumeStatsResponse converts a wire VolumeStatsResponse into the model's GetVolumeStatsResponse.
+func toModelVolumeStatsResponse(in *pb.VolumeStatsResponse) *volume.GetVolumeStatsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &volume.GetVolumeStatsResponse{}
+	out.TotalBytes = in.VolumeSize
+	out.UsedBytes = in.VolumeUsedSize
 	return out
 }
 
@@ -308,23 +313,26 @@ func fromModelVolumeDiskNumberRequest(in *volume.GetDiskNumberFromVolumeIDReques
 	return out
 }
 
-// autoToModelVolumeDiskNumberResponse converts the fields of VolumeDiskNumberResponse that match by name; the hand-written
-// toModelVolumeDiskNumberResponse handles the rest: DiskNumber (int64) and DiskNumber (uint32) differ in type.
-func autoToModelVolumeDiskNumberResponse(in *pb.VolumeDiskNumberResponse) *volume.GetDiskNumberFromVolumeIDResponse {
+// toModelVolumeDiskNumberResponse converts a wire VolumeDiskNumberResponse into the model's GetDiskNumberFromVolumeIDResponse.
+func toModelVolumeDiskNumberResponse(in *pb.VolumeDiskNumberResponse) (*volume.GetDiskNumberFromVolumeIDResponse, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &volume.GetDiskNumberFromVolumeIDResponse{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.FromInt64(in.DiskNumber); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// autoFromModelVolumeIDFromMountRequest converts the fields of VolumeIDFromMountRequest that match by name; the hand-written
-// fromModelVolumeIDFromMountRequest handles the rest: Mount has no counterpart; model field TargetPath has no counterpart.
-func autoFromModelVolumeIDFromMountRequest(in *volume.GetVolumeIDFromTargetPathRequest) *pb.VolumeIDFromMountRequest {
+// fromModelVolumeIDFromMountRequest converts a model GetVolumeIDFromTargetPathRequest into the wire's VolumeIDFromMountRequest.
+func fromModelVolumeIDFromMountRequest(in *volume.GetVolumeIDFromTargetPathRequest) *pb.VolumeIDFromMountRequest {
 	if in == nil {
 		return nil
 	}
 	out := &pb.VolumeIDFromMountRequest{}
+	out.Mount = in.TargetPath
 	return out
 }
 

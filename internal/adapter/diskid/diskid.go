@@ -1,7 +1,8 @@
 // Package diskid converts the disk IDs of the API versions before v1beta3,
 // where upstream csi-proxy named a disk by its number written as a decimal
 // string (a diskID or disk_id field, or a map key), to and from the model's
-// uint32 disk numbers. The hand-written overrides of the older adapters use
+// uint32 disk numbers. The older adapters' generated //convgen:diskid
+// conversions, and disk v1alpha1's hand-written GetDiskNumberByName, call
 // it.
 package diskid
 

@@ -11,25 +11,10 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
 
-// toModelPartitionDiskRequest parses diskID, the disk number as a decimal
-// string (upstream's v1beta3 made it the uint32 disk_number).
-func toModelPartitionDiskRequest(in *pb.PartitionDiskRequest) (*disk.PartitionDiskRequest, error) {
-	n, err := diskid.Parse(in.DiskID)
-	if err != nil {
-		return nil, err
-	}
-	out := autoToModelPartitionDiskRequest(in)
-	out.DiskNumber = n
-	return out, nil
-}
-
-// fromModelListDiskLocationsResponse keys disk_locations by disk ID
-// (upstream's v1beta3 keyed them by uint32 disk number).
-func fromModelListDiskLocationsResponse(in *disk.ListDiskLocationsResponse) *pb.ListDiskLocationsResponse {
-	out := autoFromModelListDiskLocationsResponse(in)
-	out.DiskLocations = diskid.FormatKeys(in.DiskLocations, fromModelDiskLocation)
-	return out
-}
+// Upstream's v1beta3 made diskID the uint32 disk_number and keyed
+// disk_locations by it.
+//
+//convgen:diskid DiskID=DiskNumber DiskLocations
 
 // GetDiskNumberByName serves v1alpha1.Disk/GetDiskNumberByName, which
 // upstream dropped in v1beta1 and the disk group does not have. Upstream

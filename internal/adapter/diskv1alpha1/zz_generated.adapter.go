@@ -12,6 +12,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
 
 // ServiceName is the fully qualified gRPC service this package serves.
@@ -82,24 +83,27 @@ func toModelListDiskLocationsRequest(in *pb.ListDiskLocationsRequest) *disk.List
 	return out
 }
 
-// autoFromModelListDiskLocationsResponse converts the fields of ListDiskLocationsResponse that match by name; the hand-written
-// fromModelListDiskLocationsResponse handles the rest: DiskLocations (map[string]*pb.DiskLocation) and DiskLocations (map[uint32]*disk.DiskLocation) differ in type.
-func autoFromModelListDiskLocationsResponse(in *disk.ListDiskLocationsResponse) *pb.ListDiskLocationsResponse {
+// fromModelListDiskLocationsResponse converts a model ListDiskLocationsResponse into the wire's.
+func fromModelListDiskLocationsResponse(in *disk.ListDiskLocationsResponse) *pb.ListDiskLocationsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.ListDiskLocationsResponse{}
+	out.DiskLocations = diskid.FormatKeys(in.DiskLocations, fromModelDiskLocation)
 	return out
 }
 
-// autoToModelPartitionDiskRequest converts the fields of PartitionDiskRequest that match by name; the hand-written
-// toModelPartitionDiskRequest handles the rest: DiskID has no counterpart.
-func autoToModelPartitionDiskRequest(in *pb.PartitionDiskRequest) *disk.PartitionDiskRequest {
+// toModelPartitionDiskRequest converts a wire PartitionDiskRequest into the model's.
+func toModelPartitionDiskRequest(in *pb.PartitionDiskRequest) (*disk.PartitionDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.PartitionDiskRequest{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.Parse(in.DiskID); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fromModelPartitionDiskResponse converts a model PartitionDiskResponse into the wire's.

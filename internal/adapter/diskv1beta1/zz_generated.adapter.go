@@ -12,6 +12,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
 
 // ServiceName is the fully qualified gRPC service this package serves.
@@ -110,24 +111,27 @@ func toModelListDiskLocationsRequest(in *pb.ListDiskLocationsRequest) *disk.List
 	return out
 }
 
-// autoFromModelListDiskLocationsResponse converts the fields of ListDiskLocationsResponse that match by name; the hand-written
-// fromModelListDiskLocationsResponse handles the rest: DiskLocations (map[string]*pb.DiskLocation) and DiskLocations (map[uint32]*disk.DiskLocation) differ in type.
-func autoFromModelListDiskLocationsResponse(in *disk.ListDiskLocationsResponse) *pb.ListDiskLocationsResponse {
+// fromModelListDiskLocationsResponse converts a model ListDiskLocationsResponse into the wire's.
+func fromModelListDiskLocationsResponse(in *disk.ListDiskLocationsResponse) *pb.ListDiskLocationsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.ListDiskLocationsResponse{}
+	out.DiskLocations = diskid.FormatKeys(in.DiskLocations, fromModelDiskLocation)
 	return out
 }
 
-// autoToModelPartitionDiskRequest converts the fields of PartitionDiskRequest that match by name; the hand-written
-// toModelPartitionDiskRequest handles the rest: DiskID has no counterpart.
-func autoToModelPartitionDiskRequest(in *pb.PartitionDiskRequest) *disk.PartitionDiskRequest {
+// toModelPartitionDiskRequest converts a wire PartitionDiskRequest into the model's.
+func toModelPartitionDiskRequest(in *pb.PartitionDiskRequest) (*disk.PartitionDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.PartitionDiskRequest{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.Parse(in.DiskID); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fromModelPartitionDiskResponse converts a model PartitionDiskResponse into the wire's.
@@ -166,33 +170,36 @@ func toModelListDiskIDsRequest(in *pb.ListDiskIDsRequest) *disk.ListDiskIDsReque
 	return out
 }
 
-// autoFromModelListDiskIDsResponse converts the fields of ListDiskIDsResponse that match by name; the hand-written
-// fromModelListDiskIDsResponse handles the rest: DiskIDs (map[string]*pb.DiskIDs) and DiskIDs (map[uint32]*disk.DiskIDs) differ in type.
-func autoFromModelListDiskIDsResponse(in *disk.ListDiskIDsResponse) *pb.ListDiskIDsResponse {
+// fromModelListDiskIDsResponse converts a model ListDiskIDsResponse into the wire's.
+func fromModelListDiskIDsResponse(in *disk.ListDiskIDsResponse) *pb.ListDiskIDsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.ListDiskIDsResponse{}
+	out.DiskIDs = diskid.FormatKeys(in.DiskIDs, fromModelDiskIDs)
 	return out
 }
 
-// autoToModelDiskStatsRequest converts the fields of DiskStatsRequest that match by name; the hand-written
-// toModelDiskStatsRequest handles the rest: DiskID has no counterpart.
-func autoToModelDiskStatsRequest(in *pb.DiskStatsRequest) *disk.GetDiskStatsRequest {
+// toModelDiskStatsRequest converts a wire DiskStatsRequest into the model's GetDiskStatsRequest.
+func toModelDiskStatsRequest(in *pb.DiskStatsRequest) (*disk.GetDiskStatsRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &disk.GetDiskStatsRequest{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.Parse(in.DiskID); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// autoFromModelDiskStatsResponse converts the fields of DiskStatsResponse that match by name; the hand-written
-// fromModelDiskStatsResponse handles the rest: DiskSize has no counterpart.
-func autoFromModelDiskStatsResponse(in *disk.GetDiskStatsResponse) *pb.DiskStatsResponse {
+// fromModelDiskStatsResponse converts a model GetDiskStatsResponse into the wire's DiskStatsResponse.
+func fromModelDiskStatsResponse(in *disk.GetDiskStatsResponse) *pb.DiskStatsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.DiskStatsResponse{}
+	out.DiskSize = in.TotalBytes
 	return out
 }
 
@@ -209,12 +216,12 @@ func fromModelDiskLocation(in *disk.DiskLocation) *pb.DiskLocation {
 	return out
 }
 
-// autoFromModelDiskIDs converts the fields of DiskIDs that match by name; the hand-written
-// fromModelDiskIDs handles the rest: Identifiers has no counterpart.
-func autoFromModelDiskIDs(in *disk.DiskIDs) *pb.DiskIDs {
+// fromModelDiskIDs converts a model DiskIDs into the wire's.
+func fromModelDiskIDs(in *disk.DiskIDs) *pb.DiskIDs {
 	if in == nil {
 		return nil
 	}
 	out := &pb.DiskIDs{}
+	out.Identifiers = map[string]string{"page83": in.Page83, "serialNumber": in.SerialNumber}
 	return out
 }

@@ -189,13 +189,13 @@ func toModelIsMountPointRequest(in *pb.IsMountPointRequest) *filesystem.IsSymlin
 	return out
 }
 
-// autoFromModelIsMountPointResponse converts the fields of IsMountPointResponse that match by name; the hand-written
-// fromModelIsMountPointResponse handles the rest: IsMountPoint has no counterpart.
-func autoFromModelIsMountPointResponse(in *filesystem.IsSymlinkResponse) *pb.IsMountPointResponse {
+// fromModelIsMountPointResponse converts a model IsSymlinkResponse into the wire's IsMountPointResponse.
+func fromModelIsMountPointResponse(in *filesystem.IsSymlinkResponse) *pb.IsMountPointResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.IsMountPointResponse{}
 	// out.Error stays empty (//convgen:ignore).
+	out.IsMountPoint = in.IsSymlink
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
 
 // ServiceName is the fully qualified gRPC service this package serves.
@@ -109,14 +110,17 @@ func (s *Server) ResizeVolume(ctx context.Context, in *pb.ResizeVolumeRequest) (
 	return fromModelResizeVolumeResponse(out), nil
 }
 
-// autoToModelListVolumesOnDiskRequest converts the fields of ListVolumesOnDiskRequest that match by name; the hand-written
-// toModelListVolumesOnDiskRequest handles the rest: DiskId has no counterpart.
-func autoToModelListVolumesOnDiskRequest(in *pb.ListVolumesOnDiskRequest) *volume.ListVolumesOnDiskRequest {
+// toModelListVolumesOnDiskRequest converts a wire ListVolumesOnDiskRequest into the model's.
+func toModelListVolumesOnDiskRequest(in *pb.ListVolumesOnDiskRequest) (*volume.ListVolumesOnDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &volume.ListVolumesOnDiskRequest{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.Parse(in.DiskId); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fromModelListVolumesOnDiskResponse converts a model ListVolumesOnDiskResponse into the wire's.
@@ -129,14 +133,14 @@ func fromModelListVolumesOnDiskResponse(in *volume.ListVolumesOnDiskResponse) *p
 	return out
 }
 
-// autoToModelMountVolumeRequest converts the fields of MountVolumeRequest that match by name; the hand-written
-// toModelMountVolumeRequest handles the rest: Path has no counterpart.
-func autoToModelMountVolumeRequest(in *pb.MountVolumeRequest) *volume.MountVolumeRequest {
+// toModelMountVolumeRequest converts a wire MountVolumeRequest into the model's.
+func toModelMountVolumeRequest(in *pb.MountVolumeRequest) *volume.MountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.MountVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.TargetPath = in.Path
 	return out
 }
 
@@ -149,14 +153,14 @@ func fromModelMountVolumeResponse(in *volume.MountVolumeResponse) *pb.MountVolum
 	return out
 }
 
-// autoToModelDismountVolumeRequest converts the fields of DismountVolumeRequest that match by name; the hand-written
-// toModelDismountVolumeRequest handles the rest: Path has no counterpart.
-func autoToModelDismountVolumeRequest(in *pb.DismountVolumeRequest) *volume.UnmountVolumeRequest {
+// toModelDismountVolumeRequest converts a wire DismountVolumeRequest into the model's UnmountVolumeRequest.
+func toModelDismountVolumeRequest(in *pb.DismountVolumeRequest) *volume.UnmountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.UnmountVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.TargetPath = in.Path
 	return out
 }
 
@@ -208,14 +212,14 @@ func fromModelFormatVolumeResponse(in *volume.FormatVolumeResponse) *pb.FormatVo
 	return out
 }
 
-// autoToModelResizeVolumeRequest converts the fields of ResizeVolumeRequest that match by name; the hand-written
-// toModelResizeVolumeRequest handles the rest: Size has no counterpart.
-func autoToModelResizeVolumeRequest(in *pb.ResizeVolumeRequest) *volume.ResizeVolumeRequest {
+// toModelResizeVolumeRequest converts a wire ResizeVolumeRequest into the model's.
+func toModelResizeVolumeRequest(in *pb.ResizeVolumeRequest) *volume.ResizeVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.ResizeVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.SizeBytes = in.Size
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1beta2"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
 
 // ServiceName is the fully qualified gRPC service this package serves.
@@ -157,14 +158,17 @@ func (s *Server) WriteVolumeCache(ctx context.Context, in *pb.WriteVolumeCacheRe
 	return fromModelWriteVolumeCacheResponse(out), nil
 }
 
-// autoToModelListVolumesOnDiskRequest converts the fields of ListVolumesOnDiskRequest that match by name; the hand-written
-// toModelListVolumesOnDiskRequest handles the rest: DiskId has no counterpart.
-func autoToModelListVolumesOnDiskRequest(in *pb.ListVolumesOnDiskRequest) *volume.ListVolumesOnDiskRequest {
+// toModelListVolumesOnDiskRequest converts a wire ListVolumesOnDiskRequest into the model's.
+func toModelListVolumesOnDiskRequest(in *pb.ListVolumesOnDiskRequest) (*volume.ListVolumesOnDiskRequest, error) {
 	if in == nil {
-		return nil
+		return nil, nil
 	}
 	out := &volume.ListVolumesOnDiskRequest{}
-	return out
+	var err error
+	if out.DiskNumber, err = diskid.Parse(in.DiskId); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // fromModelListVolumesOnDiskResponse converts a model ListVolumesOnDiskResponse into the wire's.
@@ -177,14 +181,14 @@ func fromModelListVolumesOnDiskResponse(in *volume.ListVolumesOnDiskResponse) *p
 	return out
 }
 
-// autoToModelMountVolumeRequest converts the fields of MountVolumeRequest that match by name; the hand-written
-// toModelMountVolumeRequest handles the rest: Path has no counterpart.
-func autoToModelMountVolumeRequest(in *pb.MountVolumeRequest) *volume.MountVolumeRequest {
+// toModelMountVolumeRequest converts a wire MountVolumeRequest into the model's.
+func toModelMountVolumeRequest(in *pb.MountVolumeRequest) *volume.MountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.MountVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.TargetPath = in.Path
 	return out
 }
 
@@ -197,14 +201,14 @@ func fromModelMountVolumeResponse(in *volume.MountVolumeResponse) *pb.MountVolum
 	return out
 }
 
-// autoToModelDismountVolumeRequest converts the fields of DismountVolumeRequest that match by name; the hand-written
-// toModelDismountVolumeRequest handles the rest: Path has no counterpart.
-func autoToModelDismountVolumeRequest(in *pb.DismountVolumeRequest) *volume.UnmountVolumeRequest {
+// toModelDismountVolumeRequest converts a wire DismountVolumeRequest into the model's UnmountVolumeRequest.
+func toModelDismountVolumeRequest(in *pb.DismountVolumeRequest) *volume.UnmountVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.UnmountVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.TargetPath = in.Path
 	return out
 }
 
@@ -256,14 +260,14 @@ func fromModelFormatVolumeResponse(in *volume.FormatVolumeResponse) *pb.FormatVo
 	return out
 }
 
-// autoToModelResizeVolumeRequest converts the fields of ResizeVolumeRequest that match by name; the hand-written
-// toModelResizeVolumeRequest handles the rest: Size has no counterpart.
-func autoToModelResizeVolumeRequest(in *pb.ResizeVolumeRequest) *volume.ResizeVolumeRequest {
+// toModelResizeVolumeRequest converts a wire ResizeVolumeRequest into the model's.
+func toModelResizeVolumeRequest(in *pb.ResizeVolumeRequest) *volume.ResizeVolumeRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.ResizeVolumeRequest{}
 	out.VolumeID = in.VolumeId
+	out.SizeBytes = in.Size
 	return out
 }
 
@@ -286,13 +290,14 @@ func toModelVolumeStatsRequest(in *pb.VolumeStatsRequest) *volume.GetVolumeStats
 	return out
 }
 
-// autoFromModelVolumeStatsResponse converts the fields of VolumeStatsResponse that match by name; the hand-written
-// fromModelVolumeStatsResponse handles the rest: VolumeSize has no counterpart; VolumeUsedSize has no counterpart.
-func autoFromModelVolumeStatsResponse(in *volume.GetVolumeStatsResponse) *pb.VolumeStatsResponse {
+// fromModelVolumeStatsResponse converts a model GetVolumeStatsResponse into the wire's VolumeStatsResponse.
+func fromModelVolumeStatsResponse(in *volume.GetVolumeStatsResponse) *pb.VolumeStatsResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.VolumeStatsResponse{}
+	out.VolumeSize = in.TotalBytes
+	out.VolumeUsedSize = in.UsedBytes
 	return out
 }
 
@@ -306,23 +311,23 @@ func toModelVolumeDiskNumberRequest(in *pb.VolumeDiskNumberRequest) *volume.GetD
 	return out
 }
 
-// autoFromModelVolumeDiskNumberResponse converts the fields of VolumeDiskNumberResponse that match by name; the hand-written
-// fromModelVolumeDiskNumberResponse handles the rest: DiskNumber (int64) and DiskNumber (uint32) differ in type.
-func autoFromModelVolumeDiskNumberResponse(in *volume.GetDiskNumberFromVolumeIDResponse) *pb.VolumeDiskNumberResponse {
+// fromModelVolumeDiskNumberResponse converts a model GetDiskNumberFromVolumeIDResponse into the wire's VolumeDiskNumberResponse.
+func fromModelVolumeDiskNumberResponse(in *volume.GetDiskNumberFromVolumeIDResponse) *pb.VolumeDiskNumberResponse {
 	if in == nil {
 		return nil
 	}
 	out := &pb.VolumeDiskNumberResponse{}
+	out.DiskNumber = int64(in.DiskNumber)
 	return out
 }
 
-// autoToModelVolumeIDFromMountRequest converts the fields of VolumeIDFromMountRequest that match by name; the hand-written
-// toModelVolumeIDFromMountRequest handles the rest: Mount has no counterpart.
-func autoToModelVolumeIDFromMountRequest(in *pb.VolumeIDFromMountRequest) *volume.GetVolumeIDFromTargetPathRequest {
+// toModelVolumeIDFromMountRequest converts a wire VolumeIDFromMountRequest into the model's GetVolumeIDFromTargetPathRequest.
+func toModelVolumeIDFromMountRequest(in *pb.VolumeIDFromMountRequest) *volume.GetVolumeIDFromTargetPathRequest {
 	if in == nil {
 		return nil
 	}
 	out := &volume.GetVolumeIDFromTargetPathRequest{}
+	out.TargetPath = in.Mount
 	return out
 }
 
