@@ -77,7 +77,7 @@ func TestRefStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := r.add(`\\other\share`, `C:\k\c\mount`, `\\other\share`); err != nil {
+	if err := r.add(`\\elsewhere\share`, `C:\k\c\mount`, `\\elsewhere\share`); err != nil {
 		t.Fatal(err)
 	}
 	ref, ok, err := r.lookup(`c:\K\A\MOUNT\`)
@@ -94,7 +94,7 @@ func TestRefStore(t *testing.T) {
 	if left, err := r.remove(ref); err != nil || left != 0 {
 		t.Errorf("remove last = %d, %v; want 0 left", left, err)
 	}
-	if ref, ok, err := r.lookup(`C:\k\c\mount`); !ok || err != nil || ref.share != `\\other\share` {
+	if ref, ok, err := r.lookup(`C:\k\c\mount`); !ok || err != nil || ref.share != `\\elsewhere\share` {
 		t.Errorf("the other share's link: %+v, %v, %v", ref, ok, err)
 	}
 }

@@ -186,7 +186,7 @@ func writeAsPod(t *testing.T, dir, name string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close() //nolint:errcheck // read only
+	defer d.Close()
 	cmd := exec.Command("/bin/sh", "-c", `echo pod > "/proc/self/fd/3/$1"`, "sh", name)
 	cmd.ExtraFiles = []*os.File{d}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: podUID, Gid: podGID, Groups: []uint32{podFSGroup}}}
