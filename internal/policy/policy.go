@@ -29,6 +29,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -66,6 +67,10 @@ type Rule struct {
 	// separator boundary in the host's path style. Empty leaves paths to
 	// the daemon's working directories alone.
 	PathRoots []string `json:"pathRoots,omitempty"`
+	// Objects, when set, confine the disks and volumes an allowed
+	// request names (volume_id, disk_number, disk_id), as PathRoots
+	// confine paths. Nil leaves them unconfined.
+	Objects *Objects `json:"objects,omitempty"`
 }
 
 // CallerSelector matches a caller. Every field that is set must match; at
@@ -238,6 +243,9 @@ func Compile(f File, o Options) (*Policy, error) {
 			}
 			cr.roots = append(cr.roots, c)
 		}
+		for _, err := range validateObjects(r.Objects, len(r.PathRoots)) {
+			bad("%s: %w", where, err)
+		}
 		p.rules = append(p.rules, cr)
 	}
 	if len(errs) > 0 {
@@ -378,6 +386,10 @@ type Call struct {
 	// read only when Request is nil; with neither, the request cannot be
 	// inspected.
 	Model any
+	// Objects answers where the disks and volumes the request names are
+	// mounted, for rules with Objects; nil fails such rules for a
+	// request that names any.
+	Objects ObjectHost
 }
 
 // paths returns the request's paths, and false when there is no request
@@ -409,10 +421,15 @@ func (d Decision) Message(c Call) string {
 	return fmt.Sprintf("caller %s may not call %s.%s: %s", c.Caller, c.Group, c.Method, d.Reason)
 }
 
-// Decide allows the call when some rule matches its caller and method and
-// every path of its request lies under that rule's path roots. A nil
-// Policy allows everything.
-func (p *Policy) Decide(c Call) Decision {
+// Decide is DecideContext without a deadline for the questions it asks
+// the node.
+func (p *Policy) Decide(c Call) Decision { return p.DecideContext(context.Background(), c) }
+
+// DecideContext allows the call when some rule matches its caller and
+// method, every path of its request lies under that rule's path roots,
+// and every disk and volume it names is within the rule's objects (asked
+// of c.Objects under ctx). A nil Policy allows everything.
+func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 	if p == nil {
 		return Decision{Allowed: true}
 	}
@@ -422,6 +439,9 @@ func (p *Policy) Decide(c Call) Decision {
 			continue
 		}
 		reason := r.checkPaths(p.style, c)
+		if reason == "" {
+			reason = r.checkObjects(ctx, p, c)
+		}
 		if reason == "" {
 			return Decision{Allowed: true, Rule: r.Name}
 		}
