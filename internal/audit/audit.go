@@ -9,7 +9,8 @@
 //	{"id":"9f86d081884c7d65","phase":"done","time":"2025-01-02T15:04:05.123456789Z",
 //	 "endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
 //	 "method":"PartitionDisk","full_method":"/v1.Disk/PartitionDisk","kind":"mutate",
-//	 "caller":{"pid":4242,"uid":0,"gid":0,"container_id":"0123…","pod_uid":"6f1c…"},
+//	 "caller":{"pid":4242,"uid":0,"gid":0,"container_id":"0123…","pod_uid":"6f1c…",
+//	           "pod_namespace":"kube-system","pod_name":"csi-azuredisk-node-x7k2p","container_name":"azuredisk"},
 //	 "decision":"allow","rule":"azuredisk","request":{"disk_number":1},"code":"OK","duration_ms":3.2}
 //
 // A call that changes the node has two records with the same "id": an
@@ -80,7 +81,8 @@ const (
 
 // SchemaVersion is the "schema" of every record: readers tell record
 // layouts apart by it. v2 added schema, node, request_id and the caller's
-// executable and start_time.
+// executable, start_time, pod_namespace, pod_name and container_name
+// (issue 16, one release).
 const SchemaVersion = "csi-node-proxy.audit/v2"
 
 // RequestIDMetadata is the gRPC metadata key whose value a call's record
@@ -418,6 +420,9 @@ type caller struct {
 	Groups           []uint32 `json:"groups,omitempty"`
 	ContainerID      string   `json:"container_id,omitempty"`
 	PodUID           string   `json:"pod_uid,omitempty"`
+	PodNamespace     string   `json:"pod_namespace,omitempty"`
+	PodName          string   `json:"pod_name,omitempty"`
+	ContainerName    string   `json:"container_name,omitempty"`
 	Runtime          string   `json:"runtime,omitempty"`
 	WindowsSID       string   `json:"windows_sid,omitempty"`
 	WindowsAccount   string   `json:"windows_account,omitempty"`
@@ -446,6 +451,7 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 		Kind:       Classify(r.Method).String(),
 		Caller: caller{
 			PID: c.PID, Executable: c.Executable, Groups: c.Groups, ContainerID: c.ContainerID, PodUID: c.PodUID, Runtime: c.Runtime,
+			PodNamespace: c.PodNamespace, PodName: c.PodName, ContainerName: c.ContainerName,
 			WindowsSID: c.WindowsSID, WindowsAccount: c.WindowsAccount, WindowsGroupSIDs: c.WindowsGroupSIDs,
 			Incomplete: c.Incomplete,
 		},

@@ -70,3 +70,34 @@ func TestOpenRefusesSymlink(t *testing.T) {
 		t.Errorf("the link's target changed: %q", b)
 	}
 }
+
+// Records name the caller's workload (pod namespace and name, container
+// name) when the container runtime told it, and leave it out otherwise.
+func TestRecordWorkloadFields(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(&buf, Options{})
+	for _, c := range []identity.Caller{
+		{PID: 7, PodNamespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", ContainerName: "azuredisk"},
+		{PID: 8},
+	} {
+		if err := l.Log(Record{Time: time.Now(), Group: "disk", Version: "v1", Method: "PartitionDisk", Decision: Allow, Caller: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	if len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	var got struct {
+		Caller map[string]any `json:"caller"`
+	}
+	if err := json.Unmarshal(lines[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Caller["pod_namespace"] != "kube-system" || got.Caller["pod_name"] != "csi-azuredisk-node-x7k2p" || got.Caller["container_name"] != "azuredisk" {
+		t.Errorf("record %s", lines[0])
+	}
+	if bytes.Contains(lines[1], []byte("pod_namespace")) || bytes.Contains(lines[1], []byte("container_name")) {
+		t.Errorf("unknown workload written: %s", lines[1])
+	}
+}

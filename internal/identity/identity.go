@@ -25,6 +25,15 @@
 // HostProcess containers), trusting only jobs held by the container host
 // processes.
 //
+// A container ID names no workload that rules could rely on: it changes
+// with every restart. When Options.Workloads is set (CRI, the node's
+// container runtime over its CRI socket), the container's pod namespace,
+// pod name and container name are asked for, from the labels kubelet puts
+// on every container, cached per container ID. The runtime is believed
+// only where it agrees with the pod UID of the kernel's cgroup path; an
+// unreachable runtime leaves them unknown. The ServiceAccount cannot be
+// learned this way: kubelet does not hand it to the runtime.
+//
 // Identification never fails a connection: what cannot be learned stays
 // empty and Caller.Incomplete says why. Whether an incomplete identity may
 // call anything is the authorization policy's decision, and a policy rule
@@ -76,6 +85,17 @@ type Caller struct {
 	// PodUID is the UID of the caller's Kubernetes pod, with dashes; ""
 	// when unknown. Windows callers never have one.
 	PodUID string
+	// PodNamespace, PodName and ContainerName name the caller's
+	// workload, as the node's container runtime reports it for
+	// ContainerID (Options.Workloads); "" when unknown. Unlike pod UIDs
+	// and container IDs they survive restarts and rollouts, so rules can
+	// name them. The runtime is trusted only where it agrees with the
+	// pod UID the kernel's cgroup path gives.
+	PodNamespace string
+	// PodName: see PodNamespace.
+	PodName string
+	// ContainerName: see PodNamespace.
+	ContainerName string
 	// Runtime names the container runtime the cgroup layout points to:
 	// containerd, crio, docker, or "" when the layout does not say.
 	Runtime string
@@ -115,6 +135,12 @@ func (c Caller) String() string {
 			id = id[:12]
 		}
 		parts = append(parts, "container "+id)
+	}
+	if c.PodNamespace != "" {
+		parts = append(parts, "pod "+c.PodNamespace+"/"+c.PodName)
+	}
+	if c.ContainerName != "" {
+		parts = append(parts, "container "+c.ContainerName)
 	}
 	if c.PodUID != "" {
 		parts = append(parts, "pod "+c.PodUID)
@@ -176,6 +202,10 @@ type Options struct {
 	// as many walks: a connection that finds no free slot within
 	// IdentifyWait is refused.
 	MaxIdentifying int
+	// Workloads, when set, names the pod namespace, pod name and
+	// container name of a caller in a container (see CRI); nil leaves
+	// them unknown, and rules that select by them never match.
+	Workloads WorkloadResolver
 }
 
 // DefaultMaxIdentifying is Options.MaxIdentifying's default: far more
@@ -234,6 +264,9 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 		return nil, nil, ErrTooManyConnections
 	}
 	caller, proc := c.identify(conn, c.opts)
+	// The runtime is asked while the slot is held: its timeout bounds
+	// the wait, and a flood of connections cannot flood it.
+	caller = resolveWorkload(c.opts, caller)
 	<-c.slots
 	ai := AuthInfo{
 		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
@@ -273,7 +306,7 @@ func (c *Credentials) OverrideServerName(string) error { return nil }
 func Identify(conn net.Conn, o Options) Caller {
 	c, p := identify(conn, o)
 	p.close()
-	return c
+	return resolveWorkload(o, c)
 }
 
 // unwrap peels wrappers that expose the connection underneath.

@@ -4,15 +4,17 @@
 // Without a policy the daemon behaves as it always has: whoever can open an
 // endpoint may call everything on it (the endpoint's ACL decides). Once a
 // policy is loaded, every call is denied unless a rule allows it: a rule
-// names callers (Unix user or group IDs, container IDs, pod UIDs, Windows
-// accounts or groups), the methods they may call, and optionally the path
+// names callers (pod namespaces, pod names and container names, which the
+// node's container runtime tells; Unix user or group IDs, container IDs,
+// pod UIDs, Windows accounts or groups), the methods they may call, and optionally the path
 // roots every path in their requests must lie under.
 //
 //	rules:
 //	- name: azuredisk
 //	  callers:
-//	  - uids: [0]
-//	    podUIDs: ["6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"]
+//	  - namespaces: [kube-system]
+//	    podNames: ["csi-azuredisk-node-*"]
+//	    containerNames: [azuredisk]
 //	  - windowsAccounts: ['NT AUTHORITY\SYSTEM']
 //	  allow:
 //	  - groups: [disk, volume, filesystem]
@@ -27,6 +29,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -64,6 +67,10 @@ type Rule struct {
 	// separator boundary in the host's path style. Empty leaves paths to
 	// the daemon's working directories alone.
 	PathRoots []string `json:"pathRoots,omitempty"`
+	// Objects, when set, confine the disks and volumes an allowed
+	// request names (volume_id, disk_number, disk_id), as PathRoots
+	// confine paths. Nil leaves them unconfined.
+	Objects *Objects `json:"objects,omitempty"`
 }
 
 // CallerSelector matches a caller. Every field that is set must match; at
@@ -83,6 +90,17 @@ type CallerSelector struct {
 	ContainerIDs []string `json:"containerIDs,omitempty"`
 	// PodUIDs match the caller's pod (Linux).
 	PodUIDs []string `json:"podUIDs,omitempty"`
+	// Namespaces match the namespace of the caller's pod, as the node's
+	// container runtime names it for the caller's container (see
+	// identity.CRI). Unlike pod UIDs and container IDs, namespaces, pod
+	// names and container names survive restarts and rollouts.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// PodNames match the caller's pod name by path.Match pattern, e.g.
+	// "csi-azuredisk-node-*" for a DaemonSet's pods.
+	PodNames []string `json:"podNames,omitempty"`
+	// ContainerNames match the name of the caller's container in its
+	// pod spec, so a driver's sidecars do not share its rights.
+	ContainerNames []string `json:"containerNames,omitempty"`
 	// WindowsAccounts match the user of the caller's token, as
 	// DOMAIN\name or as a SID, without case.
 	WindowsAccounts []string `json:"windowsAccounts,omitempty"`
@@ -133,6 +151,11 @@ var (
 	podUID  = regexp.MustCompile(`^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$`)
 	sidForm = regexp.MustCompile(`^(?i)S-1-[0-9]+(-[0-9]+)*$`)
 	ruleNam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	// dnsLabel is an RFC 1123 label: namespaces and container names.
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	// podNamePattern is what a pattern over RFC 1123 subdomains (pod
+	// names) may contain.
+	podNamePattern = regexp.MustCompile(`^[-a-z0-9.*?\[\]^]{1,253}$`)
 )
 
 // Parse reads and validates a policy file. Unknown or duplicate keys are
@@ -220,6 +243,9 @@ func Compile(f File, o Options) (*Policy, error) {
 			}
 			cr.roots = append(cr.roots, c)
 		}
+		for _, err := range validateObjects(r.Objects, len(r.PathRoots)) {
+			bad("%s: %w", where, err)
+		}
 		p.rules = append(p.rules, cr)
 	}
 	if len(errs) > 0 {
@@ -230,12 +256,28 @@ func Compile(f File, o Options) (*Policy, error) {
 
 func validateSelector(c CallerSelector) []error {
 	var errs []error
-	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups)
+	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups) +
+		len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames)
 	switch {
 	case c.Any && set > 0:
 		errs = append(errs, errors.New("any cannot be combined with other fields"))
 	case !c.Any && set == 0:
-		errs = append(errs, errors.New("empty: name uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
+		errs = append(errs, errors.New("empty: name namespaces, podNames, containerNames, uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
+	}
+	for _, n := range c.Namespaces {
+		if !dnsLabel.MatchString(n) {
+			errs = append(errs, fmt.Errorf("namespaces: %q is not a namespace (lower-case RFC 1123 label)", n))
+		}
+	}
+	for _, n := range c.PodNames {
+		if _, err := path.Match(n, ""); err != nil || !podNamePattern.MatchString(n) {
+			errs = append(errs, fmt.Errorf("podNames: %q is not a pod name or pattern (lower-case letters, digits, '-', '.', and * ? [...])", n))
+		}
+	}
+	for _, n := range c.ContainerNames {
+		if !dnsLabel.MatchString(n) {
+			errs = append(errs, fmt.Errorf("containerNames: %q is not a container name (lower-case RFC 1123 label)", n))
+		}
 	}
 	for _, id := range c.ContainerIDs {
 		if !hex64.MatchString(id) {
@@ -344,6 +386,10 @@ type Call struct {
 	// read only when Request is nil; with neither, the request cannot be
 	// inspected.
 	Model any
+	// Objects answers where the disks and volumes the request names are
+	// mounted, for rules with Objects; nil fails such rules for a
+	// request that names any.
+	Objects ObjectHost
 }
 
 // paths returns the request's paths, and false when there is no request
@@ -375,10 +421,15 @@ func (d Decision) Message(c Call) string {
 	return fmt.Sprintf("caller %s may not call %s.%s: %s", c.Caller, c.Group, c.Method, d.Reason)
 }
 
-// Decide allows the call when some rule matches its caller and method and
-// every path of its request lies under that rule's path roots. A nil
-// Policy allows everything.
-func (p *Policy) Decide(c Call) Decision {
+// Decide is DecideContext without a deadline for the questions it asks
+// the node.
+func (p *Policy) Decide(c Call) Decision { return p.DecideContext(context.Background(), c) }
+
+// DecideContext allows the call when some rule matches its caller and
+// method, every path of its request lies under that rule's path roots,
+// and every disk and volume it names is within the rule's objects (asked
+// of c.Objects under ctx). A nil Policy allows everything.
+func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 	if p == nil {
 		return Decision{Allowed: true}
 	}
@@ -388,6 +439,9 @@ func (p *Policy) Decide(c Call) Decision {
 			continue
 		}
 		reason := r.checkPaths(p.style, c)
+		if reason == "" {
+			reason = r.checkObjects(ctx, p, c)
+		}
 		if reason == "" {
 			return Decision{Allowed: true, Rule: r.Name}
 		}
@@ -445,6 +499,18 @@ func (s CallerSelector) matches(c identity.Caller) bool {
 		return false
 	}
 	if len(s.PodUIDs) > 0 && (c.PodUID == "" || !slices.Contains(s.PodUIDs, strings.ToLower(c.PodUID))) {
+		return false
+	}
+	if len(s.Namespaces) > 0 && (c.PodNamespace == "" || !slices.Contains(s.Namespaces, c.PodNamespace)) {
+		return false
+	}
+	if len(s.PodNames) > 0 && (c.PodName == "" || !slices.ContainsFunc(s.PodNames, func(p string) bool {
+		ok, err := path.Match(p, c.PodName)
+		return err == nil && ok
+	})) {
+		return false
+	}
+	if len(s.ContainerNames) > 0 && (c.ContainerName == "" || !slices.Contains(s.ContainerNames, c.ContainerName)) {
 		return false
 	}
 	if len(s.WindowsAccounts) > 0 && !containsFold(s.WindowsAccounts, c.WindowsAccount, c.WindowsSID) {
@@ -528,20 +594,41 @@ next:
 // ProcessSelectors lists, as "rule <name>: <field>", every selector field
 // of the policy that only matches when the daemon can read the caller's
 // process (its supplementary groups, container or pod): gids,
-// containerIDs, podUIDs. uids come from the kernel with the connection and
-// need nothing more. The daemon warns at start when it names any of these
-// and cannot see its callers' processes (identity.CheckVisibility).
+// containerIDs, podUIDs, and the workload fields (WorkloadSelectors),
+// which start from the container. uids come from the kernel with the
+// connection and need nothing more. The daemon warns at start when it
+// names any of these and cannot see its callers' processes
+// (identity.CheckVisibility).
 func (p *Policy) ProcessSelectors() []string {
+	return p.selectors(func(s CallerSelector) []selectorField {
+		return append([]selectorField{{"gids", len(s.GIDs) > 0}, {"containerIDs", len(s.ContainerIDs) > 0}, {"podUIDs", len(s.PodUIDs) > 0}}, s.workloadFields()...)
+	})
+}
+
+// WorkloadSelectors lists, as ProcessSelectors does, the selector fields
+// that need the container runtime's answer (identity.Options.Workloads):
+// namespaces, podNames, containerNames.
+func (p *Policy) WorkloadSelectors() []string {
+	return p.selectors(CallerSelector.workloadFields)
+}
+
+type selectorField struct {
+	name string
+	set  bool
+}
+
+func (s CallerSelector) workloadFields() []selectorField {
+	return []selectorField{{"namespaces", len(s.Namespaces) > 0}, {"podNames", len(s.PodNames) > 0}, {"containerNames", len(s.ContainerNames) > 0}}
+}
+
+func (p *Policy) selectors(fields func(CallerSelector) []selectorField) []string {
 	if p == nil {
 		return nil
 	}
 	var out []string
 	for _, r := range p.rules {
 		for _, s := range r.Callers {
-			for _, f := range []struct {
-				name string
-				set  bool
-			}{{"gids", len(s.GIDs) > 0}, {"containerIDs", len(s.ContainerIDs) > 0}, {"podUIDs", len(s.PodUIDs) > 0}} {
+			for _, f := range fields(s) {
 				if f.set && !slices.Contains(out, "rule "+r.Name+": "+f.name) {
 					out = append(out, "rule "+r.Name+": "+f.name)
 				}

@@ -112,7 +112,7 @@ func canMatch(p *Policy, name string, c identity.Caller) bool {
 			if s.Any {
 				return true
 			}
-			if !c.HasUnixIDs || len(s.ContainerIDs)+len(s.PodUIDs)+len(s.WindowsAccounts)+len(s.WindowsGroups) > 0 || len(s.UIDs)+len(s.GIDs) == 0 {
+			if !c.HasUnixIDs || len(s.ContainerIDs)+len(s.PodUIDs)+len(s.WindowsAccounts)+len(s.WindowsGroups)+len(s.Namespaces)+len(s.PodNames)+len(s.ContainerNames) > 0 || len(s.UIDs)+len(s.GIDs) == 0 {
 				continue
 			}
 			if (len(s.UIDs) == 0 || slices.Contains(s.UIDs, c.UID)) && (len(s.GIDs) == 0 || slices.Contains(s.GIDs, c.GID)) {

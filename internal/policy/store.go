@@ -68,11 +68,15 @@ func (s *Store) Policy() *Policy { return s.cur.Load() }
 
 // Decide decides c against the current policy. A nil Store allows
 // everything, as no policy does.
-func (s *Store) Decide(c Call) Decision {
+func (s *Store) Decide(c Call) Decision { return s.DecideContext(context.Background(), c) }
+
+// DecideContext is Decide asking the node about disks and volumes under
+// ctx (Policy.DecideContext).
+func (s *Store) DecideContext(ctx context.Context, c Call) Decision {
 	if s == nil {
 		return Decision{Allowed: true}
 	}
-	return s.cur.Load().Decide(c)
+	return s.cur.Load().DecideContext(ctx, c)
 }
 
 // Failures returns how many reloads found the file unreadable or invalid

@@ -54,9 +54,10 @@ func decisionFrom(ctx context.Context) policy.Decision {
 type guard struct {
 	endpoint string
 	api      adapter.API
-	policy   *policy.Store    // nil: no policy, every caller may call
-	audit    *audit.Logger    // nil: no audit
-	metrics  *metrics.Metrics // nil: no metrics
+	policy   *policy.Store     // nil: no policy, every caller may call
+	objects  policy.ObjectHost // nil: rules confining disks and volumes refuse calls naming them
+	audit    *audit.Logger     // nil: no audit
+	metrics  *metrics.Metrics  // nil: no metrics
 }
 
 // noRuleReason is the Reason policy.Decide gives when no rule matches the
@@ -112,13 +113,13 @@ func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context
 		return ctx, nil
 	}
 	msg, _ := req.(proto.Message)
-	call := policy.Call{Caller: c, Group: g.api.Group, Version: g.api.Version, Method: methodName(fullMethod), Request: msg}
+	call := policy.Call{Caller: c, Group: g.api.Group, Version: g.api.Version, Method: methodName(fullMethod), Request: msg, Objects: g.objects}
 	if err := identity.CheckAlive(ctx); err != nil {
 		// The identity was taken from a process that is gone: whoever
 		// holds the connection now was never identified.
 		return g.refuseGone(ctx, fullMethod, req, call, err)
 	}
-	d := g.policy.Decide(call)
+	d := g.policy.DecideContext(ctx, call)
 	ctx = context.WithValue(ctx, decisionKey{}, d)
 	if d.Allowed {
 		return ctx, nil

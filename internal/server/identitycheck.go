@@ -14,14 +14,19 @@ import (
 // cannot read (a PID or cgroup namespace of its own, procfs with
 // hidepid), and every call of a legitimate driver is then refused without
 // a word. nil when the policy names none of these, or the daemon can see
-// them. The daemon logs these at start and after each policy reload, and
-// readiness reports them.
+// them. Rules naming namespaces, pod names or container names also need
+// the container runtime (identity.Options.Workloads). The daemon logs
+// these at start and after each policy reload, and readiness reports
+// them.
 func IdentityWarnings(p *policy.Policy, o identity.Options) []string {
 	needs := p.ProcessSelectors()
 	if len(needs) == 0 {
 		return nil
 	}
 	var out []string
+	if w := p.WorkloadSelectors(); len(w) > 0 && o.Workloads == nil {
+		out = append(out, fmt.Sprintf("no container runtime (CRI) endpoint is configured, so callers' pod namespaces, pod names and container names are unknown; the policy selects callers by them (%s), so those rules will not match", strings.Join(w, ", ")))
+	}
 	for _, problem := range identity.CheckVisibility(o) {
 		out = append(out, fmt.Sprintf("%s; the policy selects callers by what this hides (%s), so those rules will not match", problem, strings.Join(needs, ", ")))
 	}

@@ -57,3 +57,26 @@ func TestIdentityWarnings(t *testing.T) {
 		t.Errorf("no policy: %q", w)
 	}
 }
+
+// A policy naming namespaces, pod names or container names warns when no
+// container runtime is asked, since those rules could never match.
+func TestIdentityWarningsWorkload(t *testing.T) {
+	p, err := policy.Parse([]byte("rules:\n- {name: azuredisk, callers: [{namespaces: [kube-system]}], allow: [{methods: ['*']}]}\n"), policy.Options{Style: hostpath.POSIX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := identity.Options{ProcRoot: fakeProc(t, "pid:[4026531836]", "cgroup:[4026531835]")}
+	w := IdentityWarnings(p, host)
+	if len(w) != 1 || !strings.Contains(w[0], "container runtime") || !strings.Contains(w[0], "rule azuredisk: namespaces") {
+		t.Errorf("no runtime configured: %q", w)
+	}
+	cri, err := identity.NewCRI(identity.CRIConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cri.Close()
+	host.Workloads = cri
+	if w := IdentityWarnings(p, host); w != nil {
+		t.Errorf("runtime configured, host namespaces: %q", w)
+	}
+}

@@ -83,6 +83,11 @@ type Config struct {
 	// every caller that can open an endpoint may call everything on it, as
 	// upstream csi-proxy allows.
 	Policy *policy.Store
+	// Objects answers where the disks and volumes a request names are
+	// mounted, for policy rules that confine them (policy.Objects); see
+	// NewHostObjects. Nil: such rules refuse every call naming a disk or
+	// volume.
+	Objects policy.ObjectHost
 	// Audit receives a record of every call that changes the node, every
 	// denied call and, if it was opened to, every read. Nil audits nothing.
 	Audit *audit.Logger
@@ -173,7 +178,7 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		// configured prefix) is what logs and audit records call it.
 		name = transport.EndpointName(cfg.EndpointPrefix, api.Group, api.Version)
 
-		g := &guard{endpoint: name, api: api, policy: cfg.Policy, audit: cfg.Audit, metrics: cfg.Metrics}
+		g := &guard{endpoint: name, api: api, policy: cfg.Policy, objects: cfg.Objects, audit: cfg.Audit, metrics: cfg.Metrics}
 		// Each interceptor costs on every call (grpc-go chains them with a
 		// closure per level), so the policy and audit steps are only in
 		// the chain when configured; the caller's identity reaches

@@ -481,6 +481,13 @@ func (s *Set) checkDaemon(p problems, cp string, c *corev1.Container, spec *core
 			return ref // kubelet leaves unknown references as they are
 		})
 	}
+	// The audit records' "node" field: one log shipped off many nodes
+	// must still say where each call ran.
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName"
+	}) {
+		p.add("%s: no NODE_NAME from fieldRef spec.nodeName: audit records would not name their node", cp)
+	}
 	values, err := s.Daemon.Check(args)
 	if err != nil {
 		p.add("%s: %v", cp, err)

@@ -1,0 +1,229 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+)
+
+// fakeCRI is a container runtime speaking the real CRI RuntimeService
+// protocol: ContainerStatus answers from its table, every other method
+// is the generated Unimplemented one.
+type fakeCRI struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	mu         sync.Mutex
+	containers map[string]map[string]string // container ID → labels
+	calls      int
+}
+
+func (f *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	labels, ok := f.containers[req.ContainerId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: labels}}, nil
+}
+
+func (f *fakeCRI) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// kubeletLabels are the labels kubelet gives every container it creates.
+func kubeletLabels(ns, podName, podUID, container string) map[string]string {
+	return map[string]string{
+		"io.kubernetes.pod.namespace":   ns,
+		"io.kubernetes.pod.name":        podName,
+		"io.kubernetes.pod.uid":         podUID,
+		"io.kubernetes.container.name":  container,
+		"io.kubernetes.container.hash":  "1a2b3c",
+		"io.kubernetes.container.image": "ignored",
+	}
+}
+
+// startCRI serves f on a Unix socket and returns its endpoint.
+func startCRI(t *testing.T, f *fakeCRI) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the test runtime listens on a Unix socket")
+	}
+	sock := filepath.Join(shortTempDir(t), "cri.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	runtimeapi.RegisterRuntimeServiceServer(s, f)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	return "unix://" + sock
+}
+
+// shortTempDir is a temporary directory with a path short enough for a
+// Unix socket (108 bytes).
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) > 80 {
+		t.Fatalf("temporary directory %s too long for a socket", d)
+	}
+	return d
+}
+
+func newTestCRI(t *testing.T, cfg CRIConfig) *CRI {
+	t.Helper()
+	c, err := NewCRI(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// The runtime's labels name the container's pod and container; answers
+// are cached for the TTL and asked again after it.
+func TestCRIWorkload(t *testing.T) {
+	f := &fakeCRI{containers: map[string]map[string]string{cid: kubeletLabels("kube-system", "csi-azuredisk-node-x7k2p", pod, "azuredisk")}}
+	c := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f), TTL: time.Minute})
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+
+	want := Workload{Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk"}
+	for i := range 2 {
+		w, err := c.Workload(t.Context(), cid)
+		if err != nil || w != want {
+			t.Fatalf("lookup %d: %+v, %v; want %+v", i, w, err, want)
+		}
+	}
+	if n := f.count(); n != 1 {
+		t.Errorf("the runtime was asked %d times within the TTL, want once", n)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := c.Workload(t.Context(), cid); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(); n != 2 {
+		t.Errorf("after the TTL the runtime was asked %d times in all, want 2", n)
+	}
+}
+
+// A container the runtime does not know, or knows without kubelet's
+// labels, has no workload: nothing is made up.
+func TestCRIWorkloadUnknown(t *testing.T) {
+	other := strings.Repeat("b", 64)
+	f := &fakeCRI{containers: map[string]map[string]string{other: {"app": "not-from-kubelet"}}}
+	c := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f)})
+	if w, err := c.Workload(t.Context(), cid); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("unknown container: %+v, %v; want ErrNotFound", w, err)
+	}
+	if w, err := c.Workload(t.Context(), other); err == nil || w != (Workload{}) {
+		t.Errorf("container without kubelet's labels: %+v, %v; want an error", w, err)
+	}
+	if _, err := c.Workload(t.Context(), "short"); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		t.Errorf("malformed ID: %v", err)
+	}
+}
+
+// An unreachable runtime is an error within the timeout, never a guess.
+func TestCRIUnreachable(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Unix socket endpoint")
+	}
+	c := newTestCRI(t, CRIConfig{Endpoint: "unix://" + filepath.Join(shortTempDir(t), "absent.sock"), Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	w, err := c.Workload(t.Context(), cid)
+	if err == nil || w != (Workload{}) {
+		t.Fatalf("unreachable runtime: %+v, %v", w, err)
+	}
+	if !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Errorf("unreachable runtime: %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestCRIConfigEndpoint(t *testing.T) {
+	for _, bad := range []string{"tcp://127.0.0.1:1", "/run/containerd/containerd.sock", "unix://relative.sock"} {
+		if _, err := NewCRI(CRIConfig{Endpoint: bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("endpoint %q: %v, want ErrInvalidArgument", bad, err)
+		}
+	}
+	if DefaultCRIEndpoint == "" {
+		t.Error("no default endpoint")
+	}
+}
+
+// A connection's caller gets its workload from the runtime; a runtime that
+// contradicts the pod the kernel's cgroup names is believed in nothing;
+// an unreachable runtime leaves the caller incomplete.
+func TestHandshakeResolvesWorkload(t *testing.T) {
+	f := &fakeCRI{containers: map[string]map[string]string{
+		cid:                     kubeletLabels("kube-system", "csi-azuredisk-node-x7k2p", pod, "azuredisk"),
+		strings.Repeat("c", 64): kubeletLabels("kube-system", "impostor", "11111111-2222-3333-4444-555555555555", "azuredisk"),
+	}}
+	cri := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f)})
+	handshake := func(o Options, c Caller) Caller {
+		t.Helper()
+		creds := NewCredentials(o)
+		creds.identify = func(net.Conn, Options) (Caller, *process) { return c, nil }
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		_, ai, err := creds.ServerHandshake(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ai.(AuthInfo).Caller
+	}
+
+	got := handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: cid, PodUID: pod})
+	if got.PodNamespace != "kube-system" || got.PodName != "csi-azuredisk-node-x7k2p" || got.ContainerName != "azuredisk" || got.Incomplete != "" {
+		t.Errorf("caller %+v", got)
+	}
+	if s := got.String(); !strings.Contains(s, "pod kube-system/csi-azuredisk-node-x7k2p") || !strings.Contains(s, "container azuredisk") {
+		t.Errorf("String() = %q", s)
+	}
+
+	// Windows callers have no pod UID from the kernel: the runtime's is taken.
+	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: cid})
+	if got.PodUID != pod || got.PodNamespace != "kube-system" {
+		t.Errorf("caller without a cgroup pod: %+v", got)
+	}
+
+	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: strings.Repeat("c", 64), PodUID: pod})
+	if got.PodNamespace != "" || got.PodName != "" || got.ContainerName != "" || got.PodUID != pod || !strings.Contains(got.Incomplete, "disagree") {
+		t.Errorf("contradicting runtime: %+v", got)
+	}
+
+	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: strings.Repeat("d", 64), PodUID: pod, Incomplete: "earlier"})
+	if got.PodNamespace != "" || !strings.Contains(got.Incomplete, "earlier") || !strings.Contains(got.Incomplete, "workload") {
+		t.Errorf("unknown container: %+v", got)
+	}
+
+	// Without a resolver nothing is looked up.
+	got = handshake(Options{}, Caller{PID: 5, ContainerID: cid, PodUID: pod})
+	if got.PodNamespace != "" || got.Incomplete != "" {
+		t.Errorf("without a resolver: %+v", got)
+	}
+}

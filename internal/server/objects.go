@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+)
+
+// HostObjects answers the policy's questions about disks and volumes
+// (policy.ObjectHost) from a host's volume and disk backends, plus one
+// question those do not answer: where a volume is mounted.
+type HostObjects struct {
+	// Volume and Disk are the host's backends.
+	Volume volume.Host
+	Disk   disk.Host
+	// Mounts returns every path where a volume is mounted. Nil: the host
+	// cannot tell, and every rule confining volumes to its path roots
+	// refuses calls that name a volume or disk (fail closed).
+	Mounts func(ctx context.Context, volumeID string) ([]string, error)
+}
+
+var _ policy.ObjectHost = (*HostObjects)(nil)
+
+// NewHostObjects returns the object answers of set's host: the simulated
+// host's own table, Windows' volume path names
+// (GetVolumePathNamesForVolumeName); on Linux where a volume is mounted
+// is not yet asked (see Mounts).
+func NewHostObjects(set hostset.Set) *HostObjects {
+	o := &HostObjects{Volume: set.Volume, Disk: set.Disk, Mounts: osVolumeMounts}
+	if set.Simulated != nil {
+		o.Mounts = simulatedMounts(set.Simulated)
+	}
+	return o
+}
+
+// simulatedMounts lists a simulated volume's mount folders and drive
+// letter root.
+func simulatedMounts(h *simulated.Host) func(context.Context, string) ([]string, error) {
+	return func(_ context.Context, id string) ([]string, error) {
+		for _, v := range h.ListVolumes() {
+			if !strings.EqualFold(v.ID, id) {
+				continue
+			}
+			out := append([]string(nil), v.MountPoints...)
+			if v.DriveLetter != "" {
+				out = append(out, v.DriveLetter+`:\`)
+			}
+			return out, nil
+		}
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "no volume %s", id)
+	}
+}
+
+// VolumeMounts implements policy.ObjectHost.
+func (o *HostObjects) VolumeMounts(ctx context.Context, id string) ([]string, error) {
+	if o.Mounts == nil {
+		return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "this host cannot tell where a volume is mounted")
+	}
+	return o.Mounts(ctx, id)
+}
+
+// VolumeDisk implements policy.ObjectHost.
+func (o *HostObjects) VolumeDisk(ctx context.Context, id string) (uint32, error) {
+	return o.Volume.DiskNumber(ctx, id)
+}
+
+// DiskVolumes implements policy.ObjectHost.
+func (o *HostObjects) DiskVolumes(ctx context.Context, d uint32) ([]string, error) {
+	return o.Volume.ListVolumesOnDisk(ctx, d, 0)
+}
+
+// DiskFacts implements policy.ObjectHost.
+func (o *HostObjects) DiskFacts(ctx context.Context, d uint32) (policy.DiskFacts, error) {
+	locs, err := o.Disk.ListDiskLocations(ctx)
+	if err != nil {
+		return policy.DiskFacts{}, fmt.Errorf("disk locations: %w", err)
+	}
+	ids, err := o.Disk.ListDiskIDs(ctx)
+	if err != nil {
+		return policy.DiskFacts{}, fmt.Errorf("disk IDs: %w", err)
+	}
+	l, hasLoc := locs[d]
+	id, hasIDs := ids[d]
+	if !hasLoc && !hasIDs {
+		return policy.DiskFacts{}, errdefs.Errorf(errdefs.ErrNotFound, "no disk %d", d)
+	}
+	f := policy.DiskFacts{Page83: id.Page83, Serial: id.SerialNumber}
+	if hasLoc {
+		f.Location = strings.Join([]string{l.Adapter, l.Bus, l.Target, l.LUNID}, ":")
+	}
+	return f, nil
+}
