@@ -76,6 +76,15 @@ type Config struct {
 	// ext4 or xfs (--linux-filesystem); "" means the block backend's
 	// default.
 	LinuxFilesystem string
+	// LinuxHostMountTable is the host's mount table (a mountinfo file)
+	// the Linux block backend reads besides its own
+	// (--linux-host-mount-table): a disk mounted there outside the
+	// working directories is the host's and is never partitioned,
+	// formatted, mounted, resized or taken offline. "" is the backend's
+	// default, /proc/1/mountinfo (the host's with hostPID), ignored when
+	// unreadable; an explicit path must be readable (New fails); "none"
+	// reads only the proxy's own table.
+	LinuxHostMountTable string
 	// Simulated describes the simulated host; nil means
 	// simulated.DefaultConfig(WorkingDirs) unless SimConfigFile is set.
 	// Setting both is an error: one world has one description.

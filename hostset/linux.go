@@ -24,6 +24,9 @@ func newLinux(cfg Config) (Set, error) {
 		// A disk with anything mounted outside the working dirs belongs
 		// to the host and is never touched.
 		MountRoots: cfg.WorkingDirs,
+		// A disk mounted only on the host (seen in the host's table,
+		// with hostPID) is the host's too.
+		HostMountTable: cfg.LinuxHostMountTable,
 	})
 	if err != nil {
 		return Set{}, fmt.Errorf("linux block backend: %w", err)

@@ -94,6 +94,12 @@ type Options struct {
 	// LinuxFilesystem is what FormatVolume creates on the Linux host
 	// (--linux-filesystem): "ext4" (when "") or "xfs".
 	LinuxFilesystem string
+	// LinuxHostMountTable is the host's mount table the Linux host reads
+	// besides the process's own (--linux-host-mount-table), so a disk
+	// mounted only on the host is never changed: "" is
+	// /proc/1/mountinfo, ignored when unreadable; a path given must be
+	// readable; "none" reads only the process's own table.
+	LinuxHostMountTable string
 
 	// Simulated describes the simulated host (HostSimulated) in memory;
 	// SimConfigFile names a JSON file describing it (--sim-config); give
@@ -121,6 +127,11 @@ type Options struct {
 	// AuditReads audits calls that only read, too (--audit-reads); calls
 	// that change the node and denied calls are always audited.
 	AuditReads bool
+	// AuditSync fsyncs the audit file after every record (--audit-sync),
+	// before the change it records goes ahead (intent) or the call
+	// returns (outcome), so records survive a crash of the node; a
+	// failed fsync fails the record like a failed write.
+	AuditSync bool
 }
 
 // Version is what library mode calls carry as their API version in the
@@ -171,7 +182,8 @@ func New(ctx context.Context, o Options) (*Node, error) {
 		fs = "ext4"
 	}
 	h, err := hostset.New(hostset.Config{
-		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy, LinuxFilesystem: fs,
+		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy,
+		LinuxFilesystem: fs, LinuxHostMountTable: o.LinuxHostMountTable,
 		Simulated: o.Simulated, SimConfigFile: o.SimConfigFile, SimDisks: o.SimDisks,
 	})
 	if err != nil {
@@ -323,7 +335,7 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 		var err error
 		// Wire messages never reach this Logger; model requests are
 		// redacted by the Logger itself (audit.RedactModel).
-		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads}); err != nil {
+		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads, Sync: o.AuditSync}); err != nil {
 			return nil, err
 		}
 	}

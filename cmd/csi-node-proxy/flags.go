@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -48,6 +49,12 @@ const (
 	loggingJSON = "json"
 )
 
+// defaultHostMountTable is --linux-host-mount-table's default: the mount
+// table of PID 1, the Linux block backend's own default
+// (blockdev.DefaultHostMountTable; TestHostMountTableDefault keeps them
+// equal).
+const defaultHostMountTable = "/proc/1/mountinfo"
+
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
 const defaultShutdownTimeout = 25 * time.Second
@@ -86,6 +93,12 @@ type Config struct {
 	// LinuxFilesystem is --linux-filesystem: what FormatVolume creates on
 	// the Linux host (ext4 or xfs).
 	LinuxFilesystem string
+	// LinuxHostMountTable is --linux-host-mount-table: the host's mount
+	// table the Linux block backend reads besides its own, an absolute
+	// path or "none"; "" when the flag is not given, which is the
+	// backend's default (/proc/1/mountinfo, ignored when unreadable),
+	// while a path given must be readable.
+	LinuxHostMountTable string
 	// ShutdownTimeout bounds the graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
 	// PipeGroup is --pipe-group: a local group (SID, or name on Windows)
@@ -100,6 +113,9 @@ type Config struct {
 	AuditLog string
 	// AuditReads is --audit-reads: audit calls that only read, too.
 	AuditReads bool
+	// AuditSync is --audit-sync: fsync the audit file after every record
+	// (audit.Options.Sync).
+	AuditSync bool
 	// EndpointPrefix is --endpoint-prefix: the endpoints are named
 	// <prefix>-<group>-<version>.
 	EndpointPrefix string
@@ -196,6 +212,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(apis, "apis", "", "Comma-separated APIs to serve: group-versions such as disk-v1 or whole groups such as volume (default: all)")
 	set.Var((*stringList)(&cfg.AllowedServices), "allowed-service", "Service that StartService and StopService may touch (repeatable; default none)")
 	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", "ext4", "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
+	set.StringVar(&cfg.LinuxHostMountTable, "linux-host-mount-table", defaultHostMountTable, "With --host=linux: the host's mount table (a mountinfo file), read besides the proxy's own, so that a disk mounted only on the host, outside the working directories, is never partitioned, formatted, mounted, resized or taken offline. The default, the table of PID 1, is the host's when the daemon shares the host's PID namespace (a systemd service, a pod with hostPID) and the container's own otherwise, and is ignored when unreadable; a pod without hostPID can mount the host's /proc (at /host/proc, say) and give /host/proc/1/mountinfo. A path given must be readable or the daemon does not start; none reads only the proxy's own table")
 	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
 	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM (or the Windows service's Stop) before they are cut off")
@@ -260,6 +277,16 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	case "ext4", "xfs":
 	default:
 		return Config{}, fmt.Errorf("-linux-filesystem %q: want ext4 or xfs", cfg.LinuxFilesystem)
+	}
+	switch {
+	case !flagSet(set, "linux-host-mount-table"):
+		// The backend's default, which tolerates an unreadable table
+		// (no hostPID, no /proc/1 in view); naming it explicitly makes
+		// it mandatory.
+		cfg.LinuxHostMountTable = ""
+	case cfg.LinuxHostMountTable == "none":
+	case !path.IsAbs(cfg.LinuxHostMountTable):
+		return Config{}, fmt.Errorf("-linux-host-mount-table %q: want an absolute path, or none", cfg.LinuxHostMountTable)
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		return Config{}, errors.New("-shutdown-timeout must be positive")

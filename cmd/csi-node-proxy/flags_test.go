@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -268,6 +269,43 @@ func TestLinuxDefaults(t *testing.T) {
 		if h.Style != hostpath.POSIX || h.Disk == nil || h.Volume == nil || h.Filesystem == nil || h.SMB == nil || h.ISCSI == nil || h.System == nil {
 			t.Errorf("linux host incomplete: %+v", h)
 		}
+	}
+}
+
+// TestHostMountTableFlag: --linux-host-mount-table is the backend's
+// default when not given (""), else the path given or none; a relative
+// path is refused. hostmounts_linux_test.go follows it into the backend.
+func TestHostMountTableFlag(t *testing.T) {
+	resetKlog(t)
+	if defaultHostMountTable != blockdev.DefaultHostMountTable {
+		t.Errorf("the flag's default %q is not the backend's %q", defaultHostMountTable, blockdev.DefaultHostMountTable)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--linux-host-mount-table=/proc/1/mountinfo"}, "/proc/1/mountinfo"},
+		{[]string{"--linux-host-mount-table=/host/proc/1/mountinfo"}, "/host/proc/1/mountinfo"},
+		{[]string{"--linux-host-mount-table=none"}, "none"},
+	} {
+		cfg, err := parseFlagsWith(append([]string{"--host=linux"}, tc.args...), registry)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if cfg.LinuxHostMountTable != tc.want {
+			t.Errorf("%q: LinuxHostMountTable = %q, want %q", tc.args, cfg.LinuxHostMountTable, tc.want)
+		}
+	}
+	for _, bad := range []string{"proc/1/mountinfo", "", "None"} {
+		if _, err := parseFlagsWith([]string{"--host=linux", "--linux-host-mount-table=" + bad}, registry); err == nil || !strings.Contains(err.Error(), "absolute path, or none") {
+			t.Errorf("--linux-host-mount-table=%q: %v, want refused", bad, err)
+		}
+	}
+	var b strings.Builder
+	usage(&b)
+	if !strings.Contains(b.String(), "(default \"/proc/1/mountinfo\")") {
+		t.Errorf("the usage does not show the default /proc/1/mountinfo:\n%s", b.String())
 	}
 }
 

@@ -34,12 +34,13 @@ var buildHost = newHost
 // so the two cannot drift apart.
 func newHost(cfg Config) (hostSet, error) {
 	s, err := hostset.New(hostset.Config{
-		Host:            cfg.Host,
-		WorkingDirs:     cfg.WorkingDirs,
-		RequirePrivacy:  cfg.RequirePrivacy,
-		LinuxFilesystem: cfg.LinuxFilesystem,
-		SimConfigFile:   cfg.SimConfig,
-		SimDisks:        cfg.SimDisks,
+		Host:                cfg.Host,
+		WorkingDirs:         cfg.WorkingDirs,
+		RequirePrivacy:      cfg.RequirePrivacy,
+		LinuxFilesystem:     cfg.LinuxFilesystem,
+		LinuxHostMountTable: cfg.LinuxHostMountTable,
+		SimConfigFile:       cfg.SimConfig,
+		SimDisks:            cfg.SimDisks,
 	})
 	if err != nil {
 		return hostSet{}, err

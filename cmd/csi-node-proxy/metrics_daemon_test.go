@@ -293,10 +293,13 @@ func TestDaemonMetrics(t *testing.T) {
 	if v := one(t, fams, "csi_node_proxy_build_info", "version", metricsVersion, "commit", metricsCommit, "go_version", runtime.Version()).GetGauge().GetValue(); v != 1 {
 		t.Errorf("build_info = %v, want 1", v)
 	}
-	for _, name := range []string{"csi_node_proxy_audit_write_failures_total", "csi_node_proxy_policy_reload_failures_total"} {
+	for _, name := range []string{"csi_node_proxy_audit_write_failures_total", "csi_node_proxy_audit_torn_writes_total", "csi_node_proxy_policy_reload_failures_total"} {
 		if v := one(t, fams, name).GetCounter().GetValue(); v != 0 {
 			t.Errorf("%s = %v, want 0", name, v)
 		}
+	}
+	if v := one(t, fams, "csi_node_proxy_audit_log_healthy").GetGauge().GetValue(); v != 1 {
+		t.Errorf("csi_node_proxy_audit_log_healthy without an audit log = %v, want 1", v)
 	}
 	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
 		if fams[name] == nil {

@@ -24,6 +24,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.DurationVar(&cfg.PolicyReloadInterval, "policy-reload-interval", policy.DefaultReloadInterval, "How often the policy file is checked for changes; 0 reloads only on SIGHUP")
 	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
+	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
 
@@ -67,6 +68,10 @@ type security struct {
 	audit  *audit.Logger
 }
 
+// openAuditLog is audit.Open; a test replaces it to see the Options the
+// flags make.
+var openAuditLog = audit.Open
+
 // setupSecurity loads the policy and opens the audit log the Config names.
 // A policy that cannot be loaded stops the daemon from starting: starting
 // without it would allow what it forbids.
@@ -84,10 +89,10 @@ func setupSecurity(cfg Config, style hostpath.Style) (security, error) {
 	}
 	if cfg.AuditLog != "" {
 		var err error
-		if s.audit, err = audit.Open(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact}); err != nil {
+		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact, Sync: cfg.AuditSync}); err != nil {
 			return s, err
 		}
-		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads)
+		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync)
 	}
 	return s, nil
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -15,14 +18,14 @@ func TestParseSecurityFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Policy != "" || cfg.AuditLog != "" || cfg.AuditReads || cfg.PipeGroup != "" || cfg.PolicyReloadInterval != policy.DefaultReloadInterval {
+	if cfg.Policy != "" || cfg.AuditLog != "" || cfg.AuditReads || cfg.AuditSync || cfg.PipeGroup != "" || cfg.PolicyReloadInterval != policy.DefaultReloadInterval {
 		t.Errorf("security defaults: %+v", cfg)
 	}
-	cfg, err = parseFlagsWith([]string{"--policy=/etc/p.yaml", "--policy-reload-interval=3s", "--audit-log=-", "--audit-reads", "--pipe-group=S-1-5-32-545"}, registry)
+	cfg, err = parseFlagsWith([]string{"--policy=/etc/p.yaml", "--policy-reload-interval=3s", "--audit-log=-", "--audit-reads", "--audit-sync", "--pipe-group=S-1-5-32-545"}, registry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Policy != "/etc/p.yaml" || cfg.PolicyReloadInterval != 3*time.Second || cfg.AuditLog != "-" || !cfg.AuditReads || cfg.PipeGroup != "S-1-5-32-545" {
+	if cfg.Policy != "/etc/p.yaml" || cfg.PolicyReloadInterval != 3*time.Second || cfg.AuditLog != "-" || !cfg.AuditReads || !cfg.AuditSync || cfg.PipeGroup != "S-1-5-32-545" {
 		t.Errorf("security flags: %+v", cfg)
 	}
 	for _, tc := range []struct {
@@ -34,6 +37,45 @@ func TestParseSecurityFlags(t *testing.T) {
 	} {
 		if _, err := parseFlagsWith(tc.args, registry); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestAuditSyncFlag: --audit-sync reaches the audit Logger's Options
+// (Sync), and only it does; the audit package's own tests show what Sync
+// does to the file, and test/soak's TestAuditSync shows the daemon's
+// records reaching the disk before each call goes on.
+func TestAuditSyncFlag(t *testing.T) {
+	resetKlog(t)
+	var got []audit.Options
+	open := openAuditLog
+	t.Cleanup(func() { openAuditLog = open })
+	openAuditLog = func(dest string, o audit.Options) (*audit.Logger, error) {
+		got = append(got, o)
+		return open(dest, o)
+	}
+	for _, tc := range []struct {
+		args []string
+		sync bool
+	}{
+		{nil, false},
+		{[]string{"--audit-sync"}, true},
+		{[]string{"--audit-sync=false"}, false},
+		{[]string{"--audit-sync", "--audit-reads"}, true},
+	} {
+		got = nil
+		path := filepath.Join(t.TempDir(), "audit.log")
+		cfg, err := parseFlagsWith(append([]string{"--audit-log=" + path}, tc.args...), registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := setupSecurity(cfg, hostpath.Windows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		if len(got) != 1 || got[0].Sync != tc.sync || got[0].Reads != cfg.AuditReads || got[0].Redact == nil {
+			t.Errorf("%q: the audit log was opened with %+v, want Sync %v", tc.args, got, tc.sync)
 		}
 	}
 }

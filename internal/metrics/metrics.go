@@ -35,6 +35,8 @@
 //	csi_node_proxy_denied_calls_total{group,version,method,reason}                counter
 //	csi_node_proxy_host_operation_duration_seconds{backend,group,operation,code}  histogram
 //	csi_node_proxy_audit_write_failures_total                                     counter
+//	csi_node_proxy_audit_torn_writes_total                                        counter
+//	csi_node_proxy_audit_log_healthy                                              gauge, 1 or 0
 //	csi_node_proxy_policy_reload_failures_total                                   counter
 //
 // plus the standard go_* and process_* collectors and the scrape handler's
@@ -197,6 +199,26 @@ func New(build version.Info) *Metrics {
 		}
 		return 0
 	})
+	auditTorn := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Name:      "audit_torn_writes_total",
+		Help:      "Audit records whose write failed after part of them reached the file (a short write on a full disk, EIO, a failed fsync with --audit-sync): each was cut back to the last complete record, or the next record began on a new line (0 when no audit log is configured).",
+	}, func() float64 {
+		if l := m.auditLog.Load(); l != nil {
+			return float64(l.TornWrites())
+		}
+		return 0
+	})
+	auditHealthy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace,
+		Name:      "audit_log_healthy",
+		Help:      "1 while the audit log's last write succeeded (or nothing was written yet), 0 after a failed one until a write succeeds again: while 0, calls that change the node are refused. 1 when no audit log is configured.",
+	}, func() float64 {
+		if l := m.auditLog.Load(); l != nil && !l.Healthy() {
+			return 0
+		}
+		return 1
+	})
 	policyFailures := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Name:      "policy_reload_failures_total",
@@ -212,7 +234,7 @@ func New(build version.Info) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
 		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
-		buildInfo, auditFailures, policyFailures,
+		buildInfo, auditFailures, auditTorn, auditHealthy, policyFailures,
 	)
 	return m
 }
@@ -221,8 +243,9 @@ func New(build version.Info) *Metrics {
 // collectors added later.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// TrackAudit makes audit_write_failures_total report l's failures. A nil
-// l leaves it at 0.
+// TrackAudit makes audit_write_failures_total, audit_torn_writes_total
+// and audit_log_healthy report l's failures, torn writes and health. A
+// nil l leaves the counters at 0 and the gauge at 1.
 func (m *Metrics) TrackAudit(l *audit.Logger) {
 	if m != nil && l != nil {
 		m.auditLog.Store(l)

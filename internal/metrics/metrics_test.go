@@ -303,10 +303,13 @@ func TestOwnMetrics(t *testing.T) {
 			t.Errorf("host_operation_duration_seconds{%s} = %v, want %d samples", labels, h, want)
 		}
 	}
-	for _, name := range []string{"csi_node_proxy_audit_write_failures_total", "csi_node_proxy_policy_reload_failures_total"} {
+	for _, name := range []string{"csi_node_proxy_audit_write_failures_total", "csi_node_proxy_audit_torn_writes_total", "csi_node_proxy_policy_reload_failures_total"} {
 		if v := value(fams, name, ""); v != 0 {
 			t.Errorf("%s without an audit log or policy = %v, want 0", name, v)
 		}
+	}
+	if v := value(fams, "csi_node_proxy_audit_log_healthy", ""); v != 1 {
+		t.Errorf("audit_log_healthy without an audit log = %v, want 1", v)
 	}
 	for _, name := range []string{"go_goroutines", "go_info"} {
 		if fams[name] == nil {
@@ -354,6 +357,64 @@ func TestTrackAuditAndPolicy(t *testing.T) {
 	if f := fams["csi_node_proxy_audit_write_failures_total"]; f.GetType() != dto.MetricType_COUNTER {
 		t.Errorf("audit_write_failures_total is a %v", f.GetType())
 	}
+}
+
+// tearingWriter writes half of each record and fails, as a full disk
+// does part-way through a record, until healed.
+type tearingWriter struct{ healed bool }
+
+func (w *tearingWriter) Write(p []byte) (int, error) {
+	if w.healed {
+		return len(p), nil
+	}
+	return len(p) / 2, errors.New("no space left on device")
+}
+
+// TestTrackAuditTornAndHealth: audit_torn_writes_total counts the records
+// that failed part-way, and audit_log_healthy is 1 until a write fails,
+// 0 while the log is broken, 1 again after a write succeeds.
+func TestTrackAuditTornAndHealth(t *testing.T) {
+	m := New(testBuild)
+	w := &tearingWriter{}
+	al := audit.New(w, audit.Options{})
+	m.TrackAudit(al)
+	check := func(when string, failures, torn, healthy float64) {
+		t.Helper()
+		fams := gather(t, m)
+		if v := value(fams, "csi_node_proxy_audit_write_failures_total", ""); v != failures {
+			t.Errorf("%s: audit_write_failures_total = %v, want %v", when, v, failures)
+		}
+		if v := value(fams, "csi_node_proxy_audit_torn_writes_total", ""); v != torn {
+			t.Errorf("%s: audit_torn_writes_total = %v, want %v", when, v, torn)
+		}
+		if v := value(fams, "csi_node_proxy_audit_log_healthy", ""); v != healthy {
+			t.Errorf("%s: audit_log_healthy = %v, want %v", when, v, healthy)
+		}
+	}
+	check("before any record", 0, 0, 1)
+	r := audit.Record{Method: "PartitionDisk"}
+	if err := al.Intent(&r); err == nil {
+		t.Fatal("a torn intent was reported written")
+	}
+	_ = al.Log(r)
+	check("after two torn records", 2, 2, 0)
+	w.healed = true
+	if err := al.Log(audit.Record{Method: "FormatVolume"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a record written", 2, 2, 1)
+	if f := family(t, m, "csi_node_proxy_audit_torn_writes_total"); f.GetType() != dto.MetricType_COUNTER {
+		t.Errorf("audit_torn_writes_total is a %v", f.GetType())
+	}
+	if f := family(t, m, "csi_node_proxy_audit_log_healthy"); f.GetType() != dto.MetricType_GAUGE {
+		t.Errorf("audit_log_healthy is a %v", f.GetType())
+	}
+}
+
+// family returns one metric family of m.
+func family(t *testing.T, m *Metrics, name string) *dto.MetricFamily {
+	t.Helper()
+	return gather(t, m)[name]
 }
 
 // A nil Metrics records nothing and never panics: the daemon passes nil

@@ -45,14 +45,20 @@ type node struct {
 	twiceCalls int
 }
 
-// newNode starts the daemon with --linux-filesystem=fsType on a fresh
-// scratch area and dials it.
-func newNode(t *testing.T, fsType string) *node {
+// newNode starts the daemon with --linux-filesystem=fsType (and extra
+// flags) on a fresh scratch area and dials it.
+func newNode(t *testing.T, fsType string, extra ...string) *node {
 	t.Helper()
 	s := linuxnode.New(t)
 	// The daemon sees only the root disk and the test's loop disks: see
 	// linuxnode.OwnDisks.
-	d := linuxnode.StartDaemon(t, s, linuxnode.OwnDisks, "--linux-filesystem="+fsType, "-v=2")
+	return nodeOn(t, s, fsType, extra...)
+}
+
+// nodeOn starts a daemon on the scratch area s, as newNode does.
+func nodeOn(t *testing.T, s *linuxnode.Scratch, fsType string, extra ...string) *node {
+	t.Helper()
+	d := linuxnode.StartDaemon(t, s, linuxnode.OwnDisks, append([]string{"--linux-filesystem=" + fsType, "-v=2"}, extra...)...)
 	icpt := grpc.WithUnaryInterceptor(calls.intercept)
 	return &node{
 		t: t, s: s, d: d, fsType: fsType,

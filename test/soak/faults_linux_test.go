@@ -62,7 +62,9 @@ func fillUp(t *testing.T, dir string) string {
 // its path made unopenable while it runs. In each, changes are refused
 // with Unavailable and not made (checked by reading the simulated host),
 // the first one included; reads go on; the daemon logs the failure and
-// counts it in its metrics; the file holds only complete records, every
+// counts it in its metrics (write failures, refusals, torn records where
+// part of a record reached the file, and audit_log_healthy 0 until a
+// write succeeds again); the file holds only complete records, every
 // change made has its intent and outcome; and once the cause is repaired
 // a change goes through with no restart.
 func TestAuditFaults(t *testing.T) {
@@ -120,6 +122,9 @@ func TestAuditFaults(t *testing.T) {
 				if err := mkdir(kubelet + `\before`); err != nil {
 					t.Fatalf("Mkdir with a working audit log: %v", err)
 				}
+				if n, err := dm.metric("csi_node_proxy_audit_log_healthy"); err != nil || n != 1 {
+					t.Errorf("csi_node_proxy_audit_log_healthy with a working audit log = %v, %v; want 1", n, err)
+				}
 			}
 			brk()
 			// On a full tmpfs the audit file's last page may still hold
@@ -154,12 +159,36 @@ func TestAuditFaults(t *testing.T) {
 			if n, err := dm.metric(`csi_node_proxy_denied_calls_total{group="filesystem",method="Mkdir",reason="audit_unavailable"`); err != nil || int(n) != refusedN {
 				t.Errorf("denied_calls_total{reason=audit_unavailable} = %v, %v; want %d", n, err, refusedN)
 			}
+			if n, err := dm.metric("csi_node_proxy_audit_log_healthy"); err != nil || n != 0 {
+				t.Errorf("csi_node_proxy_audit_log_healthy with the audit log broken = %v, %v; want 0", n, err)
+			}
+			// A record that fails part-way is torn: only on the full
+			// tmpfs, where a write fills the audit file's last page and
+			// fails for the next. (Unless the records before filled
+			// that page exactly: then every later write fails whole.)
+			torn, err := dm.metric("csi_node_proxy_audit_torn_writes_total")
+			if err != nil {
+				t.Error(err)
+			}
+			switch fi, statErr := os.Stat(path); {
+			case tc.name != "full-tmpfs" && torn != 0:
+				t.Errorf("csi_node_proxy_audit_torn_writes_total = %v; want 0: nothing of a record reaches %s", torn, tc.name)
+			case tc.name == "full-tmpfs" && torn == 0 && (statErr != nil || fi.Size()%int64(os.Getpagesize()) != 0):
+				t.Errorf("csi_node_proxy_audit_torn_writes_total = 0 on a full tmpfs whose audit file ends mid-page (%v, %v)", fi, statErr)
+			}
+			t.Logf("%s: %d changes refused, %d made; torn writes %v", tc.name, refusedN, len(made), torn)
 			if repair != nil {
 				repair()
 				if err := mkdir(kubelet + `\after`); err != nil || !exists(kubelet+`\after`) {
 					t.Errorf("Mkdir after the repair: %v", err)
 				}
 				made[kubelet+`\after`] = true
+				if n, err := dm.metric("csi_node_proxy_audit_log_healthy"); err != nil || n != 1 {
+					t.Errorf("csi_node_proxy_audit_log_healthy after the repair = %v, %v; want 1", n, err)
+				}
+				if n, err := dm.metric("csi_node_proxy_audit_torn_writes_total"); err != nil || n != torn {
+					t.Errorf("csi_node_proxy_audit_torn_writes_total after the repair = %v, %v; want %v, unchanged", n, err, torn)
+				}
 			}
 			dm.stop(t)
 			if !regular {

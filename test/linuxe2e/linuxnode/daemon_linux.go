@@ -95,17 +95,29 @@ const (
 	OwnDisks
 )
 
-// Daemon is one csi-node-proxy process serving the scratch area's node.
+// Daemon is one csi-node-proxy process serving the scratch area's node, or
+// the processes it becomes across Kill and Restart: the same command line,
+// sockets, working directory and view of the disks.
 type Daemon struct {
 	// SocketDir is its --socket-dir.
 	SocketDir string
-	cmd       *exec.Cmd
+	s         *Scratch
+	argv      []string // the daemon's command line, its binary first
 	out       *syncBuffer
-	done      chan error
 	// isolated: the daemon sees only the disks linked into its own
 	// /sys/block (OwnDisks).
 	isolated bool
-	stopped  atomic.Bool
+	// stopped is set once the test is done with the daemon: no disk is
+	// shown to or hidden from it any more.
+	stopped atomic.Bool
+
+	// mu guards the process fields: Attach and Detach may reach expose
+	// and hide from another goroutine while the test restarts the daemon.
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan error // the current process's exit, sent once
+	running bool       // cmd runs: started and neither killed nor stopped
+	starts  int        // processes started so far
 }
 
 // StartDaemon starts the built daemon as the CI node would run it:
@@ -114,7 +126,9 @@ type Daemon struct {
 // -v=2...), seeing the disks disks says. It returns once the disk, volume
 // and filesystem v1 sockets accept connections, and registers a cleanup
 // that stops it with SIGTERM and fails the test unless it exits 0 and
-// removes its sockets. The daemon's output is logged when the test fails.
+// removes its sockets (unless the test has stopped or killed it last).
+// The daemon's output, across Kill and Restart, is logged when the test
+// fails.
 func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemon {
 	tb.Helper()
 	bin := DaemonBinary(tb)
@@ -130,30 +144,57 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 	if err := os.Mkdir(dir, 0o750); err != nil {
 		tb.Fatal(err)
 	}
-	d := &Daemon{SocketDir: dir, out: &syncBuffer{}, done: make(chan error, 1), isolated: disks == OwnDisks}
-	args := append([]string{"--host=linux", "--socket-dir=" + dir, "-kubelet-path=" + s.Kubelet}, extra...)
-	d.cmd = exec.Command(bin, args...)
-	d.cmd.Env = os.Environ()
+	d := &Daemon{
+		SocketDir: dir, s: s, out: &syncBuffer{}, isolated: disks == OwnDisks,
+		argv: append([]string{bin, "--host=linux", "--socket-dir=" + dir, "-kubelet-path=" + s.Kubelet}, extra...),
+	}
+	tb.Cleanup(func() { d.stop(tb) })
+	d.start(tb)
+	if d.isolated {
+		s.mu.Lock()
+		s.isolated = append(s.isolated, d)
+		s.mu.Unlock()
+	}
+	return d
+}
+
+// start starts a daemon process with d's command line and waits until it
+// serves; an isolated one is shown the area's disks again (its /sys/block
+// is new).
+func (d *Daemon) start(tb testing.TB) {
+	tb.Helper()
+	cmd := exec.Command(d.argv[0], d.argv[1:]...)
+	cmd.Env = os.Environ()
 	if d.isolated {
 		// This test binary starts again, isolates itself in init and
-		// becomes the daemon (same PID).
+		// becomes the daemon (same PID). Mounts below the scratch area
+		// (the volumes an earlier process of this daemon mounted) stay
+		// in its namespace, as a restarted daemon finds them on a node.
 		self, err := os.Executable()
 		if err != nil {
 			tb.Fatal(err)
 		}
-		d.cmd = exec.Command(self, append([]string{bin}, args...)...)
-		d.cmd.Env = append(os.Environ(), isolateEnv+"=1")
+		cmd = exec.Command(self, d.argv...)
+		cmd.Env = append(os.Environ(), isolateEnv+"=1", keepBelowEnv+"="+d.s.Dir)
 	}
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	cmd.Stdout, cmd.Stderr = d.out, d.out
 	if raceEnabled {
 		// A race-enabled binary sleeps 1 s at exit by default.
-		d.cmd.Env = append(d.cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
-	if err := d.cmd.Start(); err != nil {
-		tb.Fatalf("start %s: %v", bin, err)
+	done := make(chan error, 1)
+	d.mu.Lock()
+	d.starts++
+	if d.starts > 1 {
+		fmt.Fprintf(d.out, "linuxnode: --- daemon process %d ---\n", d.starts)
 	}
-	go func() { d.done <- d.cmd.Wait() }()
-	tb.Cleanup(func() { d.stop(tb) })
+	if err := cmd.Start(); err != nil {
+		d.mu.Unlock()
+		tb.Fatalf("start %s: %v", d.argv[0], err)
+	}
+	d.cmd, d.done, d.running = cmd, done, true
+	d.mu.Unlock()
+	go func() { done <- cmd.Wait() }()
 	deadline := time.Now().Add(readyTimeout)
 	for _, ep := range []string{"disk-v1", "volume-v1", "filesystem-v1"} {
 		for {
@@ -163,21 +204,21 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 				break
 			}
 			select {
-			case err := <-d.done:
-				d.done <- err
-				tb.Fatalf("csi-node-proxy %s exited before serving: %v\n%s", strings.Join(args, " "), err, d.out.String())
+			case err := <-done:
+				done <- err
+				tb.Fatalf("csi-node-proxy %s exited before serving: %v\n%s", strings.Join(d.argv[1:], " "), err, d.out.String())
 			default:
 			}
 			if time.Now().After(deadline) {
 				tb.Fatalf("csi-node-proxy did not open %s within %v:\n%s", d.Socket(ep), readyTimeout, d.out.String())
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	if d.isolated {
 		// The node's own disk is always there; so are the loop disks
 		// the test attached before.
-		names := s.loopNames()
+		names := d.s.loopNames()
 		if root, err := RootDisk(); err == nil {
 			names = append(names, root)
 		}
@@ -186,17 +227,76 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 				tb.Fatal(err)
 			}
 		}
-		s.mu.Lock()
-		s.isolated = append(s.isolated, d)
-		s.mu.Unlock()
 	}
-	return d
+}
+
+// PID is the process ID of the daemon's current process.
+func (d *Daemon) PID() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cmd.Process.Pid
+}
+
+// Kill ends the daemon's process with SIGKILL, as the OOM killer or
+// `kill -9` does: no shutdown, no cleanup, its sockets left behind, its
+// children (mkfs, e2fsck) left running. It returns once the process is
+// gone. Restart starts it again.
+func (d *Daemon) Kill(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	cmd, done, running := d.cmd, d.done, d.running
+	d.running = false
+	d.mu.Unlock()
+	if !running {
+		tb.Fatal("linuxnode: Kill of a daemon that is not running")
+	}
+	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		tb.Fatalf("SIGKILL the daemon: %v", err)
+	}
+	select {
+	case err := <-done:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			tb.Errorf("the daemon ended with %v before SIGKILL reached it", err)
+		}
+	case <-time.After(stopTimeout):
+		tb.Fatalf("the daemon did not end within %v of SIGKILL", stopTimeout)
+	}
+}
+
+// Stop ends the daemon with SIGTERM, as its service manager would, and
+// fails the test unless it exits 0 and removes its sockets. Restart
+// starts it again.
+func (d *Daemon) Stop(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	running := d.running
+	d.mu.Unlock()
+	if !running {
+		tb.Fatal("linuxnode: Stop of a daemon that is not running")
+	}
+	d.terminate(tb)
+}
+
+// Restart starts the daemon again with the same command line, sockets and
+// working directory, as its service manager would, and returns once it
+// serves. A daemon still running is stopped first with SIGTERM (and must
+// exit 0); one that Kill ended leaves its stale sockets, which the new
+// process replaces.
+func (d *Daemon) Restart(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	running := d.running
+	d.mu.Unlock()
+	if running {
+		d.terminate(tb)
+	}
+	d.start(tb)
 }
 
 // blockLink is the path of a disk's entry in an isolated daemon's
 // /sys/block, reached through its root in /proc.
 func (d *Daemon) blockLink(name string) string {
-	return fmt.Sprintf("/proc/%d/root/sys/block/%s", d.cmd.Process.Pid, name)
+	return fmt.Sprintf("/proc/%d/root/sys/block/%s", d.PID(), name)
 }
 
 // expose makes disk name visible to an isolated daemon: a link in its
@@ -246,28 +346,42 @@ func (d *Daemon) Dial(tb testing.TB, endpoint string, opts ...grpc.DialOption) *
 // Output is what the daemon has written so far (its klog lines).
 func (d *Daemon) Output() string { return d.out.String() }
 
-// stop sends SIGTERM and checks a clean exit: status 0 and no socket left.
+// stop is the cleanup: SIGTERM and a check of a clean exit, status 0 and
+// no socket left, unless the test killed the daemon last (then only its
+// stale sockets are there, which is what Kill means).
 func (d *Daemon) stop(tb testing.TB) {
-	if d.cmd.Process == nil {
-		return
-	}
 	d.stopped.Store(true)
 	defer func() {
 		if tb.Failed() {
 			tb.Logf("daemon output:\n%s", d.out.String())
 		}
 	}()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	d.mu.Lock()
+	running := d.cmd != nil && d.running
+	d.mu.Unlock()
+	if running {
+		d.terminate(tb)
+	}
+}
+
+// terminate sends SIGTERM to the running process and checks a clean exit:
+// status 0, no data race reported and no socket left.
+func (d *Daemon) terminate(tb testing.TB) {
+	d.mu.Lock()
+	cmd, done := d.cmd, d.done
+	d.running = false
+	d.mu.Unlock()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		tb.Errorf("stop daemon: %v", err)
 	}
 	select {
-	case err := <-d.done:
+	case err := <-done:
 		if err != nil {
 			tb.Errorf("daemon exited with %v after SIGTERM, want status 0", err)
 		}
 	case <-time.After(stopTimeout):
-		_ = d.cmd.Process.Kill()
-		killed := <-d.done
+		_ = cmd.Process.Kill()
+		killed := <-done
 		tb.Errorf("daemon did not exit within %v of SIGTERM; killed (%v)", stopTimeout, killed)
 		return
 	}

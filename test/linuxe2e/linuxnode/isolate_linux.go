@@ -18,6 +18,11 @@ import (
 // daemon's command line.
 const isolateEnv = "LINUXNODE_ISOLATED_DAEMON"
 
+// keepBelowEnv names the daemon's scratch directory: the mounts below it
+// are the daemon's own (volumes an earlier process of it mounted, before a
+// Kill or Restart) and stay in its namespace.
+const keepBelowEnv = "LINUXNODE_KEEP_MOUNTS_BELOW"
+
 func init() {
 	if os.Getenv(isolateEnv) == "" {
 		return
@@ -35,7 +40,11 @@ func init() {
 // other tests' loop-disk mounts would pin those filesystems for as long as
 // the daemon runs (after their unmount the device would stay busy: e2fsck,
 // mkfs and loop detach fail), so they are detached at once, microseconds
-// after the copy, before anything else. Then /sys becomes private in the
+// after the copy, before anything else; not those below the daemon's own
+// scratch directory (keepBelowEnv), which are its own volumes, mounted by
+// an earlier process of it before Kill or Restart, and peers of the test's
+// mounts (unmounting them would unmount the test's too). Then /sys becomes
+// private in the
 // namespace, so the tmpfs over /sys/block can never propagate to the
 // machine's. Everything runs on the main thread (package init is locked to
 // it), which exec turns into the daemon with its namespace.
@@ -56,8 +65,15 @@ func isolate(argv []string) error {
 	if err != nil {
 		return err
 	}
+	// The scratch directory is a shared mount: a copy below it is a peer
+	// of the test's mount, and unmounting it here would unmount the
+	// test's too. Those are the daemon's own volumes anyway.
+	keep := os.Getenv(keepBelowEnv)
 	var loops []string
 	for _, m := range mounts {
+		if keep != "" && (m.MountPoint == keep || strings.HasPrefix(m.MountPoint, keep+"/")) {
+			continue
+		}
 		if strings.HasPrefix(m.Source, "/dev/loop") {
 			loops = append(loops, m.MountPoint)
 		}
@@ -74,7 +90,7 @@ func isolate(argv []string) error {
 	}
 	var env []string
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, isolateEnv+"=") {
+		if !strings.HasPrefix(e, isolateEnv+"=") && !strings.HasPrefix(e, keepBelowEnv+"=") {
 			env = append(env, e)
 		}
 	}

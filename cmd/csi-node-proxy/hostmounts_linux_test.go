@@ -1,0 +1,69 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
+)
+
+// TestHostMountTableReachesTheBackend: --linux-host-mount-table becomes
+// the Linux block backend's Config.HostMountTable (its default when not
+// given), and a table given that cannot be read stops the daemon at
+// start, naming it.
+func TestHostMountTableReachesTheBackend(t *testing.T) {
+	resetKlog(t)
+	table := filepath.Join(t.TempDir(), "mountinfo")
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(table, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"", blockdev.DefaultHostMountTable},
+		{"--linux-host-mount-table=" + table, table},
+		{"--linux-host-mount-table=none", "none"},
+	} {
+		args := []string{"--host=linux", "-kubelet-path=" + t.TempDir()}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		cfg, err := parseFlagsWith(args, registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := newHost(cfg)
+		if err != nil {
+			t.Fatalf("%s: newHost: %v", tc.flag, err)
+		}
+		cb, ok := h.Disk.(interface{ Config() blockdev.Config })
+		if !ok {
+			t.Fatalf("the Linux disk backend %T does not tell its Config", h.Disk)
+		}
+		if got := cb.Config().HostMountTable; got != tc.want {
+			t.Errorf("%q: the block backend reads the host's table at %q, want %q", tc.flag, got, tc.want)
+		}
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-mountinfo")
+	cfg, err := parseFlagsWith([]string{"--host=linux", "-kubelet-path=" + t.TempDir(), "--linux-host-mount-table=" + missing}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := newHost(cfg); err == nil {
+		_ = h.Close()
+		t.Errorf("a missing --linux-host-mount-table was accepted")
+	} else if !strings.Contains(err.Error(), missing) {
+		t.Errorf("newHost with a missing table: %v, want it named", err)
+	}
+}
