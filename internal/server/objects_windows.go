@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/windows"
@@ -20,8 +21,8 @@ func osVolumeMounts(_ context.Context, id string) ([]string, error) {
 	for range 4 {
 		buf := make([]uint16, n)
 		err = windows.GetVolumePathNamesForVolumeName(name, &buf[0], n, &n)
-		switch err {
-		case nil:
+		switch {
+		case err == nil:
 			var out []string
 			start := 0
 			for i, c := range buf {
@@ -35,9 +36,9 @@ func osVolumeMounts(_ context.Context, id string) ([]string, error) {
 				start = i + 1
 			}
 			return out, nil
-		case windows.ERROR_MORE_DATA:
+		case errors.Is(err, windows.ERROR_MORE_DATA):
 			continue
-		case windows.ERROR_FILE_NOT_FOUND, windows.ERROR_INVALID_NAME:
+		case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, windows.ERROR_INVALID_NAME):
 			return nil, errdefs.Errorf(errdefs.ErrNotFound, "no volume %s", id)
 		}
 		return nil, fmt.Errorf("paths of volume %s: %w", id, err)
