@@ -29,6 +29,7 @@ var upstreamFlags = []string{"kubelet-path", "working-dir", "windows-service", "
 var osDependentDefaults = map[string]string{
 	"host":         "`windows` on Windows, `linux` on Linux (elsewhere none: give `--host=simulated`)",
 	"kubelet-path": "`C:\\var\\lib\\kubelet`; `/var/lib/kubelet` with `--host=linux`",
+	"cri-endpoint": "containerd's: `unix:///run/containerd/containerd.sock`; on Windows `npipe:////./pipe/containerd-containerd`",
 }
 
 // klogDefaults are klog's flag defaults, read before any test changes

@@ -116,6 +116,10 @@ type Config struct {
 	// AuditSync is --audit-sync: fsync the audit file after every record
 	// (audit.Options.Sync).
 	AuditSync bool
+	// CRIEndpoint is --cri-endpoint: the node's container runtime, asked
+	// for the pod namespace, pod name and container name of each caller
+	// in a container (identity.CRI); "" asks nothing.
+	CRIEndpoint string
 	// EndpointPrefix is --endpoint-prefix: the endpoints are named
 	// <prefix>-<group>-<version>.
 	EndpointPrefix string

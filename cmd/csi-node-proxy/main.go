@@ -10,7 +10,8 @@
 // with their meanings and defaults, so an existing service definition keeps
 // working, and adds its own (--host, --socket-*, --pipe-sddl, --apis,
 // --allowed-service, --sim-*, -version, and the security flags --policy,
-// --policy-reload-interval, --audit-log, --audit-reads, --pipe-group; see
+// --policy-reload-interval, --audit-log, --audit-reads, --audit-sync,
+// --cri-endpoint, --pipe-group; see
 // docs/security.md). Run with -help for the list; docs/configuration.md
 // is generated from the same definitions.
 //

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
@@ -91,10 +92,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	}
 	defer sec.close()
 	trackSecurity(mx, sec) // metrics.go
-	srv, err := server.New(server.Config{
-		Transport: cfg.Transport, Policy: sec.policy, Audit: sec.audit, Metrics: mx,
-		EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
-	}, groups, cfg.APIs)
+	srv, err := server.New(serverConfig(cfg, h, sec, mx, deps), groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
@@ -142,4 +140,16 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	// operator who does not want to wait.
 	stopSignals()
 	return shutdown(srv, cfg.ShutdownTimeout, n)
+}
+
+// serverConfig is how the endpoints serve: the transport and names the
+// flags give, callers identified as sec says (with the container
+// runtime's answers under --cri-endpoint), sec's policy and audit log,
+// and the host h answering the policy's questions about disks and
+// volumes (object confinement: rules with objects).
+func serverConfig(cfg Config, _ hostSet, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
+	return server.Config{
+		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy,
+		Audit: sec.audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -25,6 +26,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
 	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
+	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", identity.DefaultCRIEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container, which policy rules can select by (namespaces, podNames, containerNames). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
 
@@ -32,6 +34,16 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
 	if cfg.PolicyReloadInterval < 0 {
 		return errors.New("-policy-reload-interval must not be negative")
+	}
+	if cfg.CRIEndpoint != "" {
+		// NewCRI checks the endpoint's form without connecting: a
+		// malformed one is a command-line mistake, a missing runtime is
+		// not (identification says so per call).
+		cri, err := identity.NewCRI(identity.CRIConfig{Endpoint: cfg.CRIEndpoint})
+		if err != nil {
+			return fmt.Errorf("-cri-endpoint: %w", err)
+		}
+		_ = cri.Close() // never connected; nothing to report
 	}
 	if cfg.PipeGroup != "" {
 		explicit := false
@@ -62,10 +74,17 @@ func pipeSDDL(group string) (string, error) {
 	return transport.DefaultPipeSDDL + "(A;;GRGW;;;" + sid + ")", nil
 }
 
-// security is the daemon's authorisation policy and audit log.
+// security is the daemon's authorisation policy and audit log, and how it
+// identifies callers.
 type security struct {
 	policy *policy.Store
 	audit  *audit.Logger
+	// identity says how the endpoints identify callers: with the
+	// container runtime's answers when --cri-endpoint names one.
+	identity identity.Options
+	// cri is the connection to the container runtime, closed with the
+	// security; nil without --cri-endpoint.
+	cri *identity.CRI
 }
 
 // openAuditLog is audit.Open; a test replaces it to see the Options the
@@ -75,8 +94,22 @@ var openAuditLog = audit.Open
 // setupSecurity loads the policy and opens the audit log the Config names.
 // A policy that cannot be loaded stops the daemon from starting: starting
 // without it would allow what it forbids.
-func setupSecurity(cfg Config, style hostpath.Style) (security, error) {
-	var s security
+func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
+	defer func() {
+		if err != nil {
+			s.close() // a failed start releases what it opened
+		}
+	}()
+	if cfg.CRIEndpoint != "" {
+		// NewCRI does not connect: a runtime that is not there yet
+		// leaves callers' workloads unknown per call (Caller.Incomplete)
+		// and never stops the daemon.
+		if s.cri, err = identity.NewCRI(identity.CRIConfig{Endpoint: cfg.CRIEndpoint}); err != nil {
+			return s, err
+		}
+		s.identity.Workloads = s.cri
+		klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint)
+	}
 	if cfg.Policy != "" {
 		methods, err := server.GroupMethods(adapter.All())
 		if err != nil {
@@ -119,8 +152,14 @@ func (s security) hangup() {
 	}
 }
 
-// close closes the audit log.
+// close closes the audit log and the connection to the container
+// runtime.
 func (s security) close() {
+	if s.cri != nil {
+		if err := s.cri.Close(); err != nil {
+			klog.ErrorS(err, "Closing the connection to the container runtime")
+		}
+	}
 	if s.audit == nil {
 		return
 	}

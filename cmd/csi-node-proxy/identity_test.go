@@ -1,0 +1,140 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+)
+
+// testContainerID is a full container ID the fake runtime knows.
+const testContainerID = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// fakeRuntime is a container runtime speaking the real CRI protocol:
+// ContainerStatus knows testContainerID with kubelet's labels; every
+// other method is the generated Unimplemented one.
+type fakeRuntime struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+}
+
+func (fakeRuntime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	if req.ContainerId != testContainerID {
+		return nil, status.Errorf(codes.NotFound, "no container %q", req.ContainerId)
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: map[string]string{
+		"io.kubernetes.pod.namespace":  "kube-system",
+		"io.kubernetes.pod.name":       "csi-node-abcde",
+		"io.kubernetes.pod.uid":        "11111111-2222-3333-4444-555555555555",
+		"io.kubernetes.container.name": "driver",
+	}}}, nil
+}
+
+// startRuntime serves a fakeRuntime on a Unix socket and returns its
+// endpoint.
+func startRuntime(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cri")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "cri.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	runtimeapi.RegisterRuntimeServiceServer(s, fakeRuntime{})
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	return "unix://" + sock
+}
+
+// TestCRIEndpointFlag: --cri-endpoint (containerd's socket by default)
+// becomes the workload resolver of the endpoints' identity options, which
+// asks the runtime at that endpoint and stops asking once the daemon's
+// security is closed; "" asks no runtime; a runtime that is not there
+// does not stop the daemon (its answer is an error per caller); a
+// malformed endpoint is a command-line error.
+func TestCRIEndpointFlag(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith(nil, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CRIEndpoint != identity.DefaultCRIEndpoint {
+		t.Errorf("default --cri-endpoint %q, want %q", cfg.CRIEndpoint, identity.DefaultCRIEndpoint)
+	}
+
+	endpoint := startRuntime(t)
+	cfg, err = parseFlagsWith([]string{"--cri-endpoint=" + endpoint}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := setupSecurity(cfg, hostpath.POSIX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg := serverConfig(cfg, hostSet{}, sec, nil, nil)
+	if scfg.Identity.Workloads == nil {
+		t.Fatal("--cri-endpoint set, but the server identifies callers without the runtime")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	w, err := scfg.Identity.Workloads.Workload(ctx, testContainerID)
+	if err != nil || w.Namespace != "kube-system" || w.PodName != "csi-node-abcde" || w.ContainerName != "driver" {
+		t.Errorf("the runtime at --cri-endpoint says %+v, %v", w, err)
+	}
+	sec.close()
+	if _, err := sec.identity.Workloads.Workload(ctx, strings.Repeat("f", 64)); err == nil {
+		t.Error("the runtime was asked after the daemon closed its connection")
+	}
+
+	cfg, err = parseFlagsWith([]string{"--cri-endpoint="}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err = setupSecurity(cfg, hostpath.POSIX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := serverConfig(cfg, hostSet{}, sec, nil, nil).Identity.Workloads; w != nil {
+		t.Errorf("--cri-endpoint= still asks a runtime (%T)", w)
+	}
+	sec.close()
+
+	missing := "unix://" + filepath.Join(t.TempDir(), "no-runtime.sock")
+	cfg, err = parseFlagsWith([]string{"--cri-endpoint=" + missing}, registry)
+	if err != nil {
+		t.Fatalf("a runtime socket that does not exist yet is refused: %v", err)
+	}
+	sec, err = setupSecurity(cfg, hostpath.POSIX)
+	if err != nil {
+		t.Fatalf("a runtime socket that does not exist yet stops the daemon: %v", err)
+	}
+	defer sec.close()
+	if _, err := sec.identity.Workloads.Workload(ctx, testContainerID); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Errorf("a missing runtime answers %v, want ErrUnavailable", err)
+	}
+
+	for _, bad := range []string{"tcp://127.0.0.1:1", "/run/containerd/containerd.sock"} {
+		if _, err := parseFlagsWith([]string{"--cri-endpoint=" + bad}, registry); err == nil || !strings.Contains(err.Error(), "-cri-endpoint") {
+			t.Errorf("--cri-endpoint=%s: %v, want a command-line error", bad, err)
+		}
+	}
+}
