@@ -90,8 +90,8 @@ func call[Req, Resp any](ctx context.Context, g *guard, method string, req *Req,
 	}
 	start := time.Now()
 	ctx = identity.NewContext(ctx, s.caller)
-	c := policy.Call{Caller: s.caller, Group: g.group, Version: Version, Method: method, Model: req}
-	d := s.policy.Decide(c)
+	c := policy.Call{Caller: s.caller, Group: g.group, Version: Version, Method: method, Model: req, Objects: s.objects}
+	d := s.policy.DecideContext(ctx, c)
 	if !d.Allowed {
 		err := &kindError{msg: d.Message(c), kind: errdefs.ErrPermissionDenied}
 		klog.InfoS("call denied", "endpoint", Endpoint, "method", g.group+"."+method, "caller", s.caller.String(), "reason", d.Reason)

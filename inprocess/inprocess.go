@@ -293,8 +293,12 @@ func (n *Node) Close() error {
 type security struct {
 	caller identity.Caller
 	policy *policy.Store // nil: no policy, every call allowed
-	audit  *audit.Logger // nil: no audit log
-	host   io.Closer     // the host backend, closed last
+	// objects answers where the disks and volumes a call names are
+	// mounted, for rules that confine them, from the Node's own host, as
+	// the daemon's server.Config.Objects does.
+	objects policy.ObjectHost
+	audit   *audit.Logger // nil: no audit log
+	host    io.Closer     // the host backend, closed last
 
 	mu       sync.Mutex
 	closed   bool           // set by close: enter refuses
@@ -309,7 +313,7 @@ type security struct {
 // newSecurity loads the policy and opens the audit log o names, as the
 // daemon's setupSecurity does.
 func newSecurity(o Options, h hostset.Set) (*security, error) {
-	s := &security{caller: identity.Self(), host: h, stopWatch: func() {}}
+	s := &security{caller: identity.Self(), objects: server.NewHostObjects(h), host: h, stopWatch: func() {}}
 	if o.PolicyFile != "" || o.PolicyData != nil {
 		if o.PolicyFile != "" && o.PolicyData != nil {
 			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")

@@ -147,9 +147,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 // runtime's answers under --cri-endpoint), sec's policy and audit log,
 // and the host h answering the policy's questions about disks and
 // volumes (object confinement: rules with objects).
-func serverConfig(cfg Config, _ hostSet, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
+func serverConfig(cfg Config, h hostSet, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
 	return server.Config{
-		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy,
+		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: server.NewHostObjects(h.Set),
 		Audit: sec.audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
 	}
 }
