@@ -37,9 +37,11 @@ type buildDoc struct {
 
 // httpExtras is what the metrics listener serves besides /metrics and
 // /healthz: /readyz, which asks the server once it exists (before, the
-// daemon is not ready), and the JSON documents.
-func httpExtras(cfg Config, live *atomic.Pointer[server.Server], deps *server.Deprecations) metrics.Extra {
+// daemon is not ready) and shows the identity warnings once there are
+// any, and the JSON documents.
+func httpExtras(cfg Config, live *atomic.Pointer[server.Server], warnings *atomic.Pointer[identityWarnings], deps *server.Deprecations) metrics.Extra {
 	return metrics.Extra{
+		Warnings: func() []string { return warnings.Load().get() },
 		Ready: func(ctx context.Context) error {
 			s := live.Load()
 			if s == nil {

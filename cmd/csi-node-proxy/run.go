@@ -60,8 +60,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	// after the endpoints; nil and a no-op stop when off. /readyz answers
 	// "starting" until live holds the server.
 	var live atomic.Pointer[server.Server]
+	var warnings atomic.Pointer[identityWarnings]
 	deps := server.NewDeprecations(0)
-	mx, stopMetrics, err := startMetrics(cfg, httpExtras(cfg, &live, deps))
+	mx, stopMetrics, err := startMetrics(cfg, httpExtras(cfg, &live, &warnings, deps))
 	if err != nil {
 		return err
 	}
@@ -91,6 +92,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 		return err
 	}
 	defer sec.close()
+	warnings.Store(sec.warnings) // /readyz shows them from now on
 	trackSecurity(mx, sec) // metrics.go
 	srv, err := server.New(serverConfig(cfg, h, sec, mx, deps), groups, cfg.APIs)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -85,6 +86,39 @@ type security struct {
 	// cri is the connection to the container runtime, closed with the
 	// security; nil without --cri-endpoint.
 	cri *identity.CRI
+	// warnings are the identity warnings of the policy in force.
+	warnings *identityWarnings
+}
+
+// identityWarnings holds what keeps the daemon from seeing what its
+// policy selects callers by (server.IdentityWarnings): a legitimate
+// driver's every call would be refused without a word, so each warning
+// is logged when a policy comes into force (at start, after each
+// reload) and /readyz shows the current ones. They do not make the
+// daemon unready: nothing a restart does would cure them, and drivers
+// whose rules need nothing hidden are served meanwhile.
+type identityWarnings struct {
+	cur atomic.Pointer[[]string]
+}
+
+// get returns the current warnings; none from a nil holder.
+func (w *identityWarnings) get() []string {
+	if w == nil {
+		return nil
+	}
+	if p := w.cur.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// update replaces the warnings with those of p under o, logging each.
+func (w *identityWarnings) update(p *policy.Policy, o identity.Options) {
+	ws := server.IdentityWarnings(p, o)
+	for _, m := range ws {
+		klog.Warning(m)
+	}
+	w.cur.Store(&ws)
 }
 
 // openAuditLog is audit.Open; a test replaces it to see the Options the
@@ -119,6 +153,12 @@ func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
 			return s, err
 		}
 		klog.InfoS("Policy loaded", "path", cfg.Policy, "rules", s.policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)
+	}
+	s.warnings = &identityWarnings{}
+	s.warnings.update(s.policy.Policy(), s.identity)
+	if s.policy != nil {
+		warnings, o := s.warnings, s.identity
+		s.policy.OnReload(func(p *policy.Policy) { warnings.update(p, o) })
 	}
 	if cfg.AuditLog != "" {
 		var err error

@@ -2,8 +2,10 @@ package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,5 +94,57 @@ func TestServeReadyAndJSON(t *testing.T) {
 	}
 	if code, _ := get(t, http.MethodPost, base+"/doc"); code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /doc = %d, want 405", code)
+	}
+}
+
+// TestReadyWarnings: /readyz shows Extra.Warnings after its first line,
+// as text and, to a client that accepts JSON, as a document, without
+// changing whether it succeeds: 200 when ready, 503 when not.
+func TestReadyWarnings(t *testing.T) {
+	var notReady error
+	warnings := []string{"no container runtime (CRI) endpoint is configured"}
+	s, err := Serve("127.0.0.1:0", New(testBuild), Extra{
+		Ready:    func(context.Context) error { return notReady },
+		Warnings: func() []string { return warnings },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	url := "http://" + s.Addr() + "/readyz"
+	if code, body := get(t, http.MethodGet, url); code != http.StatusOK || body != "ok\nwarning: no container runtime (CRI) endpoint is configured\n" {
+		t.Errorf("GET /readyz, ready with a warning = %d %q", code, body)
+	}
+	getJSON := func() (int, readyReport) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rep readyReport
+		if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, rep
+	}
+	if code, rep := getJSON(); code != http.StatusOK || !rep.Ready || !slices.Equal(rep.Warnings, warnings) {
+		t.Errorf("GET /readyz as JSON, ready with a warning = %d %+v", code, rep)
+	}
+	notReady = errors.New("shutting down")
+	if code, body := get(t, http.MethodGet, url); code != http.StatusServiceUnavailable || body != "not ready: shutting down\nwarning: no container runtime (CRI) endpoint is configured\n" {
+		t.Errorf("GET /readyz, not ready with a warning = %d %q", code, body)
+	}
+	if code, rep := getJSON(); code != http.StatusServiceUnavailable || rep.Ready || rep.Reason != "shutting down" || len(rep.Warnings) != 1 {
+		t.Errorf("GET /readyz as JSON, not ready = %d %+v", code, rep)
+	}
+	notReady, warnings = nil, nil
+	if code, body := get(t, http.MethodGet, url); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /readyz without warnings = %d %q", code, body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -36,6 +37,13 @@ type Extra struct {
 	// the error otherwise. It is given at most readyTimeout. Nil answers
 	// /readyz as /healthz.
 	Ready func(context.Context) error
+	// Warnings are shown by GET /readyz, one line each after its first
+	// ("warning: ..."), ready or not, without making it fail: things an
+	// operator must know, such as a policy selecting callers by what the
+	// daemon cannot see (server.IdentityWarnings), that a restart would
+	// not cure, so taking the daemon out of service would only make it
+	// worse. Nil shows none.
+	Warnings func() []string
 	// JSON are read-only documents, each served at its path (GET) as
 	// application/json, built anew for every request.
 	JSON map[string]func() any
@@ -70,17 +78,19 @@ func Serve(addr string, m *Metrics, x Extra) (*Server, error) {
 		_, _ = w.Write([]byte("ok\n")) // a client gone away is its problem
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		var rep readyReport
 		if x.Ready != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 			defer cancel()
 			if err := x.Ready(ctx); err != nil {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = fmt.Fprintf(w, "not ready: %s\n", err) // see /healthz
-				return
+				rep.Reason = err.Error()
 			}
 		}
-		_, _ = w.Write([]byte("ok\n")) // see /healthz
+		rep.Ready = rep.Reason == ""
+		if x.Warnings != nil {
+			rep.Warnings = x.Warnings()
+		}
+		rep.write(w, strings.Contains(r.Header.Get("Accept"), "application/json"))
 	})
 	for path, doc := range x.JSON {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
@@ -114,6 +124,47 @@ func Serve(addr string, m *Metrics, x Extra) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// readyReport is the answer of GET /readyz: as text, "ok" or "not ready:
+// <reason>" then a "warning: <warning>" line per warning; as JSON (when
+// the request accepts application/json), this struct. The status is 200
+// when ready and 503 when not, whatever the warnings.
+type readyReport struct {
+	Ready    bool     `json:"ready"`
+	Reason   string   `json:"reason,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// write sends the report, as JSON when asJSON.
+func (rep readyReport) write(w http.ResponseWriter, asJSON bool) {
+	code := http.StatusOK
+	if !rep.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	if asJSON {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write(append(b, '\n')) // a client gone away is its problem
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	var b strings.Builder
+	if rep.Ready {
+		b.WriteString("ok\n")
+	} else {
+		fmt.Fprintf(&b, "not ready: %s\n", rep.Reason)
+	}
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warning)
+	}
+	_, _ = w.Write([]byte(b.String())) // see above
 }
 
 // Addr returns the address the server listens on, with the port it was

@@ -34,6 +34,7 @@ type Store struct {
 	goodHash   [32]byte   // content of the current policy
 	failedHash [32]byte   // content that last failed, so it is reported once
 	failedErr  string     // the error that last failed, ditto
+	onReload   func(*Policy)
 }
 
 // Load reads the policy file at path. Any problem is an error, and the
@@ -115,7 +116,21 @@ func (s *Store) Reload() (changed bool, err error) {
 	s.goodHash = sum
 	s.reloads.Add(1)
 	klog.InfoS("Policy reloaded", "path", s.path, "rules", p.Rules())
+	if s.onReload != nil {
+		s.onReload(p)
+	}
 	return true, nil
+}
+
+// OnReload has f called with each policy Reload (or Watch) installs,
+// once it is in force, so that what depends on the policy's content (the
+// daemon's identity warnings) follows it. Calls are made one at a time,
+// in the order the policies were installed, and hold up the next reload
+// until they return. A Static Store never calls f. nil removes it.
+func (s *Store) OnReload(f func(*Policy)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onReload = f
 }
 
 // Watch reloads the file every interval until ctx ends. It polls instead

@@ -199,3 +199,36 @@ func TestStatic(t *testing.T) {
 	}
 	s.Watch(t.Context(), time.Millisecond) // returns at once: nothing to watch
 }
+
+// TestStoreOnReload: OnReload's function sees each policy a reload
+// installs, once it is in force, and nothing for an unchanged or broken
+// file.
+func TestStoreOnReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	write(t, path, onlyUID(0))
+	s, err := Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen [][]string
+	s.OnReload(func(p *Policy) {
+		if s.Policy() != p {
+			t.Error("OnReload ran before its policy was in force")
+		}
+		seen = append(seen, p.Rules())
+	})
+	write(t, path, onlyUID(1000))
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reload(); err != nil { // unchanged
+		t.Fatal(err)
+	}
+	write(t, path, "rules: [")
+	if _, err := s.Reload(); err == nil {
+		t.Fatal("a broken file reloaded")
+	}
+	if len(seen) != 1 || len(seen[0]) != 1 || seen[0][0] != "uid1000" {
+		t.Errorf("OnReload saw %v, want the one new policy [uid1000]", seen)
+	}
+}

@@ -1,0 +1,64 @@
+//go:build unix
+
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+)
+
+// noRuntimeWarning begins the warning for a policy naming pods or
+// containers when no container runtime is asked.
+const noRuntimeWarning = "no container runtime (CRI) endpoint is configured"
+
+// TestIdentityWarningsLoggedAndReady: a policy selecting callers by pod
+// namespace while --cri-endpoint is empty is warned about in the log at
+// start and on /readyz, which stays 200; when a reload installs a policy
+// that needs no runtime the warning leaves /readyz, and a reload bringing
+// it back logs it again.
+func TestIdentityWarningsLoggedAndReady(t *testing.T) {
+	if len(adapter.All()) == 0 {
+		t.Skip("the adapter registry is empty: nothing to serve")
+	}
+	logs := captureKlog(t)
+	dir, err := os.MkdirTemp("", "cnp") // short: socket paths stay under 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	pol := filepath.Join(dir, "policy.yaml")
+	const byNamespace = "rules:\n- {name: ns, callers: [{namespaces: [kube-system]}], allow: [{methods: ['*']}]}\n"
+	const byUID = "rules:\n- {name: uid, callers: [{uids: [0]}], allow: [{methods: ['*']}]}\n"
+	writeFile(t, pol, byNamespace)
+	cfg, err := parseFlags([]string{"--host=simulated", "--socket-dir=" + filepath.Join(dir, "run"), "--policy=" + pol,
+		"--policy-reload-interval=20ms", "--cri-endpoint=", "--apis=disk-v1", "--metrics-bind-address=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveInProcess(t, cfg)
+	if n := strings.Count(logs.String(), noRuntimeWarning); n != 1 {
+		t.Errorf("the log has %d warnings about the missing runtime at start, want 1:\n%s", n, logs)
+	}
+	addr := metricsAddress(t, logs.String())
+	waitReady(t, addr)
+	readyz := "http://" + addr + "/readyz"
+	if code, body := httpGet(t, readyz); code != http.StatusOK || !strings.HasPrefix(body, "ok\nwarning: ") || !strings.Contains(body, noRuntimeWarning) {
+		t.Errorf("/readyz = %d %q, want ready with the warning", code, body)
+	}
+
+	writeFile(t, pol, byUID)
+	waitUntil(t, "/readyz drops the warning after the reload", func() bool {
+		code, body := httpGet(t, readyz)
+		return code == http.StatusOK && body == "ok\n"
+	})
+	writeFile(t, pol, byNamespace)
+	waitUntil(t, "the reload brings the warning back", func() bool {
+		_, body := httpGet(t, readyz)
+		return strings.Contains(body, noRuntimeWarning) && strings.Count(logs.String(), noRuntimeWarning) == 2
+	})
+}
