@@ -64,8 +64,14 @@ func Static(p *Policy) *Store {
 // Path returns the policy file's path; "" for a Static Store.
 func (s *Store) Path() string { return s.path }
 
-// Policy returns the current policy.
-func (s *Store) Policy() *Policy { return s.cur.Load() }
+// Policy returns the current policy; nil (allow everything) from a nil
+// Store, which is no policy.
+func (s *Store) Policy() *Policy {
+	if s == nil {
+		return nil
+	}
+	return s.cur.Load()
+}
 
 // Decide decides c against the current policy. A nil Store allows
 // everything, as no policy does.
