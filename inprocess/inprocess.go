@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -132,6 +133,9 @@ type Options struct {
 	// returns (outcome), so records survive a crash of the node; a
 	// failed fsync fails the record like a failed write.
 	AuditSync bool
+	// NodeName names the node in every audit record (--node-name); ""
+	// means $NODE_NAME, else the host name, as the daemon's default.
+	NodeName string
 }
 
 // Version is what library mode calls carry as their API version in the
@@ -339,7 +343,7 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 		var err error
 		// Wire messages never reach this Logger; model requests are
 		// redacted by the Logger itself (audit.RedactModel).
-		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads, Sync: o.AuditSync}); err != nil {
+		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads, Sync: o.AuditSync, Node: nodeName(o)}); err != nil {
 			return nil, err
 		}
 	}
@@ -357,6 +361,19 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 		}()
 	}
 	return s, nil
+}
+
+// nodeName is the node audit records name: Options.NodeName, else the
+// daemon's --node-name default, $NODE_NAME, else the host name.
+func nodeName(o Options) string {
+	if o.NodeName != "" {
+		return o.NodeName
+	}
+	if n := os.Getenv("NODE_NAME"); n != "" {
+		return n
+	}
+	n, _ := os.Hostname() // no name is better than failing over an audit field
+	return n
 }
 
 // enter admits a call, unless the Node is closed; every call admitted

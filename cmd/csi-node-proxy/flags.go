@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"runtime"
 	"strconv"
@@ -116,6 +117,9 @@ type Config struct {
 	// AuditSync is --audit-sync: fsync the audit file after every record
 	// (audit.Options.Sync).
 	AuditSync bool
+	// NodeName is --node-name: the node every audit record names; when
+	// the flag is not given, $NODE_NAME, else the host name.
+	NodeName string
 	// CRIEndpoint is --cri-endpoint: the node's container runtime, asked
 	// for the pod namespace, pod name and container name of each caller
 	// in a container (identity.CRI); "" asks nothing.
@@ -303,6 +307,9 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("-logging-format %q: want text or json", cfg.LoggingFormat)
 	}
+	if !flagSet(set, "node-name") {
+		cfg.NodeName = defaultNodeName()
+	}
 	if err := checkSecurityFlags(&cfg, set); err != nil {
 		return Config{}, err
 	}
@@ -313,6 +320,17 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	cfg.APIs = selected
 	cfg.logsToStderr = set.Lookup("logtostderr").Value.String() == "true"
 	return cfg, nil
+}
+
+// defaultNodeName is --node-name's default: $NODE_NAME (the DaemonSets
+// set it from spec.nodeName, which is what Kubernetes calls the node),
+// else the host name, else "".
+func defaultNodeName() string {
+	if n := os.Getenv("NODE_NAME"); n != "" {
+		return n
+	}
+	n, _ := os.Hostname() // no name is better than failing to start over an audit field
+	return n
 }
 
 // flagSet tells whether the command line set the named flag.

@@ -27,6 +27,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
 	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
+	set.StringVar(&cfg.NodeName, "node-name", "", "The node's name in every audit record, so records collected from many nodes say where each call ran; the default is $NODE_NAME (the shipped DaemonSets set it from spec.nodeName), else the host name")
 	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", identity.DefaultCRIEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container, which policy rules can select by (namespaces, podNames, containerNames). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
@@ -162,10 +163,10 @@ func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
 	}
 	if cfg.AuditLog != "" {
 		var err error
-		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact, Sync: cfg.AuditSync}); err != nil {
+		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact, Sync: cfg.AuditSync, Node: cfg.NodeName}); err != nil {
 			return s, err
 		}
-		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync)
+		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync, "node", cfg.NodeName)
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,6 +89,47 @@ func TestPipeSDDL(t *testing.T) {
 	for _, bad := range []string{"S-1-5-32-545)(A;;GA;;;WD", "S-1", ""} {
 		if _, err := pipeSDDL(bad); err == nil {
 			t.Errorf("pipeSDDL(%q) accepted", bad)
+		}
+	}
+}
+
+// TestNodeNameFlag: --node-name names the node in the audit Logger's
+// Options; without it $NODE_NAME does, and without that the host name.
+func TestNodeNameFlag(t *testing.T) {
+	resetKlog(t)
+	var got []audit.Options
+	open := openAuditLog
+	t.Cleanup(func() { openAuditLog = open })
+	openAuditLog = func(dest string, o audit.Options) (*audit.Logger, error) {
+		got = append(got, o)
+		return open(dest, o)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", nil, host},
+		{"node-from-env", nil, "node-from-env"},
+		{"node-from-env", []string{"--node-name=node-from-flag"}, "node-from-flag"},
+	} {
+		t.Setenv("NODE_NAME", tc.env)
+		got = nil
+		cfg, err := parseFlagsWith(append([]string{"--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, tc.args...), registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := setupSecurity(cfg, hostpath.Windows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		if len(got) != 1 || got[0].Node != tc.want {
+			t.Errorf("NODE_NAME=%q %q: the audit log was opened with %+v, want Node %q", tc.env, tc.args, got, tc.want)
 		}
 	}
 }
