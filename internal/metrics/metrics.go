@@ -91,6 +91,11 @@ const (
 	// DeniedAuditUnavailable: the call would change the node while the
 	// audit log cannot be written, so it was refused (codes.Unavailable).
 	DeniedAuditUnavailable = "audit_unavailable"
+	// DeniedCallerExited: the process that opened the call's connection
+	// has exited, so the connection was handed on to a process nobody
+	// identified, and the call was refused (codes.Unauthenticated), with
+	// or without a policy.
+	DeniedCallerExited = "caller_exited"
 )
 
 // gRPC call types, the values of grpc_type, as go-grpc-middleware names
@@ -163,7 +168,7 @@ func New(build version.Info) *Metrics {
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "denied_calls_total",
-			Help:      "Calls refused before they ran: by the authorisation policy (reason no_rule or path) or because the audit log could not be written (reason audit_unavailable).",
+			Help:      "Calls refused before they ran: by the authorisation policy (reason no_rule or path), because the audit log could not be written (reason audit_unavailable), or because the process that opened the connection has exited (reason caller_exited).",
 		}, []string{"group", "version", "method", "reason"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,

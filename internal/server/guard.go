@@ -136,12 +136,14 @@ func (g *guard) decide(ctx context.Context, fullMethod string, req any) (context
 }
 
 // refuseGone refuses a call whose connection's connecting process has
-// exited (identity.CheckAlive) with codes.Unauthenticated, logs it, and
-// audits it as a denial, with or without a policy.
+// exited (identity.CheckAlive) with codes.Unauthenticated, logs it,
+// counts it (metrics.DeniedCallerExited) and audits it as a denial, with
+// or without a policy.
 func (g *guard) refuseGone(ctx context.Context, fullMethod string, req any, call policy.Call, gone error) (context.Context, error) {
 	d := policy.Decision{Reason: gone.Error()}
 	ctx = context.WithValue(ctx, decisionKey{}, d)
 	err := status.Errorf(codes.Unauthenticated, "caller %s may not call %s.%s: %v", call.Caller, call.Group, call.Method, gone)
+	g.metrics.CallDenied(g.api.Group, g.api.Version, call.Method, metrics.DeniedCallerExited)
 	klog.InfoS("call refused: the connecting process is gone", "endpoint", g.endpoint, "method", fullMethod, "caller", call.Caller.String(), "reason", d.Reason)
 	if g.audit.Wants(call.Method, true) {
 		r := g.record(ctx, fullMethod, req, time.Now())
@@ -155,7 +157,8 @@ func (g *guard) refuseGone(ctx context.Context, fullMethod string, req any, call
 // for everything below, refuses the call with codes.Unauthenticated when
 // the process that opened its connection has exited (the connection was
 // handed on), and with codes.PermissionDenied unless the policy allows
-// it. Without a policy every call of a live connection is allowed.
+// it. Without a policy every call of a live connection is allowed: the
+// liveness check runs either way.
 func (g *guard) authorize(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx, err := g.decide(ctx, info.FullMethod, req)
 	if err != nil {

@@ -20,7 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
 
 // passFDEnv, when set, makes the test binary connect to the socket it
@@ -95,9 +97,7 @@ func handedOnConn(t *testing.T, addr string) net.Conn {
 
 // A connection whose connecting process has exited is refused on its
 // next call, although the process that now holds it is of the very user
-// the policy names; a connection whose process runs is served. The check
-// sits with the policy: without one, whoever can open the endpoint may
-// call everything anyway.
+// the policy names; a connection whose process runs is served.
 func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
 	captureLogs(t, 0)
 	cfg := testConfig(t)
@@ -107,25 +107,7 @@ func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
 	f := &callerSmb{}
 	s := start(t, cfg, smbGroupAPI(f))
 	addr := s.Endpoints()[0].Address
-
-	call := func(conn net.Conn) error {
-		used := false
-		cc, err := grpc.NewClient(transport.Target(addr), grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
-			if used {
-				return nil, syscall.ECONNREFUSED
-			}
-			used = true
-			return conn, nil
-		}), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("localhost"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cc.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, err = smbv1.NewSmbClient(cc).NewSmbGlobalMapping(ctx, &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, LocalPath: "/mnt/x"})
-		return err
-	}
+	call := smbCallOn(t, addr)
 
 	own, err := transport.Dial(context.Background(), addr)
 	if err != nil {
@@ -143,6 +125,70 @@ func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
 	}
 	recs := readAudit(t, auditPath)
 	if len(recs) != 2 || recs[1].Decision != "deny" || recs[1].Code != "Unauthenticated" || !strings.Contains(recs[1].Reason, "has exited") {
+		t.Errorf("audit records %+v, want the call and the refusal", recs)
+	}
+}
+
+// smbCallOn returns a function that makes one NewSmbGlobalMapping call to
+// the endpoint at addr over the connection it is given.
+func smbCallOn(t *testing.T, addr string) func(net.Conn) error {
+	return func(conn net.Conn) error {
+		used := false
+		cc, err := grpc.NewClient(transport.Target(addr), grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
+			if used {
+				return nil, syscall.ECONNREFUSED
+			}
+			used = true
+			return conn, nil
+		}), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("localhost"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = smbv1.NewSmbClient(cc).NewSmbGlobalMapping(ctx, &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, LocalPath: "/mnt/x"})
+		return err
+	}
+}
+
+// Without a policy too, a connection whose connecting process has exited
+// is refused on its next call, and the refusal is audited and counted
+// under denied_calls_total{reason="caller_exited"}: the connection no
+// longer says who calls, whatever the policy would have decided. A
+// connection whose process runs is served.
+func TestExitedProcessRefusedWithoutPolicy(t *testing.T) {
+	captureLogs(t, 0)
+	cfg := testConfig(t)
+	al, auditPath := openAudit(t, false)
+	cfg.Audit = al
+	cfg.Metrics = metrics.New(version.Get())
+	f := &callerSmb{}
+	api := smbGroupAPI(f)
+	s := start(t, cfg, api)
+	addr := s.Endpoints()[0].Address
+	call := smbCallOn(t, addr)
+
+	own, err := transport.Dial(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call(own); err != nil {
+		t.Fatalf("a connection of this running process: %v", err)
+	}
+	err = call(handedOnConn(t, addr))
+	if st := status.Convert(err); st.Code() != codes.Unauthenticated || !strings.Contains(st.Message(), "has exited") {
+		t.Errorf("a connection whose process exited, no policy: %v, want Unauthenticated saying the process exited", err)
+	}
+	if f.calls != 1 {
+		t.Errorf("handler ran %d times, want once", f.calls)
+	}
+	key := "csi_node_proxy_denied_calls_total{group=" + api.Group + ",method=NewSmbGlobalMapping,reason=" + metrics.DeniedCallerExited + ",version=" + api.Version + "}"
+	if got := series(t, cfg.Metrics)[key]; got != 1 {
+		t.Errorf("%s = %v, want 1", key, got)
+	}
+	recs := readAudit(t, auditPath)
+	if len(recs) != 2 || recs[1].Decision != "deny" || recs[1].Code != "Unauthenticated" {
 		t.Errorf("audit records %+v, want the call and the refusal", recs)
 	}
 }

@@ -15,9 +15,12 @@
 //  1. panic recovery: a panicking handler answers codes.Internal and the
 //     endpoint keeps serving;
 //  2. authorisation: the caller is put in the call's context
-//     (identity.FromContext) and, when a policy is configured, a call no
-//     rule allows is refused with codes.PermissionDenied, logged and
-//     audited;
+//     (identity.FromContext); a call on a connection whose connecting
+//     process has exited is refused with codes.Unauthenticated, with or
+//     without a policy (the connection was handed to a process nobody
+//     identified, see identity.CheckAlive); and, when a policy is
+//     configured, a call no rule allows is refused with
+//     codes.PermissionDenied. Refusals are logged, audited and counted;
 //     then observation (observe.go): the allowing rule's name becomes the
 //     rule label of csi_node_proxy_calls_total, a call on a deprecated
 //     version is counted and its caller noted (Deprecations), and health
@@ -180,15 +183,13 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 
 		g := &guard{endpoint: name, api: api, policy: cfg.Policy, objects: cfg.Objects, audit: cfg.Audit, metrics: cfg.Metrics}
 		// Each interceptor costs on every call (grpc-go chains them with a
-		// closure per level), so the policy and audit steps are only in
-		// the chain when configured; the caller's identity reaches
-		// handlers through the connection's AuthInfo either way.
-		unary := []grpc.UnaryServerInterceptor{recoverPanics(name)}
-		stream := []grpc.StreamServerInterceptor{checkStreamDecode}
-		if cfg.Policy != nil {
-			unary = append(unary, g.authorize)
-			stream = append(stream, g.authorizeStream)
-		}
+		// closure per level), so the audit step is only in the chain when
+		// configured. Authorisation always is: whether a policy exists or
+		// not, a connection whose connecting process has exited no longer
+		// says who calls, so it may call nothing (without a policy it
+		// decides nothing else).
+		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), g.authorize}
+		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
 		if o := newObserver(name, api, cfg); o != nil {
 			unary = append(unary, o.observe)
 		}
