@@ -71,6 +71,11 @@ type Rule struct {
 	// request names (volume_id, disk_number, disk_id), as PathRoots
 	// confine paths. Nil leaves them unconfined.
 	Objects *Objects `json:"objects,omitempty"`
+	// SMBPermissions, when set, are the owner, group, modes and SELinux
+	// context of the SMB mappings the rule's callers make on a Linux
+	// node, in place of the daemon's (see SMBPermissions); the first
+	// rule matching the caller that sets them decides.
+	SMBPermissions *SMBPermissions `json:"smbPermissions,omitempty"`
 }
 
 // CallerSelector matches a caller. Every field that is set must match; at
@@ -244,6 +249,9 @@ func Compile(f File, o Options) (*Policy, error) {
 			cr.roots = append(cr.roots, c)
 		}
 		for _, err := range validateObjects(r.Objects, len(r.PathRoots)) {
+			bad("%s: %w", where, err)
+		}
+		for _, err := range validateSMBPermissions(r.SMBPermissions) {
 			bad("%s: %w", where, err)
 		}
 		p.rules = append(p.rules, cr)
