@@ -54,7 +54,7 @@ func TestSMBPermissionsInvalid(t *testing.T) {
 	for perms, want := range map[string]string{
 		"{fileMode: 01777}":                                 "fileMode",
 		"{dirMode: 0o1000}":                                 "smbPermissions",
-		`{seLinuxContext: "system_u:object_r:t:s0\"x"}`:    "seLinuxContext",
+		`{seLinuxContext: "system_u:object_r:t:s0\"x"}`:     "seLinuxContext",
 		`{seLinuxContext: "system_u:object_r:t s0:c1"}`:     "seLinuxContext",
 		`{seLinuxContext: "system_u:object_r:container_t"}`: "not user:role:type:level",
 		"{}":                  "sets nothing",
