@@ -18,6 +18,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
@@ -32,6 +33,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/windows/smbmap"
 	"github.com/csi-node-proxy/csi-node-proxy/host/windows/storage"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
 // Host backend names, as the daemon's --host spells them.
@@ -85,6 +87,22 @@ type Config struct {
 	// unreadable; an explicit path must be readable (New fails); "none"
 	// reads only the proxy's own table.
 	LinuxHostMountTable string
+	// LinuxDiskReadTimeout bounds how long a call waits for one disk's
+	// partition table on the Linux host (--linux-disk-read-timeout); 0
+	// is the block backend's default (blockdev.DefaultDiskReadTimeout).
+	LinuxDiskReadTimeout time.Duration
+	// SMBPermissions are the owner, group, modes and SELinux context of
+	// the Linux host's SMB mounts (--smb-uid, --smb-gid, --smb-file-mode,
+	// --smb-dir-mode, --smb-selinux-context); nil means the SMB
+	// backend's defaults (cifs.DefaultConfig: modes 0777, owner root).
+	SMBPermissions *policy.SMBPermissions
+	// Policy, when set, returns the policy store in force (nil: none);
+	// on the Linux host the smbPermissions of the first rule matching an
+	// SMB mapping's caller (identity.FromContext) override
+	// SMBPermissions field by field. It is called on every
+	// NewSmbGlobalMapping, so the store may be given after New returns
+	// (the daemon loads its policy after building the host).
+	Policy func() *policy.Store
 	// Simulated describes the simulated host; nil means
 	// simulated.DefaultConfig(WorkingDirs) unless SimConfigFile is set.
 	// Setting both is an error: one world has one description.

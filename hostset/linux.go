@@ -3,7 +3,9 @@
 package hostset
 
 import (
+	"context"
 	"fmt"
+	"io/fs"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/cifs"
@@ -11,6 +13,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/localfs"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/systemd"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
 // newLinux wires the Linux backends: block devices for disks and volumes,
@@ -27,6 +31,9 @@ func newLinux(cfg Config) (Set, error) {
 		// A disk mounted only on the host (seen in the host's table,
 		// with hostPID) is the host's too.
 		HostMountTable: cfg.LinuxHostMountTable,
+		// A disk that does not answer (a passive path) holds up a call
+		// this long at most.
+		DiskReadTimeout: cfg.LinuxDiskReadTimeout,
 	})
 	if err != nil {
 		return Set{}, fmt.Errorf("linux block backend: %w", err)
@@ -35,12 +42,7 @@ func newLinux(cfg Config) (Set, error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("linux filesystem backend: %w", err)
 	}
-	smbConfig := cifs.DefaultConfig()
-	smbConfig.RequirePrivacy = cfg.RequirePrivacy
-	// The local link of a mapping is made beneath these, never at a
-	// path a symlink could redirect.
-	smbConfig.WorkingDirs = cfg.WorkingDirs
-	smbHost, err := cifs.New(smbConfig)
+	smbHost, err := cifs.New(smbConfig(cfg))
 	if err != nil {
 		return Set{}, fmt.Errorf("linux SMB backend: %w", err)
 	}
@@ -59,4 +61,53 @@ func newLinux(cfg Config) (Set, error) {
 		ISCSI:      initiator,
 		System:     systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus("")),
 	}, nil
+}
+
+// smbConfig is the CIFS backend's configuration for cfg: the daemon's
+// SMB permissions for every mount, and per caller those of the policy's
+// first rule that matches the mapping's caller and sets any.
+func smbConfig(cfg Config) cifs.Config {
+	c := cifs.DefaultConfig()
+	c.RequirePrivacy = cfg.RequirePrivacy
+	// The local link of a mapping is made beneath these, never at a
+	// path a symlink could redirect.
+	c.WorkingDirs = cfg.WorkingDirs
+	if cfg.SMBPermissions != nil {
+		c.Permissions = overlaySMB(cifs.Permissions{}, *cfg.SMBPermissions)
+	}
+	if cfg.Policy != nil {
+		base, current := c.Permissions, cfg.Policy
+		c.PermissionsFor = func(ctx context.Context) (cifs.Permissions, bool) {
+			caller, ok := identity.FromContext(ctx)
+			if !ok {
+				return cifs.Permissions{}, false
+			}
+			p, ok := current().Policy().SMBPermissionsFor(caller)
+			if !ok {
+				return cifs.Permissions{}, false
+			}
+			return overlaySMB(base, p), true
+		}
+	}
+	return c
+}
+
+// overlaySMB returns base with every field p sets replaced by p's.
+func overlaySMB(base cifs.Permissions, p policy.SMBPermissions) cifs.Permissions {
+	if p.UID != nil {
+		base.UID = cifs.UID32(*p.UID)
+	}
+	if p.GID != nil {
+		base.GID = cifs.UID32(*p.GID)
+	}
+	if p.FileMode != 0 {
+		base.FileMode = fs.FileMode(p.FileMode)
+	}
+	if p.DirMode != 0 {
+		base.DirMode = fs.FileMode(p.DirMode)
+	}
+	if p.SELinuxContext != "" {
+		base.SELinuxContext = p.SELinuxContext
+	}
+	return base
 }

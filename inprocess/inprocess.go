@@ -37,6 +37,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
@@ -185,15 +186,23 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	if fs == "" {
 		fs = "ext4"
 	}
+	// The Linux SMB backend reads the policy's smbPermissions per call;
+	// the policy is loaded by newNode, after the host.
+	store := new(atomic.Pointer[policy.Store])
 	h, err := hostset.New(hostset.Config{
 		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy,
-		LinuxFilesystem: fs, LinuxHostMountTable: o.LinuxHostMountTable,
+		LinuxFilesystem: fs, LinuxHostMountTable: o.LinuxHostMountTable, Policy: store.Load,
 		Simulated: o.Simulated, SimConfigFile: o.SimConfigFile, SimDisks: o.SimDisks,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return newNode(o, h)
+	n, err := newNode(o, h)
+	if err != nil {
+		return nil, err
+	}
+	store.Store(n.sec.policy)
+	return n, nil
 }
 
 // newNode builds the Node of o on the host h, which it owns from now on:

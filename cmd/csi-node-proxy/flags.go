@@ -11,11 +11,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -55,6 +57,17 @@ const (
 // (blockdev.DefaultHostMountTable; TestHostMountTableDefault keeps them
 // equal).
 const defaultHostMountTable = "/proc/1/mountinfo"
+
+// defaultDiskReadTimeout is --linux-disk-read-timeout's default, the
+// Linux block backend's own (blockdev.DefaultDiskReadTimeout;
+// TestDiskReadTimeoutDefault keeps them equal).
+const defaultDiskReadTimeout = 10 * time.Second
+
+// defaultSMBMode is the default of --smb-file-mode and --smb-dir-mode,
+// the Linux SMB backend's (cifs.DefaultFileMode, DefaultDirMode): a
+// Windows global mapping serves every process of the node, and so does
+// this mount.
+const defaultSMBMode = 0o777
 
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
@@ -100,6 +113,18 @@ type Config struct {
 	// backend's default (/proc/1/mountinfo, ignored when unreadable),
 	// while a path given must be readable.
 	LinuxHostMountTable string
+	// LinuxDiskReadTimeout is --linux-disk-read-timeout: how long a call
+	// waits for one disk's partition table on the Linux host.
+	LinuxDiskReadTimeout time.Duration
+	// SMBPermissions are the owner, group, modes and SELinux context of
+	// the Linux host's SMB mounts (--smb-uid, --smb-gid, --smb-file-mode,
+	// --smb-dir-mode, --smb-selinux-context); a policy rule's
+	// smbPermissions override them for its callers.
+	SMBPermissions policy.SMBPermissions
+	// policy is filled by serve with the policy store once it is
+	// loaded, after the host is built: the Linux SMB backend reads the
+	// rules' smbPermissions from it per call.
+	policy *atomic.Pointer[policy.Store]
 	// ShutdownTimeout bounds the graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
 	// PipeGroup is --pipe-group: a local group (SID, or name on Windows)
@@ -221,6 +246,8 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.Var((*stringList)(&cfg.AllowedServices), "allowed-service", "Service that StartService and StopService may touch (repeatable; default none)")
 	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", "ext4", "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
 	set.StringVar(&cfg.LinuxHostMountTable, "linux-host-mount-table", defaultHostMountTable, "With --host=linux: the host's mount table (a mountinfo file), read besides the proxy's own, so that a disk mounted only on the host, outside the working directories, is never partitioned, formatted, mounted, resized or taken offline. The default, the table of PID 1, is the host's when the daemon shares the host's PID namespace (a systemd service, a pod with hostPID) and the container's own otherwise, and is ignored when unreadable; a pod without hostPID can mount the host's /proc (at /host/proc, say) and give /host/proc/1/mountinfo. A path given must be readable or the daemon does not start; none reads only the proxy's own table")
+	set.DurationVar(&cfg.LinuxDiskReadTimeout, "linux-disk-read-timeout", defaultDiskReadTimeout, "With --host=linux: how long a call waits for one disk's partition table; a disk that does not answer in time (a passive multipath path, a failed transport) is reported unreadable and the call goes on with the other disks")
+	addSMBFlags(set, cfg)
 	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
 	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM (or the Windows service's Stop) before they are cut off")
@@ -229,6 +256,44 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(&cfg.LoggingFormat, "logging-format", loggingText, "Log format: text (klog's) or json (one JSON object a line, for log collectors); json goes to -log_file if set, else stderr")
 	addSecurityFlags(set, cfg)
 	return set
+}
+
+// addSMBFlags defines the flags of the Linux host's SMB mount
+// permissions.
+func addSMBFlags(set *flag.FlagSet, cfg *Config) {
+	cfg.SMBPermissions.FileMode, cfg.SMBPermissions.DirMode = defaultSMBMode, defaultSMBMode
+	id := func(dst **uint32) func(string) error {
+		return func(s string) error {
+			n, err := strconv.ParseUint(s, 10, 32)
+			if err != nil {
+				return fmt.Errorf("want a numeric ID (0 or more)")
+			}
+			v := uint32(n)
+			*dst = &v
+			return nil
+		}
+	}
+	set.Func("smb-uid", "With --host=linux: numeric user ID owning the files of SMB mounts (cifs uid=; default the kernel's, root); a policy rule's smbPermissions override it for its callers", id(&cfg.SMBPermissions.UID))
+	set.Func("smb-gid", "With --host=linux: numeric group ID of the files of SMB mounts (cifs gid=, e.g. the fsGroup of the pods using them; default the kernel's, root); a policy rule's smbPermissions override it for its callers", id(&cfg.SMBPermissions.GID))
+	set.Var((*octalMode)(&cfg.SMBPermissions.FileMode), "smb-file-mode", "With --host=linux: permission bits of the files of SMB mounts, in octal (cifs file_mode=); 0 is the kernel's 0755. The default lets every process of the node write, as a Windows global mapping does")
+	set.Var((*octalMode)(&cfg.SMBPermissions.DirMode), "smb-dir-mode", "With --host=linux: permission bits of the directories of SMB mounts, in octal (cifs dir_mode=); 0 is the kernel's 0755")
+	set.StringVar(&cfg.SMBPermissions.SELinuxContext, "smb-selinux-context", "", "With --host=linux: SELinux context of SMB mounts (cifs context=), such as system_u:object_r:container_file_t:s0, so that confined containers may use them; empty sets none")
+}
+
+// octalMode is a flag of permission bits in octal.
+type octalMode uint32
+
+// String shows the bits as the flag takes them.
+func (m *octalMode) String() string { return fmt.Sprintf("%#o", uint32(*m)) }
+
+// Set parses octal permission bits, at most 0777.
+func (m *octalMode) Set(s string) error {
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o777 {
+		return fmt.Errorf("want octal permission bits such as 0770")
+	}
+	*m = octalMode(n)
+	return nil
 }
 
 // parseID parses a numeric user or group ID.
@@ -295,6 +360,12 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	case cfg.LinuxHostMountTable == "none":
 	case !path.IsAbs(cfg.LinuxHostMountTable):
 		return Config{}, fmt.Errorf("-linux-host-mount-table %q: want an absolute path, or none", cfg.LinuxHostMountTable)
+	}
+	if cfg.LinuxDiskReadTimeout <= 0 {
+		return Config{}, errors.New("-linux-disk-read-timeout must be positive")
+	}
+	if err := cfg.SMBPermissions.Validate(); err != nil {
+		return Config{}, fmt.Errorf("-smb-*: %w", err)
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		return Config{}, errors.New("-shutdown-timeout must be positive")

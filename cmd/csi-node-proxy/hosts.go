@@ -5,6 +5,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
 // hostSet is the host backend the daemon serves: a hostset.Set whose
@@ -33,15 +34,7 @@ var buildHost = newHost
 // backends; library mode (package inprocess) builds its hosts there too,
 // so the two cannot drift apart.
 func newHost(cfg Config) (hostSet, error) {
-	s, err := hostset.New(hostset.Config{
-		Host:                cfg.Host,
-		WorkingDirs:         cfg.WorkingDirs,
-		RequirePrivacy:      cfg.RequirePrivacy,
-		LinuxFilesystem:     cfg.LinuxFilesystem,
-		LinuxHostMountTable: cfg.LinuxHostMountTable,
-		SimConfigFile:       cfg.SimConfig,
-		SimDisks:            cfg.SimDisks,
-	})
+	s, err := hostset.New(hostsetConfig(cfg))
 	if err != nil {
 		return hostSet{}, err
 	}
@@ -63,4 +56,29 @@ func newGroups(cfg Config, h hostSet) (adapter.Groups, error) {
 		Iscsi:      svc.ISCSI,
 		System:     svc.System,
 	}, nil
+}
+
+// hostsetConfig is the host backend's configuration the flags make.
+func hostsetConfig(cfg Config) hostset.Config {
+	return hostset.Config{
+		Host:                 cfg.Host,
+		WorkingDirs:          cfg.WorkingDirs,
+		RequirePrivacy:       cfg.RequirePrivacy,
+		LinuxFilesystem:      cfg.LinuxFilesystem,
+		LinuxHostMountTable:  cfg.LinuxHostMountTable,
+		LinuxDiskReadTimeout: cfg.LinuxDiskReadTimeout,
+		SMBPermissions:       &cfg.SMBPermissions,
+		Policy:               cfg.policyStore,
+		SimConfigFile:        cfg.SimConfig,
+		SimDisks:             cfg.SimDisks,
+	}
+}
+
+// policyStore is the policy store serve has loaded; nil before it has,
+// and without --policy.
+func (cfg Config) policyStore() *policy.Store {
+	if cfg.policy == nil {
+		return nil
+	}
+	return cfg.policy.Load()
 }

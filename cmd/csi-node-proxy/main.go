@@ -11,7 +11,7 @@
 // working, and adds its own (--host, --socket-*, --pipe-sddl, --apis,
 // --allowed-service, --sim-*, -version, and the security flags --policy,
 // --policy-reload-interval, --audit-log, --audit-reads, --audit-sync,
-// --cri-endpoint, --node-name, --pipe-group; see
+// --cri-endpoint, --node-name, --pipe-group, --smb-*; see
 // docs/security.md). Run with -help for the list; docs/configuration.md
 // is generated from the same definitions.
 //

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
@@ -70,6 +71,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	if runtime.GOOS != "windows" && cfg.Transport.SocketMode&0o007 != 0 {
 		klog.Warningf("--socket-mode=%#o lets every local user reach a privileged storage proxy", cfg.Transport.SocketMode)
 	}
+	// The host's SMB backend reads the policy's smbPermissions per call;
+	// the policy is loaded below, once the host's path style is known.
+	cfg.policy = new(atomic.Pointer[policy.Store])
 	h, err := buildHost(cfg)
 	if err != nil {
 		return err
@@ -92,8 +96,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 		return err
 	}
 	defer sec.close()
+	cfg.policy.Store(sec.policy)
 	warnings.Store(sec.warnings) // /readyz shows them from now on
-	trackSecurity(mx, sec) // metrics.go
+	trackSecurity(mx, sec)       // metrics.go
 	srv, err := server.New(serverConfig(cfg, h, sec, mx, deps), groups, cfg.APIs)
 	if err != nil {
 		return err
