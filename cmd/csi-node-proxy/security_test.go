@@ -263,7 +263,7 @@ func TestDaemonRefusesBrokenPolicy(t *testing.T) {
 		want string
 	}{
 		{[]string{"--policy=" + filepath.Join(dir, "missing.yaml")}, "no such file"},
-		{[]string{"--policy=" + broken}, `unknown field "uid"`},
+		{[]string{"--policy=" + broken}, `unknown field "rules[0].callers[0].uid"`},
 		{[]string{"--policy=" + badRoot}, "pathRoots"}, // a POSIX root on the Windows-style simulated host
 		{[]string{"--policy=" + unknownMethod}, `no method "FormatDisk"`},
 		{[]string{"--audit-log=" + filepath.Join(dir, "no", "such", "dir", "audit.log")}, "audit log"},
