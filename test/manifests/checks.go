@@ -527,6 +527,15 @@ func checkDaemonValues(add func(string, ...any), values Values, nodeOS string) {
 	} else if host != nodeOS {
 		add("--host=%s on a %s node", host, nodeOS)
 	}
+	// Secure by default (issue 16): without --policy every caller that
+	// can open an endpoint may call everything, and without --audit-log
+	// nothing records what was done to the node.
+	if _, ok := values.Last("policy"); !ok {
+		add("no --policy: every caller that can open an endpoint could call everything; ship a policy that admits only the callers an operator names (deploy/%s/policy.yaml)", nodeOS)
+	}
+	if _, ok := values.Last("audit-log"); !ok {
+		add("no --audit-log: nothing would record the calls that change the node")
+	}
 	kubelet, ok := values.Last("kubelet-path")
 	switch nodeOS {
 	case "linux":

@@ -127,16 +127,18 @@ type helmCase struct {
 var helmCases = map[string]helmCase{
 	"linux defaults": {
 		release: "csi-node-proxy", values: `{}`,
-		args:    []string{"--host=linux", "--socket-dir=/run/csi-node-proxy", "--kubelet-path=/var/lib/kubelet", "--linux-filesystem=ext4", "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2"},
-		absent:  []string{"--policy", "--audit-log", "--apis", "--working-dir", "--socket-group"},
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1},
+		args: []string{"--host=linux", "--socket-dir=/run/csi-node-proxy", "--kubelet-path=/var/lib/kubelet", "--linux-filesystem=ext4", "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2",
+			"--policy=/etc/csi-node-proxy/policy.yaml", "--audit-log=/var/log/csi-node-proxy/audit.log", "--cri-endpoint=unix:///run/containerd/containerd.sock"},
+		absent:  []string{"--apis", "--working-dir", "--socket-group", "--audit-reads"},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
 		metrics: "127.0.0.1:8888",
 	},
 	"windows defaults": {
 		release: "csi-node-proxy-windows", values: `{os: windows}`,
-		args:    []string{"--host=windows", `--kubelet-path=C:\var\lib\kubelet`, "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2"},
-		absent:  []string{"--policy", "--audit-log", "--apis", "--pipe-group", "--pipe-sddl", "--socket-dir"},
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1},
+		args: []string{"--host=windows", `--kubelet-path=C:\var\lib\kubelet`, "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2",
+			`--policy=C:\etc\csi-node-proxy\policy.yaml`, `--audit-log=C:\var\log\csi-node-proxy\audit.log`},
+		absent:  []string{"--apis", "--pipe-group", "--pipe-sddl", "--socket-dir", "--cri-endpoint"},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
 		metrics: "127.0.0.1:8888",
 	},
 	"linux, every option": {
@@ -166,7 +168,7 @@ var helmCases = map[string]helmCase{
 		release: "proxy-sddl", values: `{os: windows, windows: {pipeSDDL: "D:P(A;;GA;;;BA)(A;;GA;;;SY)(A;;GRGW;;;S-1-5-32-545)"}}`,
 		args:    []string{"--pipe-sddl=D:P(A;;GA;;;BA)(A;;GA;;;SY)(A;;GRGW;;;S-1-5-32-545)"},
 		absent:  []string{"--pipe-group"},
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
 		metrics: "127.0.0.1:8888",
 	},
 }
@@ -383,7 +385,7 @@ func TestHelmRefuses(t *testing.T) {
 		`{metrics: {host: 127.0.0.1, podMonitor: {enabled: true}}}`: "could not scrape",
 		`{os: windows, windows: {pipeGroup: a, pipeSDDL: "D:P"}}`:   "give one",
 		`{metrics: {podmonitor: {enabled: true}}}`:                  "podmonitor",
-		`{policy: {enabled: true}}`:                                 "needs policy.rules",
+		`{policy: {rules: []}}`:                                     "needs policy.rules",
 		`{apis: [disk_v1]}`:                                         "apis",
 	} {
 		_, _, err := RenderChart(loadChart(t), "csi-node-proxy", "kube-system", values(t, vals))

@@ -79,30 +79,30 @@ var kustomizeWant = map[string]struct {
 	metrics map[string]string
 }{
 	"deploy/linux": {
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
 		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888"},
 	},
 	"deploy/windows": {
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
 		metrics: map[string]string{"csi-node-proxy-windows": "127.0.0.1:8888"},
 	},
 	"deploy/admission": {
 		kinds: map[string]int{"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 1},
 	},
 	"deploy/overlays/linux-metrics": {
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1, "ConfigMap": 1},
 		metrics: map[string]string{"csi-node-proxy-linux": ":8888"},
 	},
 	"deploy/overlays/windows-metrics": {
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1, "ConfigMap": 1},
 		metrics: map[string]string{"csi-node-proxy-windows": ":8888"},
 	},
 	"deploy/overlays/linux-admission": {
-		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 1},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 2},
 		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888"},
 	},
 	"deploy/overlays/cluster": {
-		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "PodMonitor": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 1},
+		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "PodMonitor": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 3},
 		metrics: map[string]string{"csi-node-proxy-linux": ":8888", "csi-node-proxy-windows": ":8888"},
 	},
 }

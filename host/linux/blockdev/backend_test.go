@@ -936,3 +936,34 @@ func TestMountChecksExt4(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatRefusesBusyVolume: a volume something holds (an O_EXCL open
+// fails: an mkfs left running by a killed daemon, a mount in another
+// namespace) is not formatted: the answer is Unavailable, retryable, and
+// no tool runs, so a format never starts while another may be writing.
+func TestFormatRefusesBusyVolume(t *testing.T) {
+	fx := newFixture(t)
+	fx.exec.Respond = fakeMkfs(t)
+	ctx := context.Background()
+	b := fx.backend(t, Config{})
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.k.mu.Lock()
+	fx.k.busy = map[string]bool{"loop3p1": true}
+	fx.k.mu.Unlock()
+	wantErr(t, b.FormatVolume(ctx, ids[0]), errdefs.ErrUnavailable, "a previous format may still be running; retry")
+	if calls := fx.exec.Calls(); len(calls) != 0 {
+		t.Fatalf("tools ran on a busy volume: %q", calls)
+	}
+	fx.k.mu.Lock()
+	fx.k.busy = nil
+	fx.k.mu.Unlock()
+	if err := b.FormatVolume(ctx, ids[0]); err != nil {
+		t.Fatalf("FormatVolume once the volume is free: %v", err)
+	}
+}

@@ -66,7 +66,8 @@ const maxStderr = 4 << 10
 
 // NewExec returns the Exec that runs tools on this host, each for at most
 // timeout (no limit but ctx's if timeout <= 0). Tools run with LC_ALL=C so
-// their messages are the English ones documented upstream.
+// their messages are the English ones documented upstream, and on Linux
+// they die with the process that started them (exec_linux.go).
 func NewExec(timeout time.Duration) Exec { return &osExec{timeout: timeout} }
 
 type osExec struct{ timeout time.Duration }
@@ -81,14 +82,12 @@ func (o *osExec) Run(ctx context.Context, argv []string) ([]byte, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	// A tool that leaves a child holding its pipes must not hang Run past
-	// the deadline.
-	cmd.WaitDelay = 5 * time.Second
+	cmd := o.command(ctx, argv)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	unlock := lockToolThread()
 	err := cmd.Run()
+	unlock()
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
@@ -101,6 +100,17 @@ func (o *osExec) Run(ctx context.Context, argv []string) ([]byte, error) {
 		ee.Code, ee.Err = xe.ExitCode(), nil
 	}
 	return stdout.Bytes(), ee
+}
+
+// command prepares the run of argv under ctx.
+func (o *osExec) command(ctx context.Context, argv []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	// A tool that leaves a child holding its pipes must not hang Run past
+	// the deadline.
+	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = toolProcAttr()
+	return cmd
 }
 
 func trimStderr(s string) string {

@@ -140,7 +140,8 @@ func mkfsArgv(fs, dev string) []string {
 // with anything mounted, a boot or reserved partition, and a volume already
 // holding a signature, found by the built-in probe or by `blkid -p` when
 // installed (TYPE or PTTYPE), whichever filesystem is asked for; XFS needs
-// at least 300 MiB (errdefs.ErrOutOfRange).
+// at least 300 MiB (errdefs.ErrOutOfRange). A volume something holds open
+// exclusively (a format still running) is errdefs.ErrUnavailable.
 func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	v, err := b.writable(ctx, id, "format a volume of")
 	if err != nil {
@@ -156,6 +157,18 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
 		return err
+	}
+	// Nothing may hold the device while a format starts: mkfs holds it
+	// exclusively while it writes, and one left running by a daemon killed
+	// before its tools died with it (or another program's) would have its
+	// fresh filesystem overwritten once it finished unseen between the
+	// checks below and this mkfs. Retrying after it ends finds its
+	// filesystem instead.
+	if err := b.k.claimable(dev); err != nil {
+		if errors.Is(err, syscall.EBUSY) {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "volume %s (%s) is in use: a previous format may still be running; retry (%v)", id, dev, err)
+		}
+		return fmt.Errorf("open volume %s (%s) exclusively before formatting it: %w", id, dev, err)
 	}
 	// The Service checked this already; checking again right before mkfs
 	// narrows the window for anything formatting the device meanwhile.

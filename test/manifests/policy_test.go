@@ -1,0 +1,187 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/yaml"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+)
+
+// shippedPolicy is a policy file shipped for one node OS, and the example
+// driver each of its commented rules is for.
+type shippedPolicy struct {
+	os, file, kubelet string
+	style             hostpath.Style
+	// drivers: rule name → the driver's node plugin (namespace, pod,
+	// container) and its plugin directory's name.
+	drivers map[string][4]string
+}
+
+var shippedPolicies = []shippedPolicy{
+	{os: "linux", file: "deploy/linux/policy.yaml", kubelet: "/var/lib/kubelet", style: hostpath.POSIX, drivers: map[string][4]string{
+		"azuredisk": {"kube-system", "csi-azuredisk-node-7x2kq", "azuredisk", "disk.csi.azure.com"},
+		"aws-ebs":   {"kube-system", "ebs-csi-node-abcde", "ebs-plugin", "ebs.csi.aws.com"},
+		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io"},
+		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com"},
+		"smb":       {"kube-system", "csi-smb-node-9zzk4", "smb", "smb.csi.k8s.io"},
+	}},
+	{os: "windows", file: "deploy/windows/policy.yaml", kubelet: `C:\var\lib\kubelet`, style: hostpath.Windows, drivers: map[string][4]string{
+		"azuredisk": {"kube-system", "csi-azuredisk-node-win-7x2kq", "azuredisk", "disk.csi.azure.com"},
+		"aws-ebs":   {"kube-system", "ebs-csi-node-windows-abcde", "ebs-plugin", "ebs.csi.aws.com"},
+		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-win-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io"},
+		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-windows-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com"},
+		"smb":       {"kube-system", "csi-smb-node-win-9zzk4", "smb", "smb.csi.k8s.io"},
+	}},
+}
+
+// uncommentExamples turns the commented example rules after "rules:" into
+// active ones, as an operator who wants them all would.
+func uncommentExamples(data []byte) []byte {
+	head, rules, _ := strings.Cut(string(data), "\nrules:\n")
+	lines := strings.Split(rules, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "# ")
+	}
+	return []byte(head + "\nrules:\n" + strings.Join(lines, "\n"))
+}
+
+// pathCall is filesystem PathExists under dir by a caller in the pod.
+func pathCall(ns, pod, container, dir string) policy.Call {
+	return policy.Call{
+		Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: ns, PodName: pod, ContainerName: container, PodUID: "6f1c2d3e-0000-4000-8000-000000000001", ContainerID: strings.Repeat("ab", 32)},
+		Group:   "filesystem",
+		Version: "v1",
+		Method:  "PathExists",
+		Request: &filesystemv1.PathExistsRequest{Path: dir},
+	}
+}
+
+// TestShippedPolicies parses the shipped policy files with the daemon's
+// own parser, as the daemon would load them: as shipped they admit no
+// caller, not even the drivers the examples name, nor a root caller or one
+// in kube-system; with the examples uncommented each driver's node plugin
+// may act in its own plugin directory and a foreign pod still may not.
+func TestShippedPolicies(t *testing.T) {
+	methods, err := server.GroupMethods(adapter.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range shippedPolicies {
+		t.Run(sp.os, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, sp.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := policy.Options{Style: sp.style, Methods: methods}
+			p, err := policy.Parse(data, o)
+			if err != nil {
+				t.Fatalf("%s: %v", sp.file, err)
+			}
+			sep := string(rune(sp.kubelet[len(sp.kubelet)-len("kubelet")-1]))
+			pods := sp.kubelet + sep + "pods" + sep + "x"
+			for name, d := range sp.drivers {
+				for _, c := range []policy.Call{
+					pathCall(d[0], d[1], d[2], sp.kubelet+sep+"plugins"+sep+d[3]),
+					pathCall(d[0], d[1], d[2], pods),
+				} {
+					list := c
+					list.Method = "ListDiskIDs"
+					list.Group = "disk"
+					list.Request = nil
+					for _, c := range []policy.Call{c, list} {
+						if dec := p.Decide(c); dec.Allowed {
+							t.Errorf("%s as shipped allows %s (the %s example's caller) %s.%s by rule %s; it must admit no one", sp.file, c.Caller, name, c.Group, c.Method, dec.Rule)
+						}
+					}
+				}
+			}
+
+			examples, err := policy.Parse(uncommentExamples(data), o)
+			if err != nil {
+				t.Fatalf("%s with its examples uncommented: %v", sp.file, err)
+			}
+			names := examples.Rules()
+			slices.Sort(names)
+			if want := []string{"aws-ebs", "azuredisk", "gcp-pd", "no-caller-named-yet", "smb", "vsphere"}; !slices.Equal(names, want) {
+				t.Fatalf("%s with its examples uncommented has rules %v, want %v", sp.file, names, want)
+			}
+			for name, d := range sp.drivers {
+				own := sp.kubelet + sep + "plugins" + sep + d[3] + sep + "mount"
+				if dec := examples.Decide(pathCall(d[0], d[1], d[2], own)); !dec.Allowed || dec.Rule != name {
+					t.Errorf("%s example %s: its node plugin may not check a path in its own plugin directory: %+v", sp.file, name, dec)
+				}
+				if dec := examples.Decide(pathCall(d[0], d[1], d[2], sp.kubelet+sep+"plugins"+sep+"other.csi.example.com")); dec.Allowed {
+					t.Errorf("%s example %s allows a path in another driver's plugin directory", sp.file, name)
+				}
+				if dec := examples.Decide(pathCall(d[0], "intruder-0", d[2], own)); dec.Allowed {
+					t.Errorf("%s example %s allows a foreign pod in %s with the driver's container name", sp.file, name, d[0])
+				}
+				if dec := examples.Decide(pathCall(d[0], d[1], "csi-node-driver-registrar", own)); dec.Allowed {
+					t.Errorf("%s example %s allows the driver's sidecar", sp.file, name)
+				}
+			}
+		})
+	}
+}
+
+// TestShippedPoliciesAgree: the policy is shipped three times per OS (the
+// file for the systemd unit or a hand install, the ConfigMap of the plain
+// manifest and kustomize base, and the chart's default rules); they must
+// be the same policy.
+func TestShippedPoliciesAgree(t *testing.T) {
+	for _, sp := range shippedPolicies {
+		t.Run(sp.os, func(t *testing.T) {
+			file, err := os.ReadFile(filepath.Join(root, sp.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want any
+			if err := yaml.Unmarshal(file, &want); err != nil {
+				t.Fatal(err)
+			}
+			base := filepath.Join(root, "deploy", sp.os)
+			k, err := Kustomize(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := renderChart(t, "csi-node-proxy-"+sp.os, map[string]any{"os": sp.os})
+			for what, rendered := range map[string][]byte{"kustomize " + base: k, "the chart's defaults": out} {
+				docs, errs := schemaFor(t).LoadBytes(what, rendered)
+				for _, e := range errs {
+					t.Fatal(e)
+				}
+				var cm *corev1.ConfigMap
+				for _, d := range docs {
+					if o, ok := d.Object.(*corev1.ConfigMap); ok && strings.HasSuffix(o.Name, "-policy") {
+						cm = o
+					}
+				}
+				if cm == nil {
+					t.Fatalf("%s: no policy ConfigMap", what)
+				}
+				if what != "the chart's defaults" && cm.Data["policy.yaml"] != string(file) {
+					t.Errorf("%s: the ConfigMap's policy.yaml differs from %s", what, sp.file)
+				}
+				var got any
+				if err := yaml.Unmarshal([]byte(cm.Data["policy.yaml"]), &got); err != nil {
+					t.Fatal(err)
+				}
+				if !equality.Semantic.DeepEqual(got, want) {
+					t.Errorf("%s: the policy's rules %v differ from %s's %v", what, got, sp.file, want)
+				}
+			}
+		})
+	}
+}
