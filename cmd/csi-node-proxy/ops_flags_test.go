@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,9 @@ func TestKubeletPathDefaultPerHost(t *testing.T) {
 	}
 	var b strings.Builder
 	usage(&b)
-	if want := kubeletPathFor(defaultHost()); !strings.Contains(b.String(), `(default "`+want+`")`) {
+	// The flag package prints a string default quoted (%q), so a Windows
+	// path shows its backslashes doubled.
+	if want := kubeletPathFor(defaultHost()); !strings.Contains(b.String(), "(default "+strconv.Quote(want)+")") {
 		t.Errorf("help does not show this OS's default %q:\n%s", want, b.String())
 	}
 }

@@ -186,7 +186,7 @@ func (d *Daemon) start(tb testing.TB) {
 	d.mu.Lock()
 	d.starts++
 	if d.starts > 1 {
-		fmt.Fprintf(d.out, "linuxnode: --- daemon process %d ---\n", d.starts)
+		_, _ = fmt.Fprintf(d.out, "linuxnode: --- daemon process %d ---\n", d.starts) // a log separator; the log buffer never fails
 	}
 	if err := cmd.Start(); err != nil {
 		d.mu.Unlock()
