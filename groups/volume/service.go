@@ -160,6 +160,14 @@ func (s *Service) UnmountVolume(ctx context.Context, req *UnmountVolumeRequest) 
 		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target_path %q is the mount point of volume %s, not %s", target, cur, req.VolumeID)
 	}
 	if err := s.host.UnmountVolume(ctx, req.VolumeID, target); err != nil {
+		if errors.Is(err, errdefs.ErrNotFound) {
+			// VolumeAt found the volume at target, but only through a
+			// link (a pod's publish path links to the staging mount
+			// point): the volume is still mounted, elsewhere. Neither
+			// "nothing mounted" (a driver would then take the disk
+			// offline under a live mount) nor a bare NotFound says that.
+			return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "target_path %q leads to volume %s but is not its mount point (a link to it?); unmount the mount point itself, or remove the link with Rmdir: %v", target, req.VolumeID, err)
+		}
 		return nil, fmt.Errorf("unmount volume %s from %q: %w", req.VolumeID, target, err)
 	}
 	return &UnmountVolumeResponse{}, nil

@@ -209,3 +209,28 @@ func TestSimClosestVolumeAndCache(t *testing.T) {
 	_, err = e.vols.WriteVolumeCache(ctx, &volume.WriteVolumeCacheRequest{VolumeID: `\\?\Volume{00000000-0000-4000-8000-000000000000}\`})
 	wantKind(t, err, errdefs.ErrNotFound)
 }
+
+// TestSimUnmountThroughPublishLink: a pod's publish path is a link to the
+// staging mount point. UnmountVolume of the publish path must neither
+// report "nothing mounted" (the volume is still mounted, at staging: a
+// driver that then takes the disk offline would do so under a live mount)
+// nor a bare NotFound: it is FailedPrecondition naming the situation, and
+// the staging mount is left as it was.
+func TestSimUnmountThroughPublishLink(t *testing.T) {
+	e := newEnv(t)
+	staging := kubelet + `\plugins\kubernetes.io\csi\pd.csi.storage.gke.io\pv1\globalmount`
+	publish := kubelet + `\pods\uid1\volumes\kubernetes.io~csi\pv1\mount`
+	must(t, e.h.MkdirAll(staging))
+	must(t, e.h.MkdirAll(kubelet+`\pods\uid1\volumes\kubernetes.io~csi\pv1`))
+	id := e.stage(t, 1, staging)
+	must(t, e.h.Filesystem().CreateSymlink(ctx, staging, publish))
+	_, err := e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: publish})
+	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	if err != nil && !strings.Contains(err.Error(), "not its mount point") {
+		t.Errorf("UnmountVolume through the publish link: %v; want it to say the path is not the mount point", err)
+	}
+	got, err := e.vols.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: staging})
+	if err != nil || got.VolumeID != id {
+		t.Errorf("after the refused unmount, staging holds %+v, %v; want volume %s still mounted", got, err, id)
+	}
+}
