@@ -95,9 +95,10 @@ func (d *Driver) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
-// NodePublishVolume implements csi.NodeServer: the target becomes a link
-// to the staged volume (what the proxy's mounter does on every OS); one
-// that is a mount already is success.
+// NodePublishVolume implements csi.NodeServer: the mounter makes the
+// staged volume appear at the target (on Linux a second mount of it, so
+// kubelet's fsGroup walk reaches it; on Windows a link, as Windows drivers
+// publish); a target that is a mount already is success.
 func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	switch {
 	case req.GetVolumeId() == "":
@@ -109,7 +110,7 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	case req.GetStagingTargetPath() == "":
 		return nil, status.Error(codes.FailedPrecondition, "no staging target path: this driver stages volumes (STAGE_UNSTAGE_VOLUME)")
 	case req.GetReadonly():
-		return nil, status.Error(codes.InvalidArgument, "read-only publishing is not supported: a link to the staged volume cannot be made read-only")
+		return nil, status.Error(codes.InvalidArgument, "read-only publishing is not supported: the mounter publishes the staged volume as it is mounted")
 	}
 	if why := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}); why != "" {
 		return nil, status.Error(codes.InvalidArgument, why)
