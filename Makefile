@@ -177,7 +177,7 @@ check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make d
 # coordinator now and then fails a target with "context deadline exceeded"
 # when the time is up although nothing failed (golang/go#75804, fixed in
 # go1.27); a count never sets that deadline.
-FUZZ_TARGETS := ./hostpath:FuzzPOSIXClean ./hostpath:FuzzWindowsClean ./hostpath:FuzzPolicyCheck \
+FUZZ_TARGETS := ./hostpath:FuzzPOSIXClean ./hostpath:FuzzWindowsClean ./hostpath:FuzzPolicyCheck ./hostpath:FuzzReservedDeviceName \
 	./internal/printable:FuzzCheck \
 	./groups/smb:FuzzParseRemotePath ./groups/smb:FuzzNewSmbGlobalMapping ./groups/iscsi:FuzzParsePortal \
 	./groups/iscsi:FuzzCheckIQN ./groups/iscsi:FuzzConnectTarget ./groups/system:FuzzCheckServiceName \
@@ -188,7 +188,7 @@ FUZZTIME ?= 100000x
 # every mutation finds new coverage (the YAML parser): 100 runs is enough.
 
 .PHONY: fuzz
-fuzz: ## Fuzz every validator for FUZZTIME inputs each (14 targets, about 2.5 minutes); a failing input is kept in its testdata/fuzz.
+fuzz: ## Fuzz every validator for FUZZTIME inputs each (15 targets, about 2.5 minutes); a failing input is kept in its testdata/fuzz.
 	@failed=""; for t in $(FUZZ_TARGETS); do \
 		IFS=: read -r pkg fn time <<< "$$t"; time=$${time:-$(FUZZTIME)}; echo "== $$fn ($$pkg, $$time)"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $$time -fuzzminimizetime 100x $$pkg || failed="$$failed $$t"; \

@@ -12,7 +12,7 @@ package hostpath
 import (
 	"fmt"
 	"strings"
-	"unicode/utf16"
+	"unicode"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
@@ -92,6 +92,65 @@ func (s Style) Clean(p string) (string, error) {
 }
 
 func cleanWindows(p string) (string, error) {
+	if alreadyCleanWindows(p) {
+		return p, nil
+	}
+	return cleanWindowsFull(p)
+}
+
+// alreadyCleanWindows tells, without allocating, whether cleanWindowsFull
+// would return p itself: an upper-case drive, backslashes only, no empty,
+// "." or ".." element, no trailing separator, and every element valid.
+// Nearly every path a driver sends is already clean, and the daemon
+// cleans each path more than once per call (the group's validation, the
+// policy, the host), so this fast path is worth its second copy of the
+// rules; anything it is unsure of goes to cleanWindowsFull, which stays
+// the definition (FuzzWindowsClean checks that the two agree).
+func alreadyCleanWindows(p string) bool {
+	if len(p) < 3 || len(p) > maxWindowsPath || p[0] < 'A' || p[0] > 'Z' || p[1] != ':' || p[2] != '\\' {
+		return false
+	}
+	rest := p[3:]
+	if rest == "" {
+		return true
+	}
+	if strings.IndexAny(rest, `<>:"|?*/`) >= 0 {
+		return false
+	}
+	for {
+		e, after, more := strings.Cut(rest, `\`)
+		switch {
+		case e == "", e == ".", e == "..", more && after == "":
+			return false
+		case len(e) > maxWindowsElement && utf16Len(e) > maxWindowsElement:
+			return false
+		case e[len(e)-1] == '.' || e[len(e)-1] == ' ':
+			return false
+		case isReservedDeviceName(e):
+			return false
+		}
+		if !more {
+			return true
+		}
+		rest = after
+	}
+}
+
+// utf16Len is len(utf16.Encode([]rune(s))) without the two copies.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// cleanWindowsFull is Clean for Windows paths: every rule, and the
+// canonical error for each.
+func cleanWindowsFull(p string) (string, error) {
 	if len(p) > maxWindowsPath {
 		return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path is %d bytes long, the limit is %d", len(p), maxWindowsPath)
 	}
@@ -111,7 +170,7 @@ func cleanWindows(p string) (string, error) {
 		return "", err
 	}
 	for _, e := range elems {
-		if n := len(utf16.Encode([]rune(e))); n > maxWindowsElement {
+		if n := utf16Len(e); n > maxWindowsElement {
 			return "", errdefs.Errorf(errdefs.ErrInvalidArgument, "path %s has an element of %d UTF-16 code units; Windows allows %d", printable.Quote(p), n, maxWindowsElement)
 		}
 		// Windows drops trailing dots and spaces from names, so "dir." and
@@ -166,19 +225,50 @@ func elements(orig, rest string, sep byte) ([]string, error) {
 // LPT0-9 (also with the superscript digits ¹²³), with or without an
 // extension ("NUL.txt" is NUL too).
 func isReservedDeviceName(e string) bool {
-	base, _, _ := strings.Cut(e, ".")
-	base = strings.ToUpper(strings.TrimRight(base, " "))
-	switch base {
-	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
-		return true
+	// Every reserved name starts with C, P, A, N or L, and no other
+	// character upper-cases to one of those (checked over all of
+	// Unicode when this was written): most elements are decided here.
+	if e == "" || !strings.ContainsRune("CcPpAaNnLl", rune(e[0])) {
+		return false
 	}
-	if len(base) >= 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
-		switch base[3:] {
-		case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+	base, _, _ := strings.Cut(e, ".")
+	base = strings.TrimRight(base, " ")
+	// Upper-case rune by rune (as strings.ToUpper does) into a buffer as
+	// long as the longest name, CONOUT$, so that no element allocates.
+	var up [7]rune
+	n := 0
+	for _, r := range base {
+		if n == len(up) {
+			return false
+		}
+		up[n] = unicode.ToUpper(r)
+		n++
+	}
+	name := up[:n]
+	for _, reserved := range []string{"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} {
+		if runesEqual(name, reserved) {
+			return true
+		}
+	}
+	if n == 4 && (runesEqual(name[:3], "COM") || runesEqual(name[:3], "LPT")) {
+		switch name[3] {
+		case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '¹', '²', '³':
 			return true
 		}
 	}
 	return false
+}
+
+// runesEqual tells whether rs spells s.
+func runesEqual(rs []rune, s string) bool {
+	i := 0
+	for _, r := range s {
+		if i >= len(rs) || rs[i] != r {
+			return false
+		}
+		i++
+	}
+	return i == len(rs)
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -24,10 +24,37 @@ func FuzzPOSIXClean(f *testing.F) {
 }
 
 func FuzzWindowsClean(f *testing.F) {
-	for _, s := range []string{`C:\`, `c:/var/lib/kubelet`, `C:\var\lib\kubelet\pods\x\`, `D:\a\.\b`} {
+	for _, s := range []string{`C:\`, `c:/var/lib/kubelet`, `C:\var\lib\kubelet\pods\x\`, `D:\a\.\b`,
+		`C:\var\lib\kubelet`, `C:\lib\NUL.txt`, `C:\a.`, `C:\a \b`, `C:\com¹`, `C:\ſ`, `C:\a\\b`, `C:\..`} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, p string) { checkClean(t, Windows, p) })
+	f.Fuzz(func(t *testing.T, p string) {
+		checkClean(t, Windows, p)
+		checkFastPathAgrees(t, p)
+	})
+}
+
+// checkFastPathAgrees checks that alreadyCleanWindows accepts only what
+// cleanWindowsFull, the definition, returns unchanged.
+func checkFastPathAgrees(t *testing.T, p string) {
+	if !alreadyCleanWindows(p) {
+		return
+	}
+	if c, err := cleanWindowsFull(p); err != nil || c != p {
+		t.Fatalf("alreadyCleanWindows(%q) is true, but cleanWindowsFull = %q, %v", p, c, err)
+	}
+}
+
+// BenchmarkCleanWindowsClean is the common case: a driver's staging path,
+// already clean.
+func BenchmarkCleanWindowsClean(b *testing.B) {
+	const p = `C:\var\lib\kubelet\plugins\example.csi.io\staging`
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Windows.Clean(p); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // checkClean checks Clean's contract on one input: it never panics; a
@@ -252,4 +279,35 @@ func asciiFold(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// reservedByToUpper is isReservedDeviceName's rule as first written,
+// with strings.ToUpper: the reference the allocation-free version must
+// match.
+func reservedByToUpper(e string) bool {
+	base, _, _ := strings.Cut(e, ".")
+	base = strings.ToUpper(strings.TrimRight(base, " "))
+	switch base {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if len(base) >= 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) {
+		switch base[3:] {
+		case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+			return true
+		}
+	}
+	return false
+}
+
+func FuzzReservedDeviceName(f *testing.F) {
+	for _, s := range []string{"CON", "con.txt", "Nul  .x", "COM¹", "lpt9", "LPT10", "CONOUT$", "conin$.a",
+		"COM", "lib", "plugins", "ſ", "CONıN$", "AUX ", "a", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, e string) {
+		if got, want := isReservedDeviceName(e), reservedByToUpper(e); got != want {
+			t.Fatalf("isReservedDeviceName(%q) = %v, the ToUpper rule says %v", e, got, want)
+		}
+	})
 }
