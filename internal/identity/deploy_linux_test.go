@@ -26,7 +26,9 @@ import (
 // supplementary group, in a PID namespace of its own, as a pod does.
 //
 // The children are this test binary run again: helperEnv selects the
-// role.
+// role. test/deployment goes further with the real daemon: callers in
+// kubelet's cgroups, a CRI runtime naming their pods, and the shipped
+// policy deciding.
 const helperEnv = "CSI_NODE_PROXY_IDENTITY_HELPER"
 
 // TestMain lets this test binary act as a helper process.

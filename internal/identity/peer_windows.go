@@ -41,12 +41,20 @@ func identify(conn net.Conn, _ Options) (Caller, *process) {
 		c.Incomplete = "cannot open the client process: " + err.Error()
 		return c, nil
 	}
-	if err := checkSameProcess(proc, pid, accepted); err != nil {
+	created, err := checkSameProcess(proc, pid, accepted)
+	if err != nil {
 		_ = windows.CloseHandle(proc) // not the client's; nothing to report
 		c.Incomplete = err.Error()
 		return c, nil
 	}
 	held := &process{h: osProcess{h: proc}}
+	// The program and the start time name the process in audit records,
+	// as on Linux. Both come through the handle that pins the process, so
+	// they are the client's whatever happens to its PID. No rule selects
+	// by the program, so one that cannot be read stays unknown without
+	// making the identity incomplete, as on Linux.
+	c.StartTime = created
+	c.Executable, _ = processImage(proc)
 	var problems []string
 	if err := readToken(proc, &c); err != nil {
 		problems = append(problems, "token: "+err.Error())
@@ -80,30 +88,31 @@ func connectedPeer(conn net.Conn) (pid uint32, at time.Time, ok bool) {
 
 // checkSameProcess makes sure the opened process is the pipe's client: it
 // has the PID asked for, is still running, and was created before the
-// connection was accepted. A process created later got a reused PID.
-func checkSameProcess(proc windows.Handle, pid uint32, accepted time.Time) error {
+// connection was accepted. A process created later got a reused PID. It
+// returns the process's creation time.
+func checkSameProcess(proc windows.Handle, pid uint32, accepted time.Time) (time.Time, error) {
 	got, err := windows.GetProcessId(proc)
 	if err != nil {
-		return fmt.Errorf("cannot check the client process ID: %w", err)
+		return time.Time{}, fmt.Errorf("cannot check the client process ID: %w", err)
 	}
 	if got != pid {
-		return fmt.Errorf("the client process ID changed from %d to %d: %w", pid, got, ErrPIDReused)
+		return time.Time{}, fmt.Errorf("the client process ID changed from %d to %d: %w", pid, got, ErrPIDReused)
 	}
 	var exit uint32
 	if err := windows.GetExitCodeProcess(proc, &exit); err != nil {
-		return fmt.Errorf("cannot check the client process: %w", err)
+		return time.Time{}, fmt.Errorf("cannot check the client process: %w", err)
 	}
 	if exit != stillActive {
-		return fmt.Errorf("the client process exited: %w", ErrPIDReused)
+		return time.Time{}, fmt.Errorf("the client process exited: %w", ErrPIDReused)
 	}
-	var created, exited, kernel, user windows.Filetime
-	if err := windows.GetProcessTimes(proc, &created, &exited, &kernel, &user); err != nil {
-		return fmt.Errorf("cannot check the client process: %w", err)
+	created, err := processCreated(proc)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("cannot check the client process: %w", err)
 	}
-	if time.Unix(0, created.Nanoseconds()).After(accepted) {
-		return fmt.Errorf("process %d was created after the connection: %w", pid, ErrPIDReused)
+	if created.After(accepted) {
+		return time.Time{}, fmt.Errorf("process %d was created after the connection: %w", pid, ErrPIDReused)
 	}
-	return nil
+	return created, nil
 }
 
 // stillActive is STILL_ACTIVE, GetExitCodeProcess's answer for a running

@@ -1,0 +1,826 @@
+package deployment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/yaml"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+)
+
+// callerEnv makes this test binary a caller: it waits for a line on
+// stdin (the test places it in its cgroups meanwhile), then calls
+// filesystem v1 PathExists(CALL_PATH) on the socket SOCK and prints the
+// status code's name.
+const callerEnv = "CSI_NODE_PROXY_DEPLOYMENT_CALLER"
+
+// TestMain runs the caller role, or the tests and then removes the
+// daemon they built.
+func TestMain(m *testing.M) {
+	if os.Getenv(callerEnv) != "" {
+		os.Exit(caller())
+	}
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func caller() int {
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		fmt.Fprintln(os.Stderr, "caller: stdin:", err)
+		return 2
+	}
+	conn, err := grpc.NewClient("unix://"+os.Getenv("SOCK"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "caller:", err)
+		return 2
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = filesystemv1.NewFilesystemClient(conn).PathExists(ctx, &filesystemv1.PathExistsRequest{Path: os.Getenv("CALL_PATH")})
+	fmt.Println(status.Code(err).String())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "caller:", err)
+	}
+	return 0
+}
+
+// repo is the repository root, seen from this package's directory.
+const repo = "../.."
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	daemonBin string
+	buildErr  error
+)
+
+// daemonBinary builds cmd/csi-node-proxy once per test binary.
+func daemonBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "deploybin"); buildErr != nil {
+			return
+		}
+		daemonBin = filepath.Join(buildDir, "csi-node-proxy")
+		out, err := exec.Command("go", "build", "-o", daemonBin, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build the daemon: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return daemonBin
+}
+
+// unit is what the test takes from the shipped systemd unit.
+type unit struct {
+	// args is ExecStart's command line without the program.
+	args []string
+	// bounding is CapabilityBoundingSet=, in setpriv's spelling
+	// (sys_admin, ...).
+	bounding []string
+}
+
+// unitDirectivesNotReproduced are unit settings that would change how
+// callers are seen (user, PID namespace, capabilities) and that this test
+// does not reproduce: the test refuses to pass while the unit has them.
+var unitDirectivesNotReproduced = []string{"User=", "Group=", "DynamicUser=", "PrivatePIDs=", "AmbientCapabilities=", "SupplementaryGroups="}
+
+func readUnit(t *testing.T) unit {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "csi-node-proxy.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u unit
+	for line := range strings.SplitSeq(string(b), "\n") {
+		for _, d := range unitDirectivesNotReproduced {
+			if strings.HasPrefix(line, d) {
+				t.Fatalf("the unit sets %q, which this test does not reproduce: teach it to", line)
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "CapabilityBoundingSet="); ok {
+			for _, c := range strings.Fields(v) {
+				u.bounding = append(u.bounding, strings.ToLower(strings.TrimPrefix(c, "CAP_")))
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			f := strings.Fields(v)
+			if len(f) < 2 || filepath.Base(f[0]) != "csi-node-proxy" {
+				t.Fatalf("unexpected ExecStart= %q", v)
+			}
+			u.args = f[1:]
+		}
+	}
+	if u.args == nil || u.bounding == nil {
+		t.Fatal("the unit lacks ExecStart= or CapabilityBoundingSet=")
+	}
+	return u
+}
+
+// daemonSet is what the test takes from the shipped DaemonSet manifest.
+type daemonSet struct {
+	hostPID    bool
+	privileged bool
+	args       []string
+	// policy is the policy file its ConfigMap mounts.
+	policy string
+}
+
+// manifest is the part of the manifest's documents the test reads.
+type manifest struct {
+	Kind string            `json:"kind"`
+	Data map[string]string `json:"data"`
+	Spec struct {
+		Template struct {
+			Spec struct {
+				HostPID    bool `json:"hostPID"`
+				Containers []struct {
+					Name            string   `json:"name"`
+					Command         []string `json:"command"`
+					Args            []string `json:"args"`
+					SecurityContext struct {
+						Privileged bool `json:"privileged"`
+					} `json:"securityContext"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+func readDaemonSet(t *testing.T) daemonSet {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "csi-node-proxy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds daemonSet
+	found := false
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		var m manifest
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		switch m.Kind {
+		case "ConfigMap":
+			if p, ok := m.Data["policy.yaml"]; ok {
+				ds.policy = p
+			}
+		case "DaemonSet":
+			cs := m.Spec.Template.Spec.Containers
+			if len(cs) != 1 || len(cs[0].Command) != 1 || filepath.Base(cs[0].Command[0]) != "csi-node-proxy" {
+				t.Fatalf("the DaemonSet's containers are not the one csi-node-proxy this test reproduces: %+v", cs)
+			}
+			found = true
+			ds.hostPID = m.Spec.Template.Spec.HostPID
+			ds.privileged = cs[0].SecurityContext.Privileged
+			ds.args = cs[0].Args
+		}
+	}
+	if !found || ds.policy == "" {
+		t.Fatal("the manifest lacks the DaemonSet or its policy ConfigMap")
+	}
+	return ds
+}
+
+// enableRule uncomments the commented-out rule name of a shipped policy,
+// as its header tells an operator to ("Uncomment the rule of each driver
+// your nodes run"): the "# - name: <name>" line and the "#   " lines
+// that follow it lose their "# ".
+func enableRule(t *testing.T, policy, name string) string {
+	t.Helper()
+	var out []string
+	in := false
+	for line := range strings.SplitSeq(policy, "\n") {
+		switch {
+		case line == "# - name: "+name:
+			in = true
+		case in && !strings.HasPrefix(line, "#   "):
+			in = false
+		}
+		if in {
+			line = strings.TrimPrefix(line, "# ")
+		}
+		out = append(out, line)
+	}
+	enabled := strings.Join(out, "\n")
+	if !strings.Contains(enabled, "\n- name: "+name+"\n") {
+		t.Fatalf("the shipped policy has no commented-out rule %q to uncomment", name)
+	}
+	return enabled
+}
+
+// Kubelet's labels on a container (the CRI labels its dockershim and
+// CRI code set: types.KubernetesPodNamespaceLabel and siblings).
+const (
+	labelNamespace = "io.kubernetes.pod.namespace"
+	labelPodName   = "io.kubernetes.pod.name"
+	labelPodUID    = "io.kubernetes.pod.uid"
+	labelContainer = "io.kubernetes.container.name"
+)
+
+// runtime is a container runtime speaking the CRI RuntimeService
+// protocol over a Unix socket: ContainerStatus answers from its table
+// with kubelet's labels, every other method is the generated
+// Unimplemented one. (internal/identity's tests have one like it; this
+// package keeps its own so that it depends on no test code.)
+type runtime struct {
+	runtimeapi.UnimplementedRuntimeServiceServer
+	mu   sync.Mutex
+	pods map[string]pod // container ID → its pod
+}
+
+func (r *runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.pods[req.ContainerId]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "no container %q", req.ContainerId)
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
+		Id:    req.ContainerId,
+		State: runtimeapi.ContainerState_CONTAINER_RUNNING,
+		Labels: map[string]string{
+			labelNamespace: p.namespace, labelPodName: p.name, labelPodUID: p.uid, labelContainer: p.container,
+			"io.kubernetes.container.hash": "7d5c4f1a",
+		},
+	}}, nil
+}
+
+// serve serves r on sock until the test ends.
+func (r *runtime) serve(t *testing.T, sock string) {
+	t.Helper()
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	runtimeapi.RegisterRuntimeServiceServer(s, r)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+}
+
+// pod is one caller: a container of a pod, in kubelet's cgroup layout.
+type pod struct {
+	namespace, name, container string
+	uid                        string // with dashes
+	containerID                string // 64 hex digits
+	// systemd is kubelet's cgroup driver: true for systemd, false for
+	// cgroupfs.
+	systemd bool
+	qos     string // burstable or besteffort
+}
+
+// cgroupPath is the container's cgroup as kubelet and containerd make
+// it: kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid with
+// underscores>.slice/cri-containerd-<id>.scope under the systemd driver,
+// kubepods/<qos>/pod<uid>/<id> under cgroupfs.
+func (p pod) cgroupPath() string {
+	if p.systemd {
+		u := strings.ReplaceAll(p.uid, "-", "_")
+		return filepath.Join("kubepods.slice", "kubepods-"+p.qos+".slice", "kubepods-"+p.qos+"-pod"+u+".slice", "cri-containerd-"+p.containerID+".scope")
+	}
+	return filepath.Join("kubepods", p.qos, "pod"+p.uid, p.containerID)
+}
+
+// runtime is what the cgroup path says of the container runtime:
+// containerd's systemd scope names it, a cgroupfs container's bare ID
+// does not.
+func (p pod) runtime() string {
+	if p.systemd {
+		return "containerd"
+	}
+	return ""
+}
+
+func newPod(t *testing.T, namespace, name, container string, systemd bool, qos string) pod {
+	t.Helper()
+	b := make([]byte, 48)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	u := hex.EncodeToString(b[:16])
+	return pod{
+		namespace: namespace, name: name, container: container,
+		uid:         u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:],
+		containerID: hex.EncodeToString(b[16:]),
+		systemd:     systemd, qos: qos,
+	}
+}
+
+// hierarchies returns the mount points of the cgroup hierarchies a
+// container's processes are placed in here: the cgroup v2 one (/sys/fs/cgroup
+// on a unified host, /sys/fs/cgroup/unified on a hybrid one) and, on a
+// hybrid host, systemd's named v1 hierarchy. The v1 resource controllers
+// (memory, cpu, ...) are left alone: the test's own processes may be
+// accounted in them by whatever runs the test, and the cgroup parser reads
+// the same path from every line anyway.
+func hierarchies(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v2, named string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		// ... mount-point ... - fstype source super-options
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		switch {
+		case g[0] == "cgroup2" && v2 == "":
+			v2 = f[4]
+		case g[0] == "cgroup" && slices.Contains(strings.Split(g[2], ","), "name=systemd") && named == "":
+			named = f[4]
+		}
+	}
+	if v2 == "" {
+		t.Skip("no cgroup v2 hierarchy is mounted")
+	}
+	hs := []string{v2}
+	if named != "" {
+		hs = append(hs, named)
+	}
+	for _, h := range hs {
+		if unix.Access(h, unix.W_OK) != nil {
+			t.Skipf("the cgroup hierarchy %s is not writable", h)
+		}
+	}
+	return hs
+}
+
+// makeCgroup creates rel in every hierarchy and removes, when the test
+// ends, the directories it created, deepest first. Parents that existed
+// before, or that something else has put cgroups in since, stay.
+func makeCgroup(t *testing.T, hs []string, rel string) {
+	t.Helper()
+	for _, h := range hs {
+		var created []string
+		dir := h
+		for seg := range strings.SplitSeq(rel, "/") {
+			dir = filepath.Join(dir, seg)
+			err := os.Mkdir(dir, 0o755)
+			switch {
+			case err == nil:
+				created = append(created, dir)
+			case !errors.Is(err, os.ErrExist):
+				t.Fatalf("create cgroup %s: %v", dir, err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, d := range slices.Backward(created) {
+				// A cgroup whose last process was just reaped can be
+				// busy for a moment.
+				for i := 0; ; i++ {
+					err := unix.Rmdir(d)
+					if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTEMPTY) {
+						break
+					}
+					if i == 50 {
+						t.Errorf("remove cgroup %s: %v", d, err)
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+// supplementaryGroup is every caller's supplementary group, as kubelet
+// gives a pod's containers from securityContext.supplementalGroups.
+const supplementaryGroup = 2000
+
+// callPath is what the callers ask about: a path under the kubelet's pod
+// directory, inside the driver rule's pathRoots and the daemon's
+// --kubelet-path, so that only the caller decides the outcome.
+const callPath = "/var/lib/kubelet/pods/00000000-0000-0000-0000-000000000000/volumes"
+
+// call runs one caller as p's container: uid 0, gid 0, the supplementary
+// group, in a PID namespace of its own and p's cgroups, and returns the
+// status code of its call and its PID as the daemon sees it.
+func call(t *testing.T, hs []string, p pod, sock string) (string, int) {
+	t.Helper()
+	makeCgroup(t, hs, p.cgroupPath())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), callerEnv+"=1", "SOCK="+sock, "CALL_PATH="+callPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{supplementaryGroup}},
+		Cloneflags: syscall.CLONE_NEWPID,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	t.Cleanup(func() {
+		if !done {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	// The runtime moves a container's first process into its cgroup
+	// before the process runs its program; here the caller waits on
+	// stdin until it is in them all.
+	pid := cmd.Process.Pid
+	for _, h := range hs {
+		if err := os.WriteFile(filepath.Join(h, p.cgroupPath(), "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.Fatalf("place pid %d in %s: %v", pid, filepath.Join(h, p.cgroupPath()), err)
+		}
+	}
+	if _, err := stdin.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	werr := cmd.Wait()
+	done = true
+	if werr != nil {
+		t.Fatalf("caller %s/%s: %v\n%s", p.namespace, p.name, werr, errOut.String())
+	}
+	return strings.TrimSpace(out.String()), pid
+}
+
+// capabilities maps the capability names a unit may bound to their
+// numbers; a name missing here fails the test, to be added.
+var capabilities = map[string]int{
+	"chown": unix.CAP_CHOWN, "dac_override": unix.CAP_DAC_OVERRIDE, "dac_read_search": unix.CAP_DAC_READ_SEARCH,
+	"fowner": unix.CAP_FOWNER, "fsetid": unix.CAP_FSETID, "kill": unix.CAP_KILL, "setgid": unix.CAP_SETGID,
+	"setuid": unix.CAP_SETUID, "setpcap": unix.CAP_SETPCAP, "net_admin": unix.CAP_NET_ADMIN,
+	"net_bind_service": unix.CAP_NET_BIND_SERVICE, "net_raw": unix.CAP_NET_RAW, "sys_module": unix.CAP_SYS_MODULE,
+	"sys_rawio": unix.CAP_SYS_RAWIO, "sys_chroot": unix.CAP_SYS_CHROOT, "sys_ptrace": unix.CAP_SYS_PTRACE,
+	"sys_admin": unix.CAP_SYS_ADMIN, "sys_boot": unix.CAP_SYS_BOOT, "sys_nice": unix.CAP_SYS_NICE,
+	"sys_resource": unix.CAP_SYS_RESOURCE, "sys_time": unix.CAP_SYS_TIME, "mknod": unix.CAP_MKNOD,
+	"ipc_lock": unix.CAP_IPC_LOCK, "audit_write": unix.CAP_AUDIT_WRITE, "setfcap": unix.CAP_SETFCAP,
+	"syslog": unix.CAP_SYSLOG, "bpf": unix.CAP_BPF, "perfmon": unix.CAP_PERFMON,
+}
+
+// statusMask reads a capability mask (CapEff, CapBnd) from a
+// /proc/<pid>/status.
+func statusMask(t *testing.T, pid int, key string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", key, pid)
+	return 0
+}
+
+// deployment is one way of running the daemon.
+type deployment struct {
+	// args is the shipped command line without the program.
+	args []string
+	// policy is the shipped policy file.
+	policy string
+	// wrap returns the command that runs bin with args as the
+	// deployment does.
+	wrap func(bin string, args []string) *exec.Cmd
+	// check looks at the running daemon's process.
+	check func(t *testing.T, pid int)
+	// executableKnown: the daemon may read a root caller's
+	// /proc/<pid>/exe. That takes ptrace read access, which a daemon
+	// bounded below the caller's capabilities (the unit) lacks.
+	executableKnown bool
+}
+
+// daemonArgs is args with the paths the test owns put in place of the
+// node's: sockets, policy, audit log, the runtime's socket, and the
+// metrics listener on a free port. --audit-reads is added: the callers
+// make a read, which the shipped flags audit only when it is denied, and
+// the admitted call's record is what shows the driver identified. The
+// unit names no --cri-endpoint and relies on its default, containerd's
+// socket; the test's runtime is elsewhere.
+func daemonArgs(t *testing.T, args []string, dir string) []string {
+	t.Helper()
+	repl := map[string]string{
+		"socket-dir":           filepath.Join(dir, "sockets"),
+		"policy":               filepath.Join(dir, "etc", "policy.yaml"),
+		"audit-log":            filepath.Join(dir, "log", "audit.log"),
+		"cri-endpoint":         "unix://" + filepath.Join(dir, "cri.sock"),
+		"metrics-bind-address": "127.0.0.1:0",
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		seen[name] = true
+		if v, ok := repl[name]; ok && hasValue {
+			a = "--" + name + "=" + v
+		}
+		out = append(out, a)
+	}
+	for _, need := range []string{"host", "policy", "audit-log", "kubelet-path"} {
+		if !seen[need] {
+			t.Fatalf("the shipped command line %q has no --%s", args, need)
+		}
+	}
+	if !slices.Contains(out, "--host=linux") || !slices.Contains(out, "--kubelet-path=/var/lib/kubelet") {
+		t.Fatalf("the shipped command line %q is not the Linux backend on /var/lib/kubelet this test calls into", args)
+	}
+	if !seen["cri-endpoint"] {
+		out = append(out, "--cri-endpoint="+repl["cri-endpoint"])
+	}
+	return append(out, "--audit-reads")
+}
+
+// record is the part of an audit record the test checks.
+type record struct {
+	Phase    string `json:"phase"`
+	Method   string `json:"method"`
+	Decision string `json:"decision"`
+	Rule     string `json:"rule"`
+	Code     string `json:"code"`
+	Caller   struct {
+		PID           int      `json:"pid"`
+		Executable    string   `json:"executable"`
+		StartTime     string   `json:"start_time"`
+		UID           *uint32  `json:"uid"`
+		GID           *uint32  `json:"gid"`
+		Groups        []uint32 `json:"groups"`
+		ContainerID   string   `json:"container_id"`
+		PodUID        string   `json:"pod_uid"`
+		PodNamespace  string   `json:"pod_namespace"`
+		PodName       string   `json:"pod_name"`
+		ContainerName string   `json:"container_name"`
+		Runtime       string   `json:"runtime"`
+		Incomplete    string   `json:"incomplete"`
+	} `json:"caller"`
+}
+
+// TestShippedDeploymentIdentifiesPods runs the daemon as the shipped unit
+// and as the shipped DaemonSet, with the shipped policy and its azuredisk
+// rule uncommented, and three callers in kubelet's cgroups, all root with
+// the same supplementary group: the driver's container, a pod of the same
+// name in another namespace, and another pod in kube-system. Only the
+// driver is admitted, and the audit log names each caller's pod,
+// container and groups.
+func TestShippedDeploymentIdentifiesPods(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireTool(t, "util-linux", "setpriv")
+	hs := hierarchies(t)
+	u := readUnit(t)
+	ds := readDaemonSet(t)
+	linuxPolicy, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPIDNS, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	unitDeployment := deployment{
+		args:   u.args,
+		policy: string(linuxPolicy),
+		// systemd starts the service as root in the host's PID
+		// namespace with its bounding set and no_new_privs; setpriv
+		// does the same here.
+		wrap: func(bin string, args []string) *exec.Cmd {
+			bounding := "-all"
+			for _, c := range u.bounding {
+				bounding += ",+" + c
+			}
+			return exec.Command("setpriv", append([]string{"--bounding-set", bounding, "--inh-caps", "-all", "--no-new-privs", "--", bin}, args...)...)
+		},
+		check: func(t *testing.T, pid int) {
+			var want uint64
+			for _, c := range u.bounding {
+				n, ok := capabilities[c]
+				if !ok {
+					t.Fatalf("capability %q of the unit is unknown to this test", c)
+				}
+				want |= 1 << n
+			}
+			// What the machine itself lacks (this one: CAP_SYS_RESOURCE)
+			// no process here can have.
+			want &= statusMask(t, os.Getpid(), "CapBnd")
+			if got := statusMask(t, pid, "CapEff"); got != want {
+				t.Errorf("the daemon's effective capabilities are %#x, want the unit's bounding set %#x", got, want)
+			}
+		},
+	}
+	if !ds.privileged {
+		t.Fatal("the DaemonSet's container is not privileged; this test reproduces only a privileged one")
+	}
+	daemonSetDeployment := deployment{
+		args:   ds.args,
+		policy: ds.policy,
+		// A privileged container keeps every capability; hostPID puts
+		// it in the host's PID namespace, which the test reproduces as
+		// the manifest says.
+		wrap: func(bin string, args []string) *exec.Cmd {
+			cmd := exec.Command(bin, args...)
+			if !ds.hostPID {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+			}
+			return cmd
+		},
+		check: func(t *testing.T, pid int) {
+			if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err != nil || ns != hostPIDNS {
+				t.Errorf("the daemon runs in PID namespace %s (%v), not the host's %s", ns, err, hostPIDNS)
+			}
+		},
+		executableKnown: true,
+	}
+
+	t.Run("systemd unit", func(t *testing.T) { runDeployment(t, unitDeployment, hs) })
+	t.Run("DaemonSet", func(t *testing.T) { runDeployment(t, daemonSetDeployment, hs) })
+}
+
+func runDeployment(t *testing.T, d deployment, hs []string) {
+	bin := daemonBinary(t)
+	dir, err := os.MkdirTemp("", "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	for _, sub := range []string{"etc", "log"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := enableRule(t, d.policy, "azuredisk")
+	if err := os.WriteFile(filepath.Join(dir, "etc", "policy.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	driver := newPod(t, "kube-system", "csi-azuredisk-node-x7k2p", "azuredisk", true, "burstable")
+	// The driver's pod name and container, in another namespace.
+	otherNamespace := newPod(t, "tenant-a", "csi-azuredisk-node-x7k2p", "azuredisk", true, "besteffort")
+	// Another pod of kube-system, under kubelet's cgroupfs driver.
+	otherPod := newPod(t, "kube-system", "log-shipper-5d9qk", "azuredisk", false, "besteffort")
+	rt := &runtime{pods: map[string]pod{}}
+	for _, p := range []pod{driver, otherNamespace, otherPod} {
+		rt.pods[p.containerID] = p
+	}
+	rt.serve(t, filepath.Join(dir, "cri.sock"))
+
+	var log bytes.Buffer
+	cmd := d.wrap(bin, daemonArgs(t, d.args, dir))
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", log.String())
+		}
+	})
+	sock := filepath.Join(dir, "sockets", "csi-proxy-filesystem-v1.sock")
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the daemon serves no %s", sock)
+		}
+	}
+	d.check(t, cmd.Process.Pid)
+
+	pids := map[string]int{}
+	for _, c := range []struct {
+		p    pod
+		want codes.Code
+	}{{driver, codes.OK}, {otherNamespace, codes.PermissionDenied}, {otherPod, codes.PermissionDenied}} {
+		got, pid := call(t, hs, c.p, sock)
+		pids[c.p.containerID] = pid
+		if got != c.want.String() {
+			t.Errorf("%s/%s (container %s): %s, want %s", c.p.namespace, c.p.name, c.p.container, got, c.want)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	stopped = true
+	if err != nil {
+		t.Errorf("the daemon exited with %v", err)
+	}
+
+	records := readAudit(t, filepath.Join(dir, "log", "audit.log"))
+	for _, c := range []struct {
+		p        pod
+		decision string
+		rule     string
+	}{{driver, "allow", "azuredisk"}, {otherNamespace, "deny", ""}, {otherPod, "deny", ""}} {
+		p := c.p
+		var r *record
+		for i := range records {
+			if records[i].Method == "PathExists" && records[i].Caller.PID == pids[p.containerID] {
+				r = &records[i]
+			}
+		}
+		if r == nil {
+			t.Errorf("no audit record of %s/%s's call (pid %d)", p.namespace, p.name, pids[p.containerID])
+			continue
+		}
+		if r.Decision != c.decision || r.Rule != c.rule {
+			t.Errorf("%s/%s: decision %q by rule %q, want %q by %q", p.namespace, p.name, r.Decision, r.Rule, c.decision, c.rule)
+		}
+		rc := r.Caller
+		if rc.PodNamespace != p.namespace || rc.PodName != p.name || rc.ContainerName != p.container ||
+			rc.PodUID != p.uid || rc.ContainerID != p.containerID || rc.Runtime != p.runtime() {
+			t.Errorf("%s/%s: the record names pod %s/%s uid %s, container %s ID %s runtime %q; want pod uid %s, container %s ID %s runtime %q",
+				p.namespace, p.name, rc.PodNamespace, rc.PodName, rc.PodUID, rc.ContainerName, rc.ContainerID, rc.Runtime,
+				p.uid, p.container, p.containerID, p.runtime())
+		}
+		if rc.UID == nil || *rc.UID != 0 || rc.GID == nil || *rc.GID != 0 || !slices.Contains(rc.Groups, supplementaryGroup) {
+			t.Errorf("%s/%s: uid %v gid %v groups %v, want root with supplementary group %d", p.namespace, p.name, rc.UID, rc.GID, rc.Groups, supplementaryGroup)
+		}
+		if rc.Incomplete != "" {
+			t.Errorf("%s/%s: incomplete identity: %s", p.namespace, p.name, rc.Incomplete)
+		}
+		if rc.StartTime == "" {
+			t.Errorf("%s/%s: no start time", p.namespace, p.name)
+		}
+		j, _ := json.Marshal(rc) // plain fields: cannot fail
+		t.Logf("%s by rule %q: caller %s", r.Decision, r.Rule, j)
+		self, _ := os.Executable()
+		if d.executableKnown && rc.Executable != self {
+			t.Errorf("%s/%s: executable %q, want %q", p.namespace, p.name, rc.Executable, self)
+		}
+	}
+}
+
+// readAudit returns the outcome ("done") records of an audit log.
+func readAudit(t *testing.T, path string) []record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []record
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if r.Phase == "done" {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}

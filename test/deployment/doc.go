@@ -1,0 +1,19 @@
+// Package deployment checks csi-node-proxy as the shipped Linux
+// deployments run it: the systemd unit (deploy/linux/csi-node-proxy.service)
+// and the DaemonSet (deploy/linux/csi-node-proxy.yaml). Its test builds the
+// daemon, starts it with the command line, capability bounding set and PID
+// namespace those files give, with the shipped policy in which the rule of
+// one driver is uncommented as the policy tells an operator to, and a CRI
+// runtime speaking the real protocol. Callers are processes placed in
+// cgroups shaped like kubelet's (systemd and cgroupfs drivers) in PID
+// namespaces of their own, as pods are. It then checks that the driver's
+// container is identified by pod, container and supplementary groups and
+// admitted, that other pods running as the same root user are refused,
+// and what the audit log records.
+//
+// The test needs root and setpriv (util-linux), and a writable cgroup v2
+// hierarchy; it skips without them. Everything but this comment builds on
+// Linux only.
+//
+//	sudo go test -count=1 ./test/deployment/ -v
+package deployment
