@@ -114,7 +114,7 @@ func alreadyCleanWindows(p string) bool {
 	if rest == "" {
 		return true
 	}
-	if strings.IndexAny(rest, `<>:"|?*/`) >= 0 {
+	if strings.ContainsAny(rest, `<>:"|?*/`) {
 		return false
 	}
 	for {

@@ -108,7 +108,7 @@ func TestProcessImageAndCreatedOfSelf_RealCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer windows.CloseHandle(proc) //nolint:errcheck // the test's own handle
+	defer func() { _ = windows.CloseHandle(proc) }() // the test's own handle
 	exe, err := processImage(proc)
 	if err != nil {
 		t.Fatal(err)
