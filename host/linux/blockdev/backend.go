@@ -138,6 +138,9 @@ type diskState struct {
 type snapshot struct {
 	disks  []*diskState
 	mounts []mountinfo.Mount
+	// hostMounts are the mounts of the host's table (Config
+	// HostMountTable) that mounts does not have.
+	hostMounts []mountinfo.Mount
 	// devRoot is Config.DevRoot, to name partition devices.
 	devRoot string
 }
@@ -211,7 +214,7 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{mounts: mounts, devRoot: b.cfg.DevRoot}
+	s := &snapshot{mounts: mounts, hostMounts: hostMounts, devRoot: b.cfg.DevRoot}
 	roots := b.mountRoots()
 	for _, sd := range sds {
 		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
@@ -887,29 +890,11 @@ func (d *diskState) volumes() []*volRef {
 // otherwise the ID is ambiguous until the clone is given new identities
 // (SetDiskOnline) or detached.
 func (s *snapshot) volume(id string) (*volRef, error) {
-	g, err := parseGUID(id)
+	found, err := s.volumesWithID(id)
 	if err != nil {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
+		return nil, err
 	}
-	var found []*volRef
-	for _, d := range s.disks {
-		for _, v := range d.volumes() {
-			if v.id == g.String() {
-				found = append(found, v)
-			}
-		}
-	}
-	switch len(found) {
-	case 0:
-		// A disk that did not answer may hold it: that is not "no such
-		// volume", and a retry may find it.
-		for _, d := range s.disks {
-			if errors.Is(d.tableErr, errdefs.ErrUnavailable) {
-				return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.tableErr)
-			}
-		}
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
-	case 1:
+	if len(found) == 1 {
 		return found[0], nil
 	}
 	var mounted []*volRef
@@ -925,6 +910,36 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 	}
 	return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition,
 		"volume %s is ambiguous: it is on %s (a cloned disk?); bring the clone online with SetDiskState to give it new IDs, or detach all but one", id, strings.Join(where, " and "))
+}
+
+// volumesWithID returns every volume with the ID, in either case: one,
+// or more on a node with a clone attached (see volume). None is
+// errdefs.ErrNotFound, or errdefs.ErrUnavailable when a disk that did not
+// answer may hold it.
+func (s *snapshot) volumesWithID(id string) ([]*volRef, error) {
+	g, err := parseGUID(id)
+	if err != nil {
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
+	}
+	var found []*volRef
+	for _, d := range s.disks {
+		for _, v := range d.volumes() {
+			if v.id == g.String() {
+				found = append(found, v)
+			}
+		}
+	}
+	if len(found) > 0 {
+		return found, nil
+	}
+	// A disk that did not answer may hold it: that is not "no such
+	// volume", and a retry may find it.
+	for _, d := range s.disks {
+		if errors.Is(d.tableErr, errdefs.ErrUnavailable) {
+			return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.tableErr)
+		}
+	}
+	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
 }
 
 // device returns the volume's kernel device node, checking that the

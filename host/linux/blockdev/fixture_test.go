@@ -379,4 +379,26 @@ func (k *fakeKernel) deviceOf(path string) (devNum, error) {
 	return devNum{}, errors.New("fake: no mount holds " + path)
 }
 
+// blockDevice answers for the fixture's /dev: a node (or a link to one)
+// there is the device sysfs numbers under its name.
+func (k *fakeKernel) blockDevice(path string) (devNum, error) {
+	k.record("stat %s", path)
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return devNum{}, err
+	}
+	dev, err := filepath.EvalSymlinks(k.dev)
+	if err != nil {
+		return devNum{}, err
+	}
+	if filepath.Dir(p) != dev {
+		return devNum{}, errors.New("fake: not a block device: " + path)
+	}
+	d := k.devOf(filepath.Base(p))
+	if d == (devNum{}) {
+		return devNum{}, errors.New("fake: no such device: " + path)
+	}
+	return d, nil
+}
+
 func (k *fakeKernel) capabilities() (uint64, error) { return k.caps, nil }

@@ -54,6 +54,10 @@ type kernel interface {
 	// deviceOf returns the device number of the filesystem holding path
 	// (st_dev), following symlinks.
 	deviceOf(path string) (devNum, error)
+	// blockDevice returns the device number of the block device node at
+	// path (st_rdev), following symlinks (/dev/disk/by-uuid/...); a path
+	// that is not a block device node is an error.
+	blockDevice(path string) (devNum, error)
 	// capabilities returns the effective capability set of the process.
 	capabilities() (uint64, error)
 }

@@ -133,13 +133,23 @@ func (linuxKernel) swapDevices() ([]devNum, error) {
 	}
 	var out []devNum
 	for _, name := range parseSwaps(b) {
-		var st unix.Stat_t
-		if unix.Stat(name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
-			rdev := uint64(st.Rdev) //nolint:unconvert // Stat_t field types differ between architectures
-			out = append(out, devNum{unix.Major(rdev), unix.Minor(rdev)})
+		if d, err := (linuxKernel{}).blockDevice(name); err == nil {
+			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+func (linuxKernel) blockDevice(path string) (devNum, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return devNum{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return devNum{}, fmt.Errorf("%s is not a block device", path)
+	}
+	rdev := uint64(st.Rdev) //nolint:unconvert // Stat_t field types differ between architectures
+	return devNum{unix.Major(rdev), unix.Minor(rdev)}, nil
 }
 
 func (linuxKernel) deviceOf(path string) (devNum, error) {

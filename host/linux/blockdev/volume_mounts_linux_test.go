@@ -1,0 +1,74 @@
+//go:build linux
+
+package blockdev
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+)
+
+// TestVolumeMountsOnLoopDisk: on a real loop disk, the kernel's own
+// mount table ties a volume to its mounts by device number: the mount the
+// backend made below its working directory, and a bind mount of a
+// subdirectory of it made outside, which the backend's view of its
+// working directories alone would miss. Unmounted, the volume is mounted
+// nowhere again.
+func TestVolumeMountsOnLoopDisk(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
+	ctx := context.Background()
+	h := newHarness(t)
+	l := h.attach("csi-volmounts.img", 64<<20)
+	ds, vs, b := realServices(t, h, "ext4", l.name)
+	n := findLoop(t, ds, l)
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
+		t.Fatal(err)
+	}
+	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
+	if err != nil || len(vols.VolumeIDs) != 1 {
+		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
+	}
+	id := vols.VolumeIDs[0]
+	if got, err := b.VolumeMounts(ctx, id); err != nil || len(got) != 0 {
+		t.Fatalf("VolumeMounts of a fresh partition = %q, %v; want none", got, err)
+	}
+	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
+		t.Fatal(err)
+	}
+	stage := filepath.Join(h.root, "stage")
+	if _, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: stage}); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(stage, "sub")
+	bind := filepath.Join(h.files, "bind")
+	for _, d := range []string{sub, bind} {
+		if err := os.Mkdir(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount(sub, bind, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.VolumeMounts(ctx, id)
+	if want := []string{stage, bind}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("VolumeMounts = %q, %v; want %q", got, err, want)
+	}
+	if err := unix.Unmount(bind, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vs.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: stage}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.VolumeMounts(ctx, id); err != nil || len(got) != 0 {
+		t.Fatalf("VolumeMounts after the unmounts = %q, %v; want none", got, err)
+	}
+}
