@@ -28,16 +28,30 @@ type HostObjects struct {
 
 var _ policy.ObjectHost = (*HostObjects)(nil)
 
-// NewHostObjects returns the object answers of set's host: the simulated
-// host's own table, Windows' volume path names
-// (GetVolumePathNamesForVolumeName); on Linux where a volume is mounted
-// is not yet asked (see Mounts).
+// NewHostObjects returns the object answers of set's host. Where a
+// volume is mounted comes from the simulated host's own table; from a
+// volume backend that tells it itself (volumeMounter: the Linux block
+// backend, from the mount tables it trusts, blockdev.Backend.VolumeMounts);
+// and otherwise from the OS: Windows' volume path names
+// (GetVolumePathNamesForVolumeName), nothing elsewhere (see Mounts).
 func NewHostObjects(set hostset.Set) *HostObjects {
 	o := &HostObjects{Volume: set.Volume, Disk: set.Disk, Mounts: osVolumeMounts}
+	if m, ok := set.Volume.(volumeMounter); ok {
+		o.Mounts = m.VolumeMounts
+	}
 	if set.Simulated != nil {
 		o.Mounts = simulatedMounts(set.Simulated)
 	}
 	return o
+}
+
+// volumeMounter is a volume backend that tells where its volumes are
+// mounted, as policy.ObjectHost's VolumeMounts asks: every path, anywhere
+// on the node (not only inside the working directories), so that a
+// volume mounted at / is never taken for one mounted beneath a rule's
+// path roots.
+type volumeMounter interface {
+	VolumeMounts(ctx context.Context, volumeID string) ([]string, error)
 }
 
 // simulatedMounts lists a simulated volume's mount folders and drive

@@ -4,7 +4,8 @@ package server
 
 import "context"
 
-// osVolumeMounts is nil on Linux: the Linux backend answers only for
-// paths inside its working directories, so it cannot say that a volume
-// is mounted at / or /boot, and confinement fails closed there.
+// osVolumeMounts is nil off Windows: there the OS has no call that
+// names a volume's mount points by the volume's ID. The Linux block
+// backend answers from the mount tables itself (volumeMounter); a host
+// without such a backend leaves confinement failing closed.
 var osVolumeMounts func(context.Context, string) ([]string, error)

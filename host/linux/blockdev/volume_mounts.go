@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 )
 
@@ -37,6 +38,11 @@ import (
 // errdefs.ErrNotFound; one only a disk that did not answer may hold is
 // errdefs.ErrUnavailable.
 func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error) {
+	// An ID that cannot name a volume is answered before any disk is
+	// read (or has its partitions reconciled).
+	if _, err := parseGUID(id); err != nil {
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs", id)
+	}
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, err
