@@ -19,6 +19,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if job := os.Getenv(callerEnv); job != "" {
+		os.Exit(runCaller(job)) // a second caller (see asDriverB), not the tests
+	}
 	code := m.Run()
 	linuxnode.RemoveDaemonBinary()
 	if summary, bad := calls.report(); summary != "" {
