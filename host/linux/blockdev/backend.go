@@ -157,6 +157,10 @@ const (
 	// itself, and a disk partitioned before the proxy started, or whose
 	// BLKPG partitions were dropped, must still work.
 	scanTables
+	// scanTablesOnly reads the partition tables as scanTables does and
+	// changes nothing (no BLKPG): for questions whose answer must not
+	// touch the node, such as the policy's (VolumeMounts).
+	scanTablesOnly
 )
 
 // scan reads the state of every disk: sysfs and the mount tables, and
@@ -171,8 +175,9 @@ func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*snaps
 	return b.scanDisks(ctx, mode, func(d *diskState) bool { return d.number == n })
 }
 
-// scanDisks reads sysfs and the mount tables, and with scanTables the
-// partition tables of the disks tables selects (nil: all).
+// scanDisks reads sysfs and the mount tables, and with scanTables or
+// scanTablesOnly the partition tables of the disks tables selects (nil:
+// all).
 func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*diskState) bool) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -181,14 +186,14 @@ func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*dis
 	if err != nil {
 		return nil, err
 	}
-	if mode == scanTables {
+	if mode == scanTables || mode == scanTablesOnly {
 		var ds []*diskState
 		for _, d := range s.disks {
 			if tables == nil || tables(d) {
 				ds = append(ds, d)
 			}
 		}
-		if err := b.readTables(ctx, ds); err != nil {
+		if err := b.readTables(ctx, ds, mode == scanTables); err != nil {
 			return nil, err
 		}
 	}
@@ -226,8 +231,9 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 	return s, nil
 }
 
-// readTables reads the partition tables of the disks (loadTable), each
-// in its own goroutine under the disk's lock, and waits at most
+// readTables reads the partition tables of the disks (loadTable, or with
+// reconcile false readTable, which gives no partition a kernel device),
+// each in its own goroutine under the disk's lock, and waits at most
 // Config.DiskReadTimeout for them. A disk that has not answered by then
 // (a passive ALUA path whose reads hang, or a long operation holding its
 // lock) gets a tableErr wrapping errdefs.ErrUnavailable and the call goes
@@ -235,7 +241,7 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 // scans do not start another and do not wait, so a disk that does not
 // answer costs each call at most one timeout, and only calls that need
 // every disk.
-func (b *Backend) readTables(ctx context.Context, ds []*diskState) error {
+func (b *Backend) readTables(ctx context.Context, ds []*diskState, reconcile bool) error {
 	timeout := b.cfg.DiskReadTimeout
 	type result struct {
 		i int
@@ -260,7 +266,11 @@ func (b *Backend) readTables(ctx context.Context, ds []*diskState) error {
 				return
 			}
 			defer lk.unlock()
-			b.loadTable(&c)
+			if reconcile {
+				b.loadTable(&c)
+			} else {
+				b.readTable(&c)
+			}
 			results <- result{i, c}
 		}()
 	}

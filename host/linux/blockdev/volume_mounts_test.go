@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,5 +180,42 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 	want := []string{"/var/lib/kubelet/plugins/a/staging/pv1", "/var/lib/kubelet/plugins/b/staging/pv9"}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("VolumeMounts(cloned ID) = %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestVolumeMountsChangesNothing: answering where a volume is mounted
+// reads the partition tables but never gives a partition a kernel device
+// (BLKPG), as a listing does: the policy asks it before deciding a call,
+// and a question must not touch the node.
+func TestVolumeMountsChangesNothing(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	b := fx.backend(t, Config{})
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel drops the partition (a re-read of the table would).
+	if err := fx.k.deletePartition(filepath.Join(fx.dev, "loop3"), 1); err != nil {
+		t.Fatal(err)
+	}
+	fx.k.takeCalls()
+	if got, err := b.VolumeMounts(ctx, ids[0]); err != nil || len(got) != 0 {
+		t.Fatalf("VolumeMounts of a volume without a kernel device = %q, %v; want none", got, err)
+	}
+	for _, c := range fx.k.takeCalls() {
+		if strings.HasPrefix(c, "add ") || strings.HasPrefix(c, "resize ") || strings.HasPrefix(c, "delete ") {
+			t.Errorf("VolumeMounts changed the kernel's partitions: %s", c)
+		}
+	}
+	// A listing does give it its device back.
+	if _, err := b.ListVolumesOnDisk(ctx, nLoop3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if calls := fx.k.takeCalls(); !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "add loop3 1 ") }) {
+		t.Errorf("ListVolumesOnDisk did not re-add the partition: %q", calls)
 	}
 }
