@@ -33,6 +33,10 @@
 //     proxy's mount namespace or the host's, swap, device-mapper) are listed
 //     but never changed.
 //
+// Backend.VolumeMounts also tells where a volume is mounted anywhere on the
+// node, for the policy's object confinement (server.NewHostObjects asks
+// it), from the same two mount tables, by device number.
+//
 // Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
 // files built on every OS and are tested there against fixture trees under
 // testdata/ with a fake kernel; kernel_linux.go issues the system calls and
