@@ -115,7 +115,9 @@ func asDriverB(t *testing.T, d *linuxnode.Daemon, calls ...callerCall) callerRes
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), callerEnv+"="+string(job))
+	// A race-enabled binary sleeps 1 s at exit by default; without -race
+	// the variable is ignored.
+	cmd.Env = append(os.Environ(), callerEnv+"="+string(job), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: driverBGID, Groups: []uint32{}}}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
