@@ -1,0 +1,325 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
+)
+
+// The separate-process benchmarks measure the daemon as a driver sees it:
+// the real csi-node-proxy binary in its own process, and the baseline (a
+// bare grpc-go server of the same service) in another process, both on
+// unix sockets, called from this process. The in-process
+// BenchmarkPathExistsRatio shares one Go runtime (scheduler, GC, CPU)
+// between client and servers, which hides what a second process costs.
+
+// bareServerEnv makes this test binary serve the baseline on the socket
+// it names instead of running tests (see TestMain).
+const bareServerEnv = "CSI_NODE_PROXY_BENCH_BARE_SOCKET"
+
+// serveBareAndExit serves the baseline until SIGTERM. It is this test
+// binary's whole job when run as the baseline process.
+func serveBareAndExit(sock string) {
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		os.Exit(2)
+	}
+	s := grpc.NewServer()
+	filesystemv1.RegisterFilesystemServer(s, bareFilesystem{})
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-stop
+		s.Stop()
+	}()
+	if err := s.Serve(lis); err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// serverProcess is a server started as a child process.
+type serverProcess struct {
+	sock string
+	cmd  *exec.Cmd
+	done chan error
+	log  string
+}
+
+// startProcess starts cmd, waits until sock accepts a PathExists call,
+// and stops the process when tb ends. A process that exits before it
+// serves fails the benchmark at once, with its output.
+func startProcess(tb testing.TB, cmd *exec.Cmd, sock, logPath string) *serverProcess {
+	tb.Helper()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	p := &serverProcess{sock: sock, cmd: cmd, done: make(chan error, 1), log: logPath}
+	go func() { p.done <- cmd.Wait(); logFile.Close() }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-p.done:
+			out, _ := os.ReadFile(logPath)
+			tb.Fatalf("%s exited before serving: %v\n%s", cmd.Path, err, out)
+		default:
+		}
+		if _, err := os.Stat(sock); err == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(logPath)
+			tb.Fatalf("%s did not serve %s within 30s:\n%s", cmd.Path, sock, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startBareProcess runs the baseline in a child process.
+func startBareProcess(tb testing.TB) *serverProcess {
+	dir := shortDir(tb)
+	sock := filepath.Join(dir, "bare.sock")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), bareServerEnv+"="+sock)
+	return startProcess(tb, cmd, sock, filepath.Join(dir, "bare.log"))
+}
+
+// daemonMode says what the daemon runs with besides the simulated host.
+type daemonMode struct {
+	name string
+	// secure turns on a policy (one rule admitting this process's uid
+	// with path roots) and an audit log, as the shipped deployments do.
+	secure bool
+}
+
+var (
+	plainDaemon  = daemonMode{name: "daemon"}
+	secureDaemon = daemonMode{name: "daemon+policy+audit", secure: true}
+)
+
+// benchPolicy admits root and this process's uid to PathExists beneath
+// the kubelet directory: the shape of a driver's rule.
+const benchPolicy = `rules:
+- name: bench
+  callers:
+  - uids: [%d]
+  allow:
+  - groups: [filesystem]
+    methods: ["*"]
+  pathRoots: ['C:\var\lib\kubelet']
+`
+
+// startDaemonProcess runs the real daemon binary on the simulated host,
+// serving filesystem v1 only, at the default verbosity.
+func startDaemonProcess(tb testing.TB, mode daemonMode) *serverProcess {
+	bin := linuxnode.DaemonBinary(tb)
+	dir := shortDir(tb)
+	sockDir := filepath.Join(dir, "s")
+	args := []string{"--host=simulated", "--apis=filesystem-v1", "--socket-dir=" + sockDir,
+		`--working-dir=` + kubelet}
+	if mode.secure {
+		pol := filepath.Join(dir, "policy.yaml")
+		if err := os.WriteFile(pol, []byte(fmt.Sprintf(benchPolicy, os.Getuid())), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		args = append(args, "--policy="+pol, "--audit-log="+filepath.Join(dir, "audit.log"), "--audit-reads")
+	}
+	cmd := exec.Command(bin, args...)
+	return startProcess(tb, cmd, filepath.Join(sockDir, "csi-proxy-filesystem-v1.sock"), filepath.Join(dir, "daemon.log"))
+}
+
+// clients dials n separate connections (n drivers) to p and makes one
+// call on each, so connecting is not measured.
+func (p *serverProcess) clients(tb testing.TB, n int) []filesystemv1.FilesystemClient {
+	tb.Helper()
+	out := make([]filesystemv1.FilesystemClient, n)
+	for i := range out {
+		out[i] = dial(tb, p.sock)
+		call(tb, out[i])
+	}
+	return out
+}
+
+// percentile returns the q-quantile (0..1) of sorted durations.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q * float64(len(sorted)-1))
+	return sorted[i]
+}
+
+// BenchmarkSeparateProcessLatency alternates single calls to the baseline
+// process and to the daemon process, one connection each, and reports
+// the ratio of their median (p50) and p99 latencies. Goal: p50 ratio at
+// most 1.10 for the plain daemon.
+func BenchmarkSeparateProcessLatency(b *testing.B) {
+	for _, mode := range []daemonMode{plainDaemon, secureDaemon} {
+		b.Run(mode.name, func(b *testing.B) {
+			bare := startBareProcess(b).clients(b, 1)[0]
+			daemon := startDaemonProcess(b, mode).clients(b, 1)[0]
+			// Warm both servers' code paths before measuring.
+			for range 200 {
+				call(b, bare)
+				call(b, daemon)
+			}
+			tBare := make([]time.Duration, 0, b.N)
+			tDaemon := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				// Alternate which side goes first so neither always
+				// runs right after the other's wake-up.
+				first, second, fs, ss := bare, daemon, &tBare, &tDaemon
+				if i%2 == 1 {
+					first, second, fs, ss = daemon, bare, &tDaemon, &tBare
+				}
+				t0 := time.Now()
+				call(b, first)
+				t1 := time.Now()
+				call(b, second)
+				t2 := time.Now()
+				*fs = append(*fs, t1.Sub(t0))
+				*ss = append(*ss, t2.Sub(t1))
+			}
+			b.StopTimer()
+			slices.Sort(tBare)
+			slices.Sort(tDaemon)
+			p50b, p50d := percentile(tBare, 0.5), percentile(tDaemon, 0.5)
+			p99b, p99d := percentile(tBare, 0.99), percentile(tDaemon, 0.99)
+			b.ReportMetric(float64(p50b.Nanoseconds()), "bare-p50-ns")
+			b.ReportMetric(float64(p50d.Nanoseconds()), "daemon-p50-ns")
+			b.ReportMetric(float64(p99d)/float64(p99b), "p99-ratio")
+			b.ReportMetric(float64(p50d)/float64(p50b), "ratio")
+		})
+	}
+}
+
+// throughputClients is how many drivers call at once in
+// BenchmarkSeparateProcessThroughput.
+const throughputClients = 16
+
+// BenchmarkSeparateProcessThroughput has 16 connections call each
+// server as fast as they can, in alternating rounds of equal call counts
+// (b.N calls per side in all), and reports the daemon's calls per second
+// over the baseline's. Goal: at least 0.90 for the plain daemon.
+func BenchmarkSeparateProcessThroughput(b *testing.B) {
+	for _, mode := range []daemonMode{plainDaemon, secureDaemon} {
+		b.Run(mode.name, func(b *testing.B) {
+			bare := startBareProcess(b).clients(b, throughputClients)
+			daemon := startDaemonProcess(b, mode).clients(b, throughputClients)
+			const round = throughputClients * 64
+			rounds := max(1, b.N/round)
+			var dBare, dDaemon time.Duration
+			b.ResetTimer()
+			for r := range rounds {
+				sides := [][]filesystemv1.FilesystemClient{bare, daemon}
+				spent := []*time.Duration{&dBare, &dDaemon}
+				if r%2 == 1 {
+					sides[0], sides[1] = sides[1], sides[0]
+					spent[0], spent[1] = spent[1], spent[0]
+				}
+				for i, side := range sides {
+					*spent[i] += hammer(b, side, round)
+				}
+			}
+			b.StopTimer()
+			calls := float64(rounds * round)
+			bareRate := calls / dBare.Seconds()
+			daemonRate := calls / dDaemon.Seconds()
+			b.ReportMetric(bareRate, "bare-calls/s")
+			b.ReportMetric(daemonRate, "daemon-calls/s")
+			b.ReportMetric(daemonRate/bareRate, "ratio")
+		})
+	}
+}
+
+// hammer makes n calls spread over the clients, each client calling in a
+// loop, and returns the wall time they took.
+func hammer(tb testing.TB, clients []filesystemv1.FilesystemClient, n int) time.Duration {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if _, err := c.PathExists(context.Background(), request); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if err, ok := failed.Load().(error); ok {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// TestSeparateProcessesAnswer keeps the separate-process benchmarks
+// honest: both processes must really answer PathExists (the daemon in
+// both modes, its audit log recording the calls when on), or the ratios
+// compare nothing.
+func TestSeparateProcessesAnswer(t *testing.T) {
+	sides := map[string]*serverProcess{
+		"bare":            startBareProcess(t),
+		plainDaemon.name:  startDaemonProcess(t, plainDaemon),
+		secureDaemon.name: startDaemonProcess(t, secureDaemon),
+	}
+	for name, p := range sides {
+		c := dial(t, p.sock)
+		r, err := c.PathExists(context.Background(), &filesystemv1.PathExistsRequest{Path: kubelet})
+		if err != nil || !r.Exists {
+			t.Errorf("%s: PathExists(%s) = %v, %v", name, kubelet, r, err)
+		}
+	}
+	audit := filepath.Join(filepath.Dir(filepath.Dir(sides[secureDaemon.name].sock)), "audit.log")
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatalf("the secure daemon's audit log: %v", err)
+	}
+	if !slices.ContainsFunc(strings.Split(string(data), "\n"), func(l string) bool {
+		return strings.Contains(l, `"PathExists"`) && strings.Contains(l, `"bench"`)
+	}) {
+		t.Errorf("the secure daemon's audit log has no PathExists record allowed by rule bench:\n%s", data)
+	}
+}
