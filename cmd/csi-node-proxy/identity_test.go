@@ -19,7 +19,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 )
 
 // testContainerID is a full container ID the fake runtime knows.
@@ -77,8 +77,8 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.CRIEndpoint != identity.DefaultCRIEndpoint {
-		t.Errorf("default --cri-endpoint %q, want %q", cfg.CRIEndpoint, identity.DefaultCRIEndpoint)
+	if cfg.CRIEndpoint != cri.DefaultEndpoint {
+		t.Errorf("default --cri-endpoint %q, want %q", cfg.CRIEndpoint, cri.DefaultEndpoint)
 	}
 
 	endpoint := startRuntime(t)

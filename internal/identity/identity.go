@@ -26,7 +26,7 @@
 // processes.
 //
 // A container ID names no workload that rules could rely on: it changes
-// with every restart. When Options.Workloads is set (CRI, the node's
+// with every restart. When Options.Workloads is set (package cri asks the node's
 // container runtime over its CRI socket), the container's pod namespace,
 // pod name and container name are asked for, from the labels kubelet puts
 // on every container, cached per container ID. The runtime is believed
@@ -203,7 +203,7 @@ type Options struct {
 	// IdentifyWait is refused.
 	MaxIdentifying int
 	// Workloads, when set, names the pod namespace, pod name and
-	// container name of a caller in a container (see CRI); nil leaves
+	// container name of a caller in a container (see package cri); nil leaves
 	// them unknown, and rules that select by them never match.
 	Workloads WorkloadResolver
 }

@@ -97,7 +97,7 @@ type CallerSelector struct {
 	PodUIDs []string `json:"podUIDs,omitempty"`
 	// Namespaces match the namespace of the caller's pod, as the node's
 	// container runtime names it for the caller's container (see
-	// identity.CRI). Unlike pod UIDs and container IDs, namespaces, pod
+	// package cri). Unlike pod UIDs and container IDs, namespaces, pod
 	// names and container names survive restarts and rollouts.
 	Namespaces []string `json:"namespaces,omitempty"`
 	// PodNames match the caller's pod name by path.Match pattern, e.g.

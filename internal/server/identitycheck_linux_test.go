@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -70,12 +71,12 @@ func TestIdentityWarningsWorkload(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], "container runtime") || !strings.Contains(w[0], "rule azuredisk: namespaces") {
 		t.Errorf("no runtime configured: %q", w)
 	}
-	cri, err := identity.NewCRI(identity.CRIConfig{})
+	r, err := cri.New(cri.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cri.Close()
-	host.Workloads = cri
+	defer r.Close()
+	host.Workloads = r
 	if w := IdentityWarnings(p, host); w != nil {
 		t.Errorf("runtime configured, host namespaces: %q", w)
 	}

@@ -1,0 +1,65 @@
+package identity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Workload is the Kubernetes workload a container belongs to, as the
+// node's container runtime knows it (package cri asks it over the CRI).
+type Workload struct {
+	// Namespace is the pod's namespace.
+	Namespace string
+	// PodName is the pod's name.
+	PodName string
+	// PodUID is the pod's UID.
+	PodUID string
+	// ContainerName is the container's name in the pod spec.
+	ContainerName string
+}
+
+// WorkloadResolver names the workload of a container by its full ID.
+// Errors wrap errdefs sentinels: ErrNotFound for a container the runtime
+// does not know (or knows without kubelet's labels), ErrUnavailable when
+// the runtime cannot be asked. The resolver lives outside this package
+// (package cri) so that identifying a caller does not drag a gRPC client
+// into every program that only needs Caller.
+type WorkloadResolver interface {
+	Workload(ctx context.Context, containerID string) (Workload, error)
+}
+
+// resolveWorkload adds the workload of c's container, when o has a
+// resolver and c a container. The runtime must agree with the pod the
+// kernel's cgroup path names: if it does not, neither is believed beyond
+// what the kernel said, and c.Incomplete says so.
+func resolveWorkload(o Options, c Caller) Caller {
+	if o.Workloads == nil || c.ContainerID == "" {
+		return c
+	}
+	w, err := o.Workloads.Workload(context.Background(), c.ContainerID)
+	if err != nil {
+		c.Incomplete = joinIncomplete(c.Incomplete, "workload unknown: "+err.Error())
+		return c
+	}
+	if c.PodUID != "" && normalPodUID(c.PodUID) != normalPodUID(w.PodUID) {
+		c.Incomplete = joinIncomplete(c.Incomplete, fmt.Sprintf("workload unknown: the container runtime says container %s is in pod %s, its cgroup says pod %s; they disagree", c.ContainerID, w.PodUID, c.PodUID))
+		return c
+	}
+	if c.PodUID == "" {
+		c.PodUID = w.PodUID
+	}
+	c.PodNamespace, c.PodName, c.ContainerName = w.Namespace, w.PodName, w.ContainerName
+	return c
+}
+
+// normalPodUID compares pod UIDs with and without dashes (static pods'
+// UIDs have none), without case.
+func normalPodUID(u string) string { return strings.ToLower(strings.ReplaceAll(u, "-", "")) }
+
+func joinIncomplete(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
