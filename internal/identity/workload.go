@@ -7,7 +7,9 @@ import (
 )
 
 // Workload is the Kubernetes workload a container belongs to, as the
-// node's container runtime knows it (package cri asks it over the CRI).
+// node's container runtime knows it (package cri asks it over the CRI),
+// and the ServiceAccount of its pod, from the token kubelet mounted into
+// the container.
 type Workload struct {
 	// Namespace is the pod's namespace.
 	Namespace string
@@ -17,6 +19,13 @@ type Workload struct {
 	PodUID string
 	// ContainerName is the container's name in the pod spec.
 	ContainerName string
+	// ServiceAccount is the name of the pod's ServiceAccount, in
+	// Namespace; "" when unknown (no token is mounted into the
+	// container, or the one mounted cannot be trusted).
+	ServiceAccount string
+	// Incomplete says why a field above (so far only ServiceAccount)
+	// is unknown although the rest is; "" when nothing is missing.
+	Incomplete string
 }
 
 // WorkloadResolver names the workload of a container by its full ID.
@@ -49,7 +58,10 @@ func resolveWorkload(o Options, c Caller) Caller {
 	if c.PodUID == "" {
 		c.PodUID = w.PodUID
 	}
-	c.PodNamespace, c.PodName, c.ContainerName = w.Namespace, w.PodName, w.ContainerName
+	c.PodNamespace, c.PodName, c.ContainerName, c.ServiceAccount = w.Namespace, w.PodName, w.ContainerName, w.ServiceAccount
+	if w.Incomplete != "" {
+		c.Incomplete = joinIncomplete(c.Incomplete, w.Incomplete)
+	}
 	return c
 }
 

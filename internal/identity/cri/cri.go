@@ -42,9 +42,15 @@ type Config struct {
 	// so it is short.
 	Timeout time.Duration
 	// TTL is how long an answer is reused for the same container ID; 0
-	// is DefaultTTL. A container's labels never change, so this only
-	// bounds how long a removed container's answer lingers.
+	// is DefaultTTL. A container's labels, mounts and ServiceAccount
+	// never change, so this only bounds how long a removed container's
+	// answer lingers.
 	TTL time.Duration
+	// KubeletPath is the kubelet's root directory (the daemon's
+	// -kubelet-path), an absolute path of the host the daemon runs on.
+	// The pod's ServiceAccount is read from the token kubelet keeps
+	// below it (see serviceaccount.go); "" learns no ServiceAccounts.
+	KubeletPath string
 }
 
 // Defaults of Config.
@@ -89,6 +95,13 @@ func New(cfg Config) (*Resolver, error) {
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
+	}
+	if cfg.KubeletPath != "" {
+		p, err := nativeStyle.Clean(cfg.KubeletPath)
+		if err != nil {
+			return nil, fmt.Errorf("kubelet directory %q for ServiceAccount tokens: %w: %w", cfg.KubeletPath, err, errdefs.ErrInvalidArgument)
+		}
+		cfg.KubeletPath = p
 	}
 	target, opts, err := dial(cfg.Endpoint)
 	if err != nil {
@@ -137,6 +150,13 @@ func (c *Resolver) Workload(ctx context.Context, containerID string) (identity.W
 	w := identity.Workload{Namespace: l[labelPodNamespace], PodName: l[labelPodName], PodUID: l[labelPodUID], ContainerName: l[labelContainerName]}
 	if w.Namespace == "" || w.PodName == "" || w.PodUID == "" || w.ContainerName == "" {
 		return identity.Workload{}, fmt.Errorf("container %s lacks kubelet's pod labels, so it is no container of a pod: %w", containerID, errdefs.ErrNotFound)
+	}
+	// The token is checked against the pod UID of the runtime's label;
+	// identity believes none of this unless that UID is also the one of
+	// the caller's cgroup.
+	var why string
+	if w.ServiceAccount, why = c.serviceAccount(ws{namespace: w.Namespace, podUID: w.PodUID}, st.GetMounts()); why != "" {
+		w.Incomplete = "service account unknown: " + why
 	}
 	c.mu.Lock()
 	if len(c.cache) >= maxCache {

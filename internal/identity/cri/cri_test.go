@@ -27,7 +27,10 @@ type fakeCRI struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	mu         sync.Mutex
 	containers map[string]map[string]string // container ID → labels
-	calls      int
+	// mounts are the mounts reported per container ID, as runtimes
+	// report those of the create request.
+	mounts map[string][]*runtimeapi.Mount
+	calls  int
 }
 
 func (f *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
@@ -38,7 +41,7 @@ func (f *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
 	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: labels}}, nil
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: labels, Mounts: f.mounts[req.ContainerId]}}, nil
 }
 
 func (f *fakeCRI) count() int {
@@ -115,7 +118,8 @@ func TestCRIWorkload(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c.now = func() time.Time { return now }
 
-	want := identity.Workload{Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk"}
+	want := identity.Workload{Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk",
+		Incomplete: "service account unknown: no kubelet directory is configured"}
 	for i := range 2 {
 		w, err := c.Workload(t.Context(), cid)
 		if err != nil || w != want {
