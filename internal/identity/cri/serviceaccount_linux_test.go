@@ -128,6 +128,16 @@ func TestServiceAccountOverCRI(t *testing.T) {
 			}
 			return []*runtimeapi.Mount{saMount(link)}
 		}, "", "volume directory"},
+		{"a volume directory that links to another pod's volume", func(t *testing.T) []*runtimeapi.Mount {
+			// Relative, so it stays below the kubelet directory: only
+			// refusing every link below it keeps it out.
+			projectVolume(t, kubelet, otherPod, "kube-api-access-fgh", map[string]string{"token": good})
+			link := filepath.Join(projected(pod), "kube-api-access-hop")
+			if err := os.Symlink("../../../"+otherPod+"/volumes/"+projectedDir+"/kube-api-access-fgh", link); err != nil {
+				t.Fatal(err)
+			}
+			return []*runtimeapi.Mount{saMount(link)}
+		}, "", "volume directory"},
 		{"a token bound to another pod", func(t *testing.T) []*runtimeapi.Mount {
 			return []*runtimeapi.Mount{saMount(projectVolume(t, kubelet, pod, "kube-api-access-uid", map[string]string{"token": tokenFor(saNamespace, saName, saPodName, otherPod)}))}
 		}, "", "another pod"},
