@@ -38,6 +38,16 @@ type WorkloadResolver interface {
 	Workload(ctx context.Context, containerID string) (Workload, error)
 }
 
+// ServiceAccountSource is implemented by a WorkloadResolver that can say
+// up front that it learns no ServiceAccounts (cri.Resolver without a
+// kubelet directory), so the daemon can warn about rules that select by
+// them instead of refusing their callers without a word.
+type ServiceAccountSource interface {
+	// ServiceAccountsUnknown says why no ServiceAccount will be
+	// learned; "" when they can be.
+	ServiceAccountsUnknown() string
+}
+
 // resolveWorkload adds the workload of c's container, when o has a
 // resolver and c a container. The runtime must agree with the pod the
 // kernel's cgroup path names: if it does not, neither is believed beyond

@@ -638,6 +638,15 @@ func (p *Policy) WorkloadSelectors() []string {
 	return p.selectors(CallerSelector.workloadFields)
 }
 
+// ServiceAccountSelectors lists, as ProcessSelectors does, the
+// serviceAccounts selector fields, which also need the ServiceAccount
+// token of the caller's container (identity.ServiceAccountSource).
+func (p *Policy) ServiceAccountSelectors() []string {
+	return p.selectors(func(s CallerSelector) []selectorField {
+		return []selectorField{{"serviceAccounts", len(s.ServiceAccounts) > 0}}
+	})
+}
+
 type selectorField struct {
 	name string
 	set  bool

@@ -99,7 +99,8 @@ func New(cfg Config) (*Resolver, error) {
 	if cfg.KubeletPath != "" {
 		p, err := nativeStyle.Clean(cfg.KubeletPath)
 		if err != nil {
-			return nil, fmt.Errorf("kubelet directory %q for ServiceAccount tokens: %w: %w", cfg.KubeletPath, err, errdefs.ErrInvalidArgument)
+			// Clean's errors wrap errdefs.ErrInvalidArgument.
+			return nil, fmt.Errorf("kubelet directory for ServiceAccount tokens: %w", err)
 		}
 		cfg.KubeletPath = p
 	}
@@ -112,6 +113,16 @@ func New(cfg Config) (*Resolver, error) {
 		return nil, fmt.Errorf("CRI endpoint %q: %w: %w", cfg.Endpoint, err, errdefs.ErrInvalidArgument)
 	}
 	return &Resolver{cfg: cfg, conn: conn, client: runtimeapi.NewRuntimeServiceClient(conn), now: time.Now, cache: map[string]entry{}}, nil
+}
+
+var _ identity.ServiceAccountSource = (*Resolver)(nil)
+
+// ServiceAccountsUnknown implements identity.ServiceAccountSource.
+func (c *Resolver) ServiceAccountsUnknown() string {
+	if c.cfg.KubeletPath == "" {
+		return "no kubelet directory is configured, so no ServiceAccount token is read"
+	}
+	return ""
 }
 
 // Close closes the connection to the runtime.

@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
@@ -228,8 +230,8 @@ rules:
 // error, not a silent "no ServiceAccounts".
 func TestConfigKubeletPath(t *testing.T) {
 	for _, bad := range []string{"var/lib/kubelet", `C:\var\lib\kubelet`} {
-		if _, err := New(Config{Endpoint: "unix:///run/cri.sock", KubeletPath: bad}); err == nil {
-			t.Errorf("KubeletPath %q accepted", bad)
+		if _, err := New(Config{Endpoint: "unix:///run/cri.sock", KubeletPath: bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("KubeletPath %q: %v, want ErrInvalidArgument", bad, err)
 		}
 	}
 }
