@@ -18,13 +18,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
-const (
-	saNamespace = "kube-system"
-	saPodName   = "csi-azuredisk-node-x7k2p"
-	saName      = "csi-azuredisk-node-sa"
-	otherPod    = "11111111-2222-3333-4444-555555555555"
-)
-
 // projectVolume writes a projected volume as kubelet's atomic writer
 // lays it out (pkg/volume/util/atomic_writer.go): the files in a
 // timestamped directory, ..data a relative link to it, and each file a

@@ -11,6 +11,14 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
+// The workload the ServiceAccount tests identify.
+const (
+	saNamespace = "kube-system"
+	saPodName   = "csi-azuredisk-node-x7k2p"
+	saName      = "csi-azuredisk-node-sa"
+	otherPod    = "11111111-2222-3333-4444-555555555555"
+)
+
 // tokenFor builds a ServiceAccount token as the API server issues one for
 // a pod: the registered claims and the private "kubernetes.io" claim laid
 // out as kubernetes/kubernetes pkg/serviceaccount/claims.go (Claims,
