@@ -166,7 +166,7 @@ func (c *Resolver) Workload(ctx context.Context, containerID string) (identity.W
 	// identity believes none of this unless that UID is also the one of
 	// the caller's cgroup.
 	var why string
-	if w.ServiceAccount, why = c.serviceAccount(ws{namespace: w.Namespace, podUID: w.PodUID}, st.GetMounts()); why != "" {
+	if w.ServiceAccount, why = c.serviceAccount(podRef{namespace: w.Namespace, podUID: w.PodUID}, st.GetMounts()); why != "" {
 		w.Incomplete = "service account unknown: " + why
 	}
 	c.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -169,26 +170,30 @@ func tokenMounts(style hostpath.Style, kubelet, podUID string, mounts []*runtime
 		if !dnsLabel.MatchString(vol) {
 			continue
 		}
-		tm := tokenMount{volume: vol, standard: isTokenMountPath(m.GetContainerPath())}
-		if tm.standard {
-			out = append([]tokenMount{tm}, out...)
-		} else {
-			out = append(out, tm)
-		}
-		if len(out) == maxTokenMounts {
-			break
-		}
+		out = append(out, tokenMount{volume: vol, standard: isTokenMountPath(style, m.GetContainerPath())})
 	}
-	return out
+	// The standard mount first, wherever the runtime listed it; then
+	// at most maxTokenMounts in all, so a container with many volumes
+	// costs a bounded number of reads.
+	slices.SortStableFunc(out, func(a, b tokenMount) int {
+		switch {
+		case a.standard == b.standard:
+			return 0
+		case a.standard:
+			return -1
+		}
+		return 1
+	})
+	return out[:min(len(out), maxTokenMounts)]
 }
 
 // isTokenMountPath tells whether a container path is tokenMountPath. On
 // Windows kubelet gives it a drive (c:\var\run\secrets\...), so the
 // comparison ignores a drive, the separator and case there; a Linux path
 // must match exactly, after cleaning.
-func isTokenMountPath(p string) bool {
-	if path.Clean(p) == tokenMountPath {
-		return true
+func isTokenMountPath(style hostpath.Style, p string) bool {
+	if style != hostpath.Windows {
+		return path.Clean(p) == tokenMountPath
 	}
 	w := strings.ReplaceAll(p, `\`, "/")
 	if len(w) >= 2 && w[1] == ':' {
@@ -202,7 +207,7 @@ func isTokenMountPath(p string) bool {
 // that can be read and names this pod must name the same ServiceAccount,
 // and the one at the standard path, when there is one, must be valid: a
 // pod has one ServiceAccount, so disagreeing tokens mean one was forged.
-func (c *Resolver) serviceAccount(w ws, mounts []*runtimeapi.Mount) (string, string) {
+func (c *Resolver) serviceAccount(w podRef, mounts []*runtimeapi.Mount) (string, string) {
 	if c.cfg.KubeletPath == "" {
 		return "", "no kubelet directory is configured"
 	}
@@ -236,5 +241,6 @@ func (c *Resolver) serviceAccount(w ws, mounts []*runtimeapi.Mount) (string, str
 	return name, ""
 }
 
-// ws is what serviceAccount needs of a workload.
-type ws struct{ namespace, podUID string }
+// podRef is the pod whose ServiceAccount is sought, as the runtime's
+// labels name it.
+type podRef struct{ namespace, podUID string }

@@ -54,7 +54,7 @@ func TestServiceAccountFromFiles(t *testing.T) {
 		{"no token file", volume("kube-api-access-d"), "", "token"},
 		{"a token bound to another pod", write(volume("kube-api-access-e"), tokenFor(saNamespace, saName, saPodName, otherPod)), "", "another pod"},
 	} {
-		sa, why := r.serviceAccount(ws{namespace: saNamespace, podUID: pod}, []*runtimeapi.Mount{{ContainerPath: containerPath, HostPath: tc.dir}})
+		sa, why := r.serviceAccount(podRef{namespace: saNamespace, podUID: pod}, []*runtimeapi.Mount{{ContainerPath: containerPath, HostPath: tc.dir}})
 		if sa != tc.want || (tc.want == "" && !strings.Contains(why, tc.why)) {
 			t.Errorf("%s: %q (%s), want %q (%s)", tc.name, sa, why, tc.want, tc.why)
 		}

@@ -3,6 +3,8 @@ package cri
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +118,7 @@ func TestTokenMounts(t *testing.T) {
 	dir := kubelet + "/pods/" + pod + "/volumes/kubernetes.io~projected/"
 	mounts := []*runtimeapi.Mount{
 		{ContainerPath: "/etc/config", HostPath: dir + "config-and-token"},
+		{ContainerPath: "/VAR/run/secrets/kubernetes.io/serviceaccount", HostPath: dir + "case-variant"},
 		{ContainerPath: tokenMountPath, HostPath: dir + "kube-api-access-7xq2z"},
 		{ContainerPath: "/a", HostPath: kubelet + "/pods/11111111-2222-3333-4444-555555555555/volumes/kubernetes.io~projected/kube-api-access-abcde"},
 		{ContainerPath: "/b", HostPath: dir + "kube-api-access-7xq2z/sub"},
@@ -128,11 +131,21 @@ func TestTokenMounts(t *testing.T) {
 		nil,
 	}
 	got := tokenMounts(hostpath.POSIX, kubelet, pod, mounts)
-	want := []tokenMount{{volume: "kube-api-access-7xq2z", standard: true}, {volume: "config-and-token"}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	want := []tokenMount{{volume: "kube-api-access-7xq2z", standard: true}, {volume: "config-and-token"}, {volume: "case-variant"}}
+	if !slices.Equal(got, want) {
 		t.Errorf("candidates %+v, want %+v", got, want)
 	}
-	if got := tokenMounts(hostpath.POSIX, kubelet, "../"+pod, mounts); got != nil {
+	// The standard mount is found behind many others, and no more than
+	// maxTokenMounts are read.
+	var many []*runtimeapi.Mount
+	for i := range 2 * maxTokenMounts {
+		many = append(many, &runtimeapi.Mount{ContainerPath: fmt.Sprintf("/v%d", i), HostPath: fmt.Sprintf("%sv%d", dir, i)})
+	}
+	many = append(many, mounts[2])
+	if got := tokenMounts(hostpath.POSIX, kubelet, pod, many); len(got) != maxTokenMounts || got[0] != want[0] {
+		t.Errorf("behind %d other mounts: %+v", 2*maxTokenMounts, got)
+	}
+	if got := tokenMounts(hostpath.POSIX, kubelet, "../"+pod, mounts); len(got) != 0 {
 		t.Errorf("a pod UID that is no UID: %+v", got)
 	}
 
@@ -145,7 +158,7 @@ func TestTokenMounts(t *testing.T) {
 	}
 	got = tokenMounts(hostpath.Windows, `C:\var\lib\kubelet`, pod, win)
 	want = []tokenMount{{volume: "kube-api-access-7xq2z", standard: true}, {volume: "other"}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	if !slices.Equal(got, want) {
 		t.Errorf("Windows candidates %+v, want %+v", got, want)
 	}
 }
