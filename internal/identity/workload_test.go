@@ -26,9 +26,11 @@ func (f fakeWorkloads) Workload(_ context.Context, id string) (Workload, error) 
 // nothing; an unknown container leaves the caller incomplete.
 func TestHandshakeResolvesWorkload(t *testing.T) {
 	impostor := strings.Repeat("c", 64)
+	noToken := strings.Repeat("e", 64)
 	res := fakeWorkloads{
-		cid:      {Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk"},
-		impostor: {Namespace: "kube-system", PodName: "impostor", PodUID: "11111111-2222-3333-4444-555555555555", ContainerName: "azuredisk"},
+		cid:      {Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk", ServiceAccount: "csi-azuredisk-node-sa"},
+		impostor: {Namespace: "kube-system", PodName: "impostor", PodUID: "11111111-2222-3333-4444-555555555555", ContainerName: "azuredisk", ServiceAccount: "csi-azuredisk-node-sa"},
+		noToken:  {Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk", Incomplete: "service account unknown: no ServiceAccount token is mounted"},
 	}
 	handshake := func(o Options, c Caller) Caller {
 		t.Helper()
@@ -45,11 +47,18 @@ func TestHandshakeResolvesWorkload(t *testing.T) {
 	}
 
 	got := handshake(Options{Workloads: res}, Caller{PID: 5, ContainerID: cid, PodUID: pod})
-	if got.PodNamespace != "kube-system" || got.PodName != "csi-azuredisk-node-x7k2p" || got.ContainerName != "azuredisk" || got.Incomplete != "" {
+	if got.PodNamespace != "kube-system" || got.PodName != "csi-azuredisk-node-x7k2p" || got.ContainerName != "azuredisk" || got.ServiceAccount != "csi-azuredisk-node-sa" || got.Incomplete != "" {
 		t.Errorf("caller %+v", got)
 	}
-	if s := got.String(); !strings.Contains(s, "pod kube-system/csi-azuredisk-node-x7k2p") || !strings.Contains(s, "container azuredisk") {
+	if s := got.String(); !strings.Contains(s, "pod kube-system/csi-azuredisk-node-x7k2p") || !strings.Contains(s, "container azuredisk") || !strings.Contains(s, "serviceaccount csi-azuredisk-node-sa") {
 		t.Errorf("String() = %q", s)
+	}
+
+	// A workload without its ServiceAccount: the rest is taken, and
+	// Incomplete says what is missing.
+	got = handshake(Options{Workloads: res}, Caller{PID: 5, ContainerID: noToken, PodUID: pod, Incomplete: "earlier"})
+	if got.PodName != "csi-azuredisk-node-x7k2p" || got.ServiceAccount != "" || !strings.Contains(got.Incomplete, "earlier; service account unknown") {
+		t.Errorf("workload without a ServiceAccount: %+v", got)
 	}
 
 	// Windows callers have no pod UID from the kernel: the runtime's is taken.
@@ -59,7 +68,7 @@ func TestHandshakeResolvesWorkload(t *testing.T) {
 	}
 
 	got = handshake(Options{Workloads: res}, Caller{PID: 5, ContainerID: impostor, PodUID: pod})
-	if got.PodNamespace != "" || got.PodName != "" || got.ContainerName != "" || got.PodUID != pod || !strings.Contains(got.Incomplete, "disagree") {
+	if got.PodNamespace != "" || got.PodName != "" || got.ContainerName != "" || got.ServiceAccount != "" || got.PodUID != pod || !strings.Contains(got.Incomplete, "disagree") {
 		t.Errorf("contradicting runtime: %+v", got)
 	}
 
