@@ -51,7 +51,7 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 		return nil, fmt.Errorf("open the token file: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), tokenFile)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: closing cannot lose data
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat the token file: %w", err)

@@ -40,7 +40,7 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 		return nil, fmt.Errorf("open the token file: %w", err)
 	}
 	f := os.NewFile(uintptr(h), tokenFile)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: closing cannot lose data
 	final, err := handlePath(h)
 	if err != nil {
 		return nil, fmt.Errorf("find where the token file lies: %w", err)
