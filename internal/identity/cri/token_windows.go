@@ -34,7 +34,10 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 		return nil, fmt.Errorf("open the kubelet directory %s: %w", kubelet, err)
 	}
 	volFinal := rootFinal + `\pods\` + podUID + `\volumes\` + projectedDir + `\` + volume
-	name := kubelet + `\pods\` + podUID + `\volumes\` + projectedDir + `\` + volume + `\` + tokenFile
+	name := kubelet
+	for _, e := range []string{"pods", podUID, "volumes", projectedDir, volume, tokenFile} {
+		name = hostpath.Windows.Join(name, e) // no doubled separator after a drive root
+	}
 	h, err := open(name, false)
 	if err != nil {
 		return nil, fmt.Errorf("open the token file: %w", err)
