@@ -147,7 +147,7 @@ type Config struct {
 	NodeName string
 	// CRIEndpoint is --cri-endpoint: the node's container runtime, asked
 	// for the pod namespace, pod name and container name of each caller
-	// in a container (identity.CRI); "" asks nothing.
+	// in a container (cri.Resolver); "" asks nothing.
 	CRIEndpoint string
 	// EndpointPrefix is --endpoint-prefix: the endpoints are named
 	// <prefix>-<group>-<version>.

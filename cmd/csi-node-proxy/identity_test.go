@@ -20,6 +20,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 )
 
 // testContainerID is a full container ID the fake runtime knows.
@@ -77,8 +78,8 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.CRIEndpoint != identity.DefaultCRIEndpoint {
-		t.Errorf("default --cri-endpoint %q, want %q", cfg.CRIEndpoint, identity.DefaultCRIEndpoint)
+	if cfg.CRIEndpoint != cri.DefaultEndpoint {
+		t.Errorf("default --cri-endpoint %q, want %q", cfg.CRIEndpoint, cri.DefaultEndpoint)
 	}
 
 	endpoint := startRuntime(t)
@@ -136,5 +137,38 @@ func TestCRIEndpointFlag(t *testing.T) {
 		if _, err := parseFlagsWith([]string{"--cri-endpoint=" + bad}, registry); err == nil || !strings.Contains(err.Error(), "-cri-endpoint") {
 			t.Errorf("--cri-endpoint=%s: %v, want a command-line error", bad, err)
 		}
+	}
+}
+
+// The runtime resolver reads ServiceAccount tokens below -kubelet-path,
+// the daemon's one spelling of the kubelet directory, except on the
+// simulated host, whose kubelet directory is not this machine's.
+func TestCRIKubeletPath(t *testing.T) {
+	resetKlog(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--host=linux"}, "/var/lib/kubelet"},
+		{[]string{"--host=linux", "--kubelet-path=/data/kubelet"}, "/data/kubelet"},
+		{[]string{"--host=simulated"}, ""},
+		{[]string{"--host=simulated", "--kubelet-path=/var/lib/kubelet"}, ""},
+	} {
+		cfg, err := parseFlagsWith(tc.args, registry)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := criConfig(cfg).KubeletPath; got != tc.want {
+			t.Errorf("%v: the runtime resolver reads tokens below %q, want %q", tc.args, got, tc.want)
+		}
+		sec, err := setupSecurity(cfg, hostpath.POSIX)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		src, ok := sec.identity.Workloads.(identity.ServiceAccountSource)
+		if !ok || (src.ServiceAccountsUnknown() == "") != (tc.want != "") {
+			t.Errorf("%v: the daemon's resolver %T does not say whether it reads tokens as configured", tc.args, sec.identity.Workloads)
+		}
+		sec.close()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -28,7 +30,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
 	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
 	set.StringVar(&cfg.NodeName, "node-name", "", "The node's name in every audit record, so records collected from many nodes say where each call ran; the default is $NODE_NAME (the shipped DaemonSets set it from spec.nodeName), else the host name")
-	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", identity.DefaultCRIEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container, which policy rules can select by (namespaces, podNames, containerNames). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
+	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", cri.DefaultEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container and for the ServiceAccount token mounted into it (read below -kubelet-path), which policy rules can select by (namespaces, podNames, containerNames, serviceAccounts). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
 
@@ -41,11 +43,11 @@ func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
 		// NewCRI checks the endpoint's form without connecting: a
 		// malformed one is a command-line mistake, a missing runtime is
 		// not (identification says so per call).
-		cri, err := identity.NewCRI(identity.CRIConfig{Endpoint: cfg.CRIEndpoint})
+		r, err := cri.New(cri.Config{Endpoint: cfg.CRIEndpoint})
 		if err != nil {
 			return fmt.Errorf("-cri-endpoint: %w", err)
 		}
-		_ = cri.Close() // never connected; nothing to report
+		_ = r.Close() // never connected; nothing to report
 	}
 	if cfg.PipeGroup != "" {
 		explicit := false
@@ -55,6 +57,19 @@ func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// criConfig is how the daemon asks the container runtime. The
+// ServiceAccount tokens lie below -kubelet-path, the directory the
+// daemon already serves, when that is this machine's kubelet: with the
+// real host backend of the OS the daemon runs on. The simulated host's
+// kubelet directory is the simulated node's, so it names no tokens.
+func criConfig(cfg Config) cri.Config {
+	c := cri.Config{Endpoint: cfg.CRIEndpoint}
+	if cfg.Host == hostLinux && runtime.GOOS == "linux" || cfg.Host == hostWindows && runtime.GOOS == "windows" {
+		c.KubeletPath = cfg.KubeletPath
+	}
+	return c
 }
 
 // sidPattern is a string SID.
@@ -86,7 +101,7 @@ type security struct {
 	identity identity.Options
 	// cri is the connection to the container runtime, closed with the
 	// security; nil without --cri-endpoint.
-	cri *identity.CRI
+	cri *cri.Resolver
 	// warnings are the identity warnings of the policy in force.
 	warnings *identityWarnings
 }
@@ -139,11 +154,12 @@ func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
 		// NewCRI does not connect: a runtime that is not there yet
 		// leaves callers' workloads unknown per call (Caller.Incomplete)
 		// and never stops the daemon.
-		if s.cri, err = identity.NewCRI(identity.CRIConfig{Endpoint: cfg.CRIEndpoint}); err != nil {
+		cc := criConfig(cfg)
+		if s.cri, err = cri.New(cc); err != nil {
 			return s, err
 		}
 		s.identity.Workloads = s.cri
-		klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint)
+		klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint, "serviceAccountTokensBelow", cc.KubeletPath)
 	}
 	if cfg.Policy != "" {
 		methods, err := server.GroupMethods(adapter.All())

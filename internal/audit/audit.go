@@ -423,6 +423,7 @@ type caller struct {
 	PodNamespace     string   `json:"pod_namespace,omitempty"`
 	PodName          string   `json:"pod_name,omitempty"`
 	ContainerName    string   `json:"container_name,omitempty"`
+	ServiceAccount   string   `json:"service_account,omitempty"`
 	Runtime          string   `json:"runtime,omitempty"`
 	WindowsSID       string   `json:"windows_sid,omitempty"`
 	WindowsAccount   string   `json:"windows_account,omitempty"`
@@ -451,7 +452,7 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 		Kind:       Classify(r.Method).String(),
 		Caller: caller{
 			PID: c.PID, Executable: c.Executable, Groups: c.Groups, ContainerID: c.ContainerID, PodUID: c.PodUID, Runtime: c.Runtime,
-			PodNamespace: c.PodNamespace, PodName: c.PodName, ContainerName: c.ContainerName,
+			PodNamespace: c.PodNamespace, PodName: c.PodName, ContainerName: c.ContainerName, ServiceAccount: c.ServiceAccount,
 			WindowsSID: c.WindowsSID, WindowsAccount: c.WindowsAccount, WindowsGroupSIDs: c.WindowsGroupSIDs,
 			Incomplete: c.Incomplete,
 		},

@@ -72,12 +72,12 @@ func TestOpenRefusesSymlink(t *testing.T) {
 }
 
 // Records name the caller's workload (pod namespace and name, container
-// name) when the container runtime told it, and leave it out otherwise.
+// name, ServiceAccount) when the node told it, and leave it out otherwise.
 func TestRecordWorkloadFields(t *testing.T) {
 	var buf bytes.Buffer
 	l := New(&buf, Options{})
 	for _, c := range []identity.Caller{
-		{PID: 7, PodNamespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", ContainerName: "azuredisk"},
+		{PID: 7, PodNamespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", ContainerName: "azuredisk", ServiceAccount: "csi-azuredisk-node-sa"},
 		{PID: 8},
 	} {
 		if err := l.Log(Record{Time: time.Now(), Group: "disk", Version: "v1", Method: "PartitionDisk", Decision: Allow, Caller: c}); err != nil {
@@ -94,10 +94,10 @@ func TestRecordWorkloadFields(t *testing.T) {
 	if err := json.Unmarshal(lines[0], &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Caller["pod_namespace"] != "kube-system" || got.Caller["pod_name"] != "csi-azuredisk-node-x7k2p" || got.Caller["container_name"] != "azuredisk" {
+	if got.Caller["pod_namespace"] != "kube-system" || got.Caller["pod_name"] != "csi-azuredisk-node-x7k2p" || got.Caller["container_name"] != "azuredisk" || got.Caller["service_account"] != "csi-azuredisk-node-sa" {
 		t.Errorf("record %s", lines[0])
 	}
-	if bytes.Contains(lines[1], []byte("pod_namespace")) || bytes.Contains(lines[1], []byte("container_name")) {
+	if bytes.Contains(lines[1], []byte("pod_namespace")) || bytes.Contains(lines[1], []byte("container_name")) || bytes.Contains(lines[1], []byte("service_account")) {
 		t.Errorf("unknown workload written: %s", lines[1])
 	}
 }

@@ -26,13 +26,14 @@
 // processes.
 //
 // A container ID names no workload that rules could rely on: it changes
-// with every restart. When Options.Workloads is set (CRI, the node's
+// with every restart. When Options.Workloads is set (package cri asks the node's
 // container runtime over its CRI socket), the container's pod namespace,
 // pod name and container name are asked for, from the labels kubelet puts
 // on every container, cached per container ID. The runtime is believed
 // only where it agrees with the pod UID of the kernel's cgroup path; an
-// unreachable runtime leaves them unknown. The ServiceAccount cannot be
-// learned this way: kubelet does not hand it to the runtime.
+// unreachable runtime leaves them unknown. The pod's ServiceAccount is
+// read from the token kubelet mounted into the container, found through
+// the mounts the runtime reports (package cri says how it is checked).
 //
 // Identification never fails a connection: what cannot be learned stays
 // empty and Caller.Incomplete says why. Whether an incomplete identity may
@@ -96,6 +97,13 @@ type Caller struct {
 	PodName string
 	// ContainerName: see PodNamespace.
 	ContainerName string
+	// ServiceAccount is the name of the ServiceAccount of the caller's
+	// pod (in PodNamespace), from the token kubelet mounted into the
+	// caller's container (see package cri); "" when unknown. Like the
+	// names above it is believed only where the runtime agrees with the
+	// kernel's pod UID, and the token only where its pod UID and
+	// namespace are the caller's.
+	ServiceAccount string
 	// Runtime names the container runtime the cgroup layout points to:
 	// containerd, crio, docker, or "" when the layout does not say.
 	Runtime string
@@ -141,6 +149,9 @@ func (c Caller) String() string {
 	}
 	if c.ContainerName != "" {
 		parts = append(parts, "container "+c.ContainerName)
+	}
+	if c.ServiceAccount != "" {
+		parts = append(parts, "serviceaccount "+c.ServiceAccount)
 	}
 	if c.PodUID != "" {
 		parts = append(parts, "pod "+c.PodUID)
@@ -203,7 +214,7 @@ type Options struct {
 	// IdentifyWait is refused.
 	MaxIdentifying int
 	// Workloads, when set, names the pod namespace, pod name and
-	// container name of a caller in a container (see CRI); nil leaves
+	// container name of a caller in a container (see package cri); nil leaves
 	// them unknown, and rules that select by them never match.
 	Workloads WorkloadResolver
 }

@@ -5,7 +5,8 @@
 // endpoint may call everything on it (the endpoint's ACL decides). Once a
 // policy is loaded, every call is denied unless a rule allows it: a rule
 // names callers (pod namespaces, pod names and container names, which the
-// node's container runtime tells; Unix user or group IDs, container IDs,
+// node's container runtime tells; ServiceAccounts, from the token kubelet
+// mounts into the caller's container; Unix user or group IDs, container IDs,
 // pod UIDs, Windows accounts or groups), the methods they may call, and optionally the path
 // roots every path in their requests must lie under.
 //
@@ -97,7 +98,7 @@ type CallerSelector struct {
 	PodUIDs []string `json:"podUIDs,omitempty"`
 	// Namespaces match the namespace of the caller's pod, as the node's
 	// container runtime names it for the caller's container (see
-	// identity.CRI). Unlike pod UIDs and container IDs, namespaces, pod
+	// package cri). Unlike pod UIDs and container IDs, namespaces, pod
 	// names and container names survive restarts and rollouts.
 	Namespaces []string `json:"namespaces,omitempty"`
 	// PodNames match the caller's pod name by path.Match pattern, e.g.
@@ -106,6 +107,12 @@ type CallerSelector struct {
 	// ContainerNames match the name of the caller's container in its
 	// pod spec, so a driver's sidecars do not share its rights.
 	ContainerNames []string `json:"containerNames,omitempty"`
+	// ServiceAccounts match the ServiceAccount of the caller's pod, as
+	// "namespace/name" (kube-system/csi-azuredisk-node-sa), exactly. The
+	// daemon reads it from the ServiceAccount token kubelet mounted into
+	// the caller's container (see package cri); a pod without a mounted
+	// token (automountServiceAccountToken: false) never matches.
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
 	// WindowsAccounts match the user of the caller's token, as
 	// DOMAIN\name or as a SID, without case.
 	WindowsAccounts []string `json:"windowsAccounts,omitempty"`
@@ -158,6 +165,8 @@ var (
 	ruleNam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 	// dnsLabel is an RFC 1123 label: namespaces and container names.
 	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	// dnsSubdomain is an RFC 1123 subdomain: ServiceAccount names.
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// podNamePattern is what a pattern over RFC 1123 subdomains (pod
 	// names) may contain.
 	podNamePattern = regexp.MustCompile(`^[-a-z0-9.*?\[\]^]{1,253}$`)
@@ -265,12 +274,12 @@ func Compile(f File, o Options) (*Policy, error) {
 func validateSelector(c CallerSelector) []error {
 	var errs []error
 	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups) +
-		len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames)
+		len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames) + len(c.ServiceAccounts)
 	switch {
 	case c.Any && set > 0:
 		errs = append(errs, errors.New("any cannot be combined with other fields"))
 	case !c.Any && set == 0:
-		errs = append(errs, errors.New("empty: name namespaces, podNames, containerNames, uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
+		errs = append(errs, errors.New("empty: name namespaces, podNames, containerNames, serviceAccounts, uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
 	}
 	for _, n := range c.Namespaces {
 		if !dnsLabel.MatchString(n) {
@@ -285,6 +294,12 @@ func validateSelector(c CallerSelector) []error {
 	for _, n := range c.ContainerNames {
 		if !dnsLabel.MatchString(n) {
 			errs = append(errs, fmt.Errorf("containerNames: %q is not a container name (lower-case RFC 1123 label)", n))
+		}
+	}
+	for _, sa := range c.ServiceAccounts {
+		ns, name, ok := strings.Cut(sa, "/")
+		if !ok || !dnsLabel.MatchString(ns) || len(name) > 253 || !dnsSubdomain.MatchString(name) {
+			errs = append(errs, fmt.Errorf("serviceAccounts: %q is not namespace/name (a namespace, '/', and a ServiceAccount name: lower-case RFC 1123 subdomain)", sa))
 		}
 	}
 	for _, id := range c.ContainerIDs {
@@ -521,6 +536,9 @@ func (s CallerSelector) matches(c identity.Caller) bool {
 	if len(s.ContainerNames) > 0 && (c.ContainerName == "" || !slices.Contains(s.ContainerNames, c.ContainerName)) {
 		return false
 	}
+	if len(s.ServiceAccounts) > 0 && (c.PodNamespace == "" || c.ServiceAccount == "" || !slices.Contains(s.ServiceAccounts, c.PodNamespace+"/"+c.ServiceAccount)) {
+		return false
+	}
 	if len(s.WindowsAccounts) > 0 && !containsFold(s.WindowsAccounts, c.WindowsAccount, c.WindowsSID) {
 		return false
 	}
@@ -615,9 +633,18 @@ func (p *Policy) ProcessSelectors() []string {
 
 // WorkloadSelectors lists, as ProcessSelectors does, the selector fields
 // that need the container runtime's answer (identity.Options.Workloads):
-// namespaces, podNames, containerNames.
+// namespaces, podNames, containerNames, serviceAccounts.
 func (p *Policy) WorkloadSelectors() []string {
 	return p.selectors(CallerSelector.workloadFields)
+}
+
+// ServiceAccountSelectors lists, as ProcessSelectors does, the
+// serviceAccounts selector fields, which also need the ServiceAccount
+// token of the caller's container (identity.ServiceAccountSource).
+func (p *Policy) ServiceAccountSelectors() []string {
+	return p.selectors(func(s CallerSelector) []selectorField {
+		return []selectorField{{"serviceAccounts", len(s.ServiceAccounts) > 0}}
+	})
 }
 
 type selectorField struct {
@@ -626,7 +653,7 @@ type selectorField struct {
 }
 
 func (s CallerSelector) workloadFields() []selectorField {
-	return []selectorField{{"namespaces", len(s.Namespaces) > 0}, {"podNames", len(s.PodNames) > 0}, {"containerNames", len(s.ContainerNames) > 0}}
+	return []selectorField{{"namespaces", len(s.Namespaces) > 0}, {"podNames", len(s.PodNames) > 0}, {"containerNames", len(s.ContainerNames) > 0}, {"serviceAccounts", len(s.ServiceAccounts) > 0}}
 }
 
 func (p *Policy) selectors(fields func(CallerSelector) []selectorField) []string {

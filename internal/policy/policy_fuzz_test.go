@@ -29,6 +29,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(true, []byte(example))
 	f.Add(false, []byte("rules:\n- {name: a, callers: [{uids: [0]}], allow: [{methods: ['*']}], pathRoots: [/var/lib/kubelet]}\n"))
 	f.Add(false, []byte(""))
+	f.Add(false, []byte(serviceAccountPolicy))
+	f.Add(true, []byte("rules:\n- {name: a, callers: [{serviceAccounts: [kube-system/csi-sa, 'kube-system/csi-sa/x']}], allow: [{methods: ['*']}]}\n"))
 
 	// The Store's file, one per fuzzing process. klog would log every
 	// refused reload.
@@ -112,7 +114,7 @@ func canMatch(p *Policy, name string, c identity.Caller) bool {
 			if s.Any {
 				return true
 			}
-			if !c.HasUnixIDs || len(s.ContainerIDs)+len(s.PodUIDs)+len(s.WindowsAccounts)+len(s.WindowsGroups)+len(s.Namespaces)+len(s.PodNames)+len(s.ContainerNames) > 0 || len(s.UIDs)+len(s.GIDs) == 0 {
+			if !c.HasUnixIDs || len(s.ContainerIDs)+len(s.PodUIDs)+len(s.WindowsAccounts)+len(s.WindowsGroups)+len(s.Namespaces)+len(s.PodNames)+len(s.ContainerNames)+len(s.ServiceAccounts) > 0 || len(s.UIDs)+len(s.GIDs) == 0 {
 				continue
 			}
 			if (len(s.UIDs) == 0 || slices.Contains(s.UIDs, c.UID)) && (len(s.GIDs) == 0 || slices.Contains(s.GIDs, c.GID)) {

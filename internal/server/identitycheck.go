@@ -14,8 +14,10 @@ import (
 // cannot read (a PID or cgroup namespace of its own, procfs with
 // hidepid), and every call of a legitimate driver is then refused without
 // a word. nil when the policy names none of these, or the daemon can see
-// them. Rules naming namespaces, pod names or container names also need
-// the container runtime (identity.Options.Workloads). The daemon logs
+// them. Rules naming namespaces, pod names, container names or
+// ServiceAccounts also need the container runtime
+// (identity.Options.Workloads), and ServiceAccounts a resolver that reads
+// tokens (identity.ServiceAccountSource). The daemon logs
 // these at start and after each policy reload, and readiness reports
 // them.
 func IdentityWarnings(p *policy.Policy, o identity.Options) []string {
@@ -25,7 +27,14 @@ func IdentityWarnings(p *policy.Policy, o identity.Options) []string {
 	}
 	var out []string
 	if w := p.WorkloadSelectors(); len(w) > 0 && o.Workloads == nil {
-		out = append(out, fmt.Sprintf("no container runtime (CRI) endpoint is configured, so callers' pod namespaces, pod names and container names are unknown; the policy selects callers by them (%s), so those rules will not match", strings.Join(w, ", ")))
+		out = append(out, fmt.Sprintf("no container runtime (CRI) endpoint is configured, so callers' pod namespaces, pod names, container names and ServiceAccounts are unknown; the policy selects callers by them (%s), so those rules will not match", strings.Join(w, ", ")))
+	}
+	if sa := p.ServiceAccountSelectors(); len(sa) > 0 && o.Workloads != nil {
+		if src, ok := o.Workloads.(identity.ServiceAccountSource); ok {
+			if why := src.ServiceAccountsUnknown(); why != "" {
+				out = append(out, fmt.Sprintf("callers' ServiceAccounts are unknown: %s; the policy selects callers by them (%s), so those rules will not match", why, strings.Join(sa, ", ")))
+			}
+		}
 	}
 	for _, problem := range identity.CheckVisibility(o) {
 		out = append(out, fmt.Sprintf("%s; the policy selects callers by what this hides (%s), so those rules will not match", problem, strings.Join(needs, ", ")))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -70,13 +71,44 @@ func TestIdentityWarningsWorkload(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], "container runtime") || !strings.Contains(w[0], "rule azuredisk: namespaces") {
 		t.Errorf("no runtime configured: %q", w)
 	}
-	cri, err := identity.NewCRI(identity.CRIConfig{})
+	r, err := cri.New(cri.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cri.Close()
-	host.Workloads = cri
+	defer r.Close()
+	host.Workloads = r
 	if w := IdentityWarnings(p, host); w != nil {
 		t.Errorf("runtime configured, host namespaces: %q", w)
+	}
+}
+
+// A policy naming serviceAccounts warns when the runtime is asked but no
+// token will be read (no kubelet directory), and not once one will.
+func TestIdentityWarningsServiceAccounts(t *testing.T) {
+	p, err := policy.Parse([]byte("rules:\n- {name: azuredisk, callers: [{serviceAccounts: [kube-system/csi-azuredisk-node-sa]}], allow: [{methods: ['*']}]}\n"), policy.Options{Style: hostpath.POSIX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := identity.Options{ProcRoot: fakeProc(t, "pid:[4026531836]", "cgroup:[4026531835]")}
+	if w := IdentityWarnings(p, host); len(w) != 1 || !strings.Contains(w[0], "ServiceAccounts") || !strings.Contains(w[0], "rule azuredisk: serviceAccounts") {
+		t.Errorf("no runtime configured: %q", w)
+	}
+	blind, err := cri.New(cri.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blind.Close()
+	host.Workloads = blind
+	if w := IdentityWarnings(p, host); len(w) != 1 || !strings.Contains(w[0], "no kubelet directory") || !strings.Contains(w[0], "rule azuredisk: serviceAccounts") {
+		t.Errorf("runtime without a kubelet directory: %q", w)
+	}
+	seeing, err := cri.New(cri.Config{KubeletPath: "/var/lib/kubelet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seeing.Close()
+	host.Workloads = seeing
+	if w := IdentityWarnings(p, host); w != nil {
+		t.Errorf("runtime and kubelet directory configured: %q", w)
 	}
 }

@@ -1,4 +1,4 @@
-package identity
+package cri
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
 // fakeCRI is a container runtime speaking the real CRI RuntimeService
@@ -26,7 +27,10 @@ type fakeCRI struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	mu         sync.Mutex
 	containers map[string]map[string]string // container ID → labels
-	calls      int
+	// mounts are the mounts reported per container ID, as runtimes
+	// report those of the create request.
+	mounts map[string][]*runtimeapi.Mount
+	calls  int
 }
 
 func (f *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
@@ -37,7 +41,7 @@ func (f *fakeCRI) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", req.ContainerId)
 	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: labels}}, nil
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: labels, Mounts: f.mounts[req.ContainerId]}}, nil
 }
 
 func (f *fakeCRI) count() int {
@@ -90,9 +94,15 @@ func shortTempDir(t *testing.T) string {
 	return d
 }
 
-func newTestCRI(t *testing.T, cfg CRIConfig) *CRI {
+// The container and pod the tests ask about.
+const (
+	cid = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	pod = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+)
+
+func newTestCRI(t *testing.T, cfg Config) *Resolver {
 	t.Helper()
-	c, err := NewCRI(cfg)
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +114,12 @@ func newTestCRI(t *testing.T, cfg CRIConfig) *CRI {
 // are cached for the TTL and asked again after it.
 func TestCRIWorkload(t *testing.T) {
 	f := &fakeCRI{containers: map[string]map[string]string{cid: kubeletLabels("kube-system", "csi-azuredisk-node-x7k2p", pod, "azuredisk")}}
-	c := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f), TTL: time.Minute})
+	c := newTestCRI(t, Config{Endpoint: startCRI(t, f), TTL: time.Minute})
 	now := time.Unix(1000, 0)
 	c.now = func() time.Time { return now }
 
-	want := Workload{Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk"}
+	want := identity.Workload{Namespace: "kube-system", PodName: "csi-azuredisk-node-x7k2p", PodUID: pod, ContainerName: "azuredisk",
+		Incomplete: "service account unknown: no kubelet directory is configured"}
 	for i := range 2 {
 		w, err := c.Workload(t.Context(), cid)
 		if err != nil || w != want {
@@ -132,11 +143,11 @@ func TestCRIWorkload(t *testing.T) {
 func TestCRIWorkloadUnknown(t *testing.T) {
 	other := strings.Repeat("b", 64)
 	f := &fakeCRI{containers: map[string]map[string]string{other: {"app": "not-from-kubelet"}}}
-	c := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f)})
+	c := newTestCRI(t, Config{Endpoint: startCRI(t, f)})
 	if w, err := c.Workload(t.Context(), cid); !errors.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("unknown container: %+v, %v; want ErrNotFound", w, err)
 	}
-	if w, err := c.Workload(t.Context(), other); err == nil || w != (Workload{}) {
+	if w, err := c.Workload(t.Context(), other); err == nil || w != (identity.Workload{}) {
 		t.Errorf("container without kubelet's labels: %+v, %v; want an error", w, err)
 	}
 	if _, err := c.Workload(t.Context(), "short"); !errors.Is(err, errdefs.ErrInvalidArgument) {
@@ -149,10 +160,10 @@ func TestCRIUnreachable(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Unix socket endpoint")
 	}
-	c := newTestCRI(t, CRIConfig{Endpoint: "unix://" + filepath.Join(shortTempDir(t), "absent.sock"), Timeout: 200 * time.Millisecond})
+	c := newTestCRI(t, Config{Endpoint: "unix://" + filepath.Join(shortTempDir(t), "absent.sock"), Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	w, err := c.Workload(t.Context(), cid)
-	if err == nil || w != (Workload{}) {
+	if err == nil || w != (identity.Workload{}) {
 		t.Fatalf("unreachable runtime: %+v, %v", w, err)
 	}
 	if !errors.Is(err, errdefs.ErrUnavailable) {
@@ -165,65 +176,11 @@ func TestCRIUnreachable(t *testing.T) {
 
 func TestCRIConfigEndpoint(t *testing.T) {
 	for _, bad := range []string{"tcp://127.0.0.1:1", "/run/containerd/containerd.sock", "unix://relative.sock"} {
-		if _, err := NewCRI(CRIConfig{Endpoint: bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
+		if _, err := New(Config{Endpoint: bad}); !errors.Is(err, errdefs.ErrInvalidArgument) {
 			t.Errorf("endpoint %q: %v, want ErrInvalidArgument", bad, err)
 		}
 	}
-	if DefaultCRIEndpoint == "" {
+	if DefaultEndpoint == "" {
 		t.Error("no default endpoint")
-	}
-}
-
-// A connection's caller gets its workload from the runtime; a runtime that
-// contradicts the pod the kernel's cgroup names is believed in nothing;
-// an unreachable runtime leaves the caller incomplete.
-func TestHandshakeResolvesWorkload(t *testing.T) {
-	f := &fakeCRI{containers: map[string]map[string]string{
-		cid:                     kubeletLabels("kube-system", "csi-azuredisk-node-x7k2p", pod, "azuredisk"),
-		strings.Repeat("c", 64): kubeletLabels("kube-system", "impostor", "11111111-2222-3333-4444-555555555555", "azuredisk"),
-	}}
-	cri := newTestCRI(t, CRIConfig{Endpoint: startCRI(t, f)})
-	handshake := func(o Options, c Caller) Caller {
-		t.Helper()
-		creds := NewCredentials(o)
-		creds.identify = func(net.Conn, Options) (Caller, *process) { return c, nil }
-		a, b := net.Pipe()
-		defer a.Close()
-		defer b.Close()
-		_, ai, err := creds.ServerHandshake(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ai.(AuthInfo).Caller
-	}
-
-	got := handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: cid, PodUID: pod})
-	if got.PodNamespace != "kube-system" || got.PodName != "csi-azuredisk-node-x7k2p" || got.ContainerName != "azuredisk" || got.Incomplete != "" {
-		t.Errorf("caller %+v", got)
-	}
-	if s := got.String(); !strings.Contains(s, "pod kube-system/csi-azuredisk-node-x7k2p") || !strings.Contains(s, "container azuredisk") {
-		t.Errorf("String() = %q", s)
-	}
-
-	// Windows callers have no pod UID from the kernel: the runtime's is taken.
-	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: cid})
-	if got.PodUID != pod || got.PodNamespace != "kube-system" {
-		t.Errorf("caller without a cgroup pod: %+v", got)
-	}
-
-	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: strings.Repeat("c", 64), PodUID: pod})
-	if got.PodNamespace != "" || got.PodName != "" || got.ContainerName != "" || got.PodUID != pod || !strings.Contains(got.Incomplete, "disagree") {
-		t.Errorf("contradicting runtime: %+v", got)
-	}
-
-	got = handshake(Options{Workloads: cri}, Caller{PID: 5, ContainerID: strings.Repeat("d", 64), PodUID: pod, Incomplete: "earlier"})
-	if got.PodNamespace != "" || !strings.Contains(got.Incomplete, "earlier") || !strings.Contains(got.Incomplete, "workload") {
-		t.Errorf("unknown container: %+v", got)
-	}
-
-	// Without a resolver nothing is looked up.
-	got = handshake(Options{}, Caller{PID: 5, ContainerID: cid, PodUID: pod})
-	if got.PodNamespace != "" || got.Incomplete != "" {
-		t.Errorf("without a resolver: %+v", got)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package identity
+package cri
 
 import (
 	"path"
@@ -10,15 +10,15 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// DefaultCRIEndpoint is containerd's CRI socket, the runtime of most
+// DefaultEndpoint is containerd's CRI socket, the runtime of most
 // clusters; CRI-O's is unix:///var/run/crio/crio.sock.
-const DefaultCRIEndpoint = "unix:///run/containerd/containerd.sock"
+const DefaultEndpoint = "unix:///run/containerd/containerd.sock"
 
-const criEndpointForm = "unix:///absolute/path"
+const endpointForm = "unix:///absolute/path"
 
-// criDial returns the gRPC target and options for a CRI endpoint: a Unix
+// dial returns the gRPC target and options for a CRI endpoint: a Unix
 // socket, which grpc-go dials itself.
-func criDial(endpoint string) (string, []grpc.DialOption, error) {
+func dial(endpoint string) (string, []grpc.DialOption, error) {
 	p, ok := strings.CutPrefix(endpoint, "unix://")
 	if !ok || !path.IsAbs(p) {
 		return "", nil, errNoEndpointScheme

@@ -1,4 +1,4 @@
-package identity
+package cri
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// DefaultCRIEndpoint is containerd's CRI pipe on Windows nodes.
-const DefaultCRIEndpoint = "npipe:////./pipe/containerd-containerd"
+// DefaultEndpoint is containerd's CRI pipe on Windows nodes.
+const DefaultEndpoint = "npipe:////./pipe/containerd-containerd"
 
-const criEndpointForm = "npipe:////./pipe/name"
+const endpointForm = "npipe:////./pipe/name"
 
-// criDial returns the gRPC target and options for a CRI endpoint: a named
+// dial returns the gRPC target and options for a CRI endpoint: a named
 // pipe, dialled through go-winio (grpc-go has no pipe resolver).
-func criDial(endpoint string) (string, []grpc.DialOption, error) {
+func dial(endpoint string) (string, []grpc.DialOption, error) {
 	p, ok := strings.CutPrefix(endpoint, "npipe://")
 	if !ok || !strings.HasPrefix(strings.ReplaceAll(p, "/", `\`), `\\.\pipe\`) {
 		return "", nil, errNoEndpointScheme
