@@ -101,7 +101,7 @@ func TestShippedRulesConfineObjects(t *testing.T) {
 				}
 				for vol, allowed := range map[string]bool{"fresh": true, "own": true, "other": false, "node": false} {
 					c := policy.Call{
-						Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2]},
+						Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2], ServiceAccount: d[4]},
 						Group:   "volume",
 						Version: "v1",
 						Method:  "FormatVolume",

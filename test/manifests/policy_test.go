@@ -25,24 +25,27 @@ type shippedPolicy struct {
 	os, file, kubelet string
 	style             hostpath.Style
 	// drivers: rule name → the driver's node plugin (namespace, pod,
-	// container) and its plugin directory's name.
-	drivers map[string][4]string
+	// container), its plugin directory's name, and its ServiceAccount's
+	// name, as the driver's own manifests and chart deploy it (sources in
+	// docs/security.md, "The shipped driver rules").
+	drivers map[string][5]string
 }
 
 var shippedPolicies = []shippedPolicy{
-	{os: "linux", file: "deploy/linux/policy.yaml", kubelet: "/var/lib/kubelet", style: hostpath.POSIX, drivers: map[string][4]string{
-		"azuredisk": {"kube-system", "csi-azuredisk-node-7x2kq", "azuredisk", "disk.csi.azure.com"},
-		"aws-ebs":   {"kube-system", "ebs-csi-node-abcde", "ebs-plugin", "ebs.csi.aws.com"},
-		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io"},
-		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com"},
-		"smb":       {"kube-system", "csi-smb-node-9zzk4", "smb", "smb.csi.k8s.io"},
+	{os: "linux", file: "deploy/linux/policy.yaml", kubelet: "/var/lib/kubelet", style: hostpath.POSIX, drivers: map[string][5]string{
+		"azuredisk": {"kube-system", "csi-azuredisk-node-7x2kq", "azuredisk", "disk.csi.azure.com", "csi-azuredisk-node-sa"},
+		"aws-ebs":   {"kube-system", "ebs-csi-node-abcde", "ebs-plugin", "ebs.csi.aws.com", "ebs-csi-node-sa"},
+		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io", "csi-gce-pd-node-sa"},
+		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com", "vsphere-csi-node"},
+		"smb":       {"kube-system", "csi-smb-node-9zzk4", "smb", "smb.csi.k8s.io", "csi-smb-node-sa"},
 	}},
-	{os: "windows", file: "deploy/windows/policy.yaml", kubelet: `C:\var\lib\kubelet`, style: hostpath.Windows, drivers: map[string][4]string{
-		"azuredisk": {"kube-system", "csi-azuredisk-node-win-7x2kq", "azuredisk", "disk.csi.azure.com"},
-		"aws-ebs":   {"kube-system", "ebs-csi-node-windows-abcde", "ebs-plugin", "ebs.csi.aws.com"},
-		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-win-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io"},
-		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-windows-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com"},
-		"smb":       {"kube-system", "csi-smb-node-win-9zzk4", "smb", "smb.csi.k8s.io"},
+	{os: "windows", file: "deploy/windows/policy.yaml", kubelet: `C:\var\lib\kubelet`, style: hostpath.Windows, drivers: map[string][5]string{
+		"azuredisk": {"kube-system", "csi-azuredisk-node-win-7x2kq", "azuredisk", "disk.csi.azure.com", "csi-azuredisk-node-sa"},
+		"aws-ebs":   {"kube-system", "ebs-csi-node-windows-abcde", "ebs-plugin", "ebs.csi.aws.com", "ebs-csi-node-sa"},
+		// gcp-pd's Windows node plugin has a ServiceAccount of its own.
+		"gcp-pd":  {"gce-pd-csi-driver", "csi-gce-pd-node-win-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io", "csi-gce-pd-node-sa-win"},
+		"vsphere": {"vmware-system-csi", "vsphere-csi-node-windows-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com", "vsphere-csi-node"},
+		"smb":     {"kube-system", "csi-smb-node-win-9zzk4", "smb", "smb.csi.k8s.io", "csi-smb-node-sa"},
 	}},
 }
 
@@ -57,10 +60,11 @@ func uncommentExamples(data []byte) []byte {
 	return []byte(head + "\nrules:\n" + strings.Join(lines, "\n"))
 }
 
-// pathCall is filesystem PathExists under dir by a caller in the pod.
-func pathCall(ns, pod, container, dir string) policy.Call {
+// pathCall is filesystem PathExists under dir by a caller in the pod,
+// whose ServiceAccount (named in ns; "" for none known) is sa.
+func pathCall(ns, pod, container, sa, dir string) policy.Call {
 	return policy.Call{
-		Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: ns, PodName: pod, ContainerName: container, PodUID: "6f1c2d3e-0000-4000-8000-000000000001", ContainerID: strings.Repeat("ab", 32)},
+		Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: ns, PodName: pod, ContainerName: container, ServiceAccount: sa, PodUID: "6f1c2d3e-0000-4000-8000-000000000001", ContainerID: strings.Repeat("ab", 32)},
 		Group:   "filesystem",
 		Version: "v1",
 		Method:  "PathExists",
@@ -93,8 +97,8 @@ func TestShippedPolicies(t *testing.T) {
 			pods := sp.kubelet + sep + "pods" + sep + "x"
 			for name, d := range sp.drivers {
 				for _, c := range []policy.Call{
-					pathCall(d[0], d[1], d[2], sp.kubelet+sep+"plugins"+sep+d[3]),
-					pathCall(d[0], d[1], d[2], pods),
+					pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+d[3]),
+					pathCall(d[0], d[1], d[2], d[4], pods),
 				} {
 					list := c
 					list.Method = "ListDiskIDs"
@@ -117,19 +121,33 @@ func TestShippedPolicies(t *testing.T) {
 			if want := []string{"aws-ebs", "azuredisk", "gcp-pd", "no-caller-named-yet", "smb", "vsphere"}; !slices.Equal(names, want) {
 				t.Fatalf("%s with its examples uncommented has rules %v, want %v", sp.file, names, want)
 			}
+			// Every driver's rule names its ServiceAccount: a pod
+			// name is whatever the pod's creator writes.
+			saRules := examples.ServiceAccountSelectors()
 			for name, d := range sp.drivers {
-				own := sp.kubelet + sep + "plugins" + sep + d[3] + sep + "mount"
-				if dec := examples.Decide(pathCall(d[0], d[1], d[2], own)); !dec.Allowed || dec.Rule != name {
-					t.Errorf("%s example %s: its node plugin may not check a path in its own plugin directory: %+v", sp.file, name, dec)
+				if !slices.Contains(saRules, "rule "+name+": serviceAccounts") {
+					t.Errorf("%s example %s names no ServiceAccount (serviceAccounts: [%s/%s]); rules naming one: %v", sp.file, name, d[0], d[4], saRules)
 				}
-				if dec := examples.Decide(pathCall(d[0], d[1], d[2], sp.kubelet+sep+"plugins"+sep+"other.csi.example.com")); dec.Allowed {
+				own := sp.kubelet + sep + "plugins" + sep + d[3] + sep + "mount"
+				if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], own)); !dec.Allowed || dec.Rule != name {
+					t.Errorf("%s example %s: its node plugin, with ServiceAccount %s/%s, may not check a path in its own plugin directory: %+v", sp.file, name, d[0], d[4], dec)
+				}
+				if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+"other.csi.example.com")); dec.Allowed {
 					t.Errorf("%s example %s allows a path in another driver's plugin directory", sp.file, name)
 				}
-				if dec := examples.Decide(pathCall(d[0], "intruder-0", d[2], own)); dec.Allowed {
-					t.Errorf("%s example %s allows a foreign pod in %s with the driver's container name", sp.file, name, d[0])
+				if dec := examples.Decide(pathCall(d[0], "intruder-0", d[2], d[4], own)); dec.Allowed {
+					t.Errorf("%s example %s allows a foreign pod in %s with the driver's container name and ServiceAccount", sp.file, name, d[0])
 				}
-				if dec := examples.Decide(pathCall(d[0], d[1], "csi-node-driver-registrar", own)); dec.Allowed {
+				if dec := examples.Decide(pathCall(d[0], d[1], "csi-node-driver-registrar", d[4], own)); dec.Allowed {
 					t.Errorf("%s example %s allows the driver's sidecar", sp.file, name)
+				}
+				// The driver's pod name and container, run as another
+				// ServiceAccount, as none known (no token mounted), and
+				// as one of the same name in another namespace.
+				for _, c := range []struct{ ns, sa string }{{d[0], "default"}, {d[0], ""}, {"tenant-a", d[4]}} {
+					if dec := examples.Decide(pathCall(c.ns, d[1], d[2], c.sa, own)); dec.Allowed {
+						t.Errorf("%s example %s allows pod %s/%s container %s with ServiceAccount %q", sp.file, name, c.ns, d[1], d[2], c.sa)
+					}
 				}
 			}
 		})
