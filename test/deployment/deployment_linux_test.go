@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -256,8 +257,11 @@ const (
 // package keeps its own so that it depends on no test code.)
 type runtime struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
-	mu   sync.Mutex
-	pods map[string]pod // container ID → its pod
+	// kubelet is the node's kubelet directory, which the host paths of
+	// the containers' mounts lie in.
+	kubelet string
+	mu      sync.Mutex
+	pods    map[string]pod // container ID → its pod
 }
 
 func (r *runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
@@ -274,6 +278,7 @@ func (r *runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 			labelNamespace: p.namespace, labelPodName: p.name, labelPodUID: p.uid, labelContainer: p.container,
 			"io.kubernetes.container.hash": "7d5c4f1a",
 		},
+		Mounts: p.mounts(r.kubelet),
 	}}, nil
 }
 
@@ -293,8 +298,14 @@ func (r *runtime) serve(t *testing.T, sock string) {
 // pod is one caller: a container of a pod, in kubelet's cgroup layout.
 type pod struct {
 	namespace, name, container string
-	uid                        string // with dashes
-	containerID                string // 64 hex digits
+	// serviceAccount is the name of the pod's ServiceAccount, in its
+	// namespace: what its token's claims say.
+	serviceAccount string
+	// volume is the pod's kube-api-access-<5 characters> volume, which
+	// holds the token.
+	volume      string
+	uid         string // with dashes
+	containerID string // 64 hex digits
 	// systemd is kubelet's cgroup driver: true for systemd, false for
 	// cgroupfs.
 	systemd bool
@@ -323,19 +334,190 @@ func (p pod) runtime() string {
 	return ""
 }
 
-func newPod(t *testing.T, namespace, name, container string, systemd bool, qos string) pod {
+func newPod(t *testing.T, namespace, name, container, serviceAccount string, systemd bool, qos string) pod {
 	t.Helper()
-	b := make([]byte, 48)
+	b := randomBytes(t, 16)
+	u := hex.EncodeToString(b)
+	// The ServiceAccount admission plugin names the volume
+	// kube-api-access-<5 characters> (its ServiceAccountVolumeName and
+	// a generated suffix), from the alphabet of apimachinery's
+	// rand.String, which leaves out vowels and look-alike characters.
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	suffix := make([]byte, 5)
+	for i, c := range randomBytes(t, 5) {
+		suffix[i] = alphabet[int(c)%len(alphabet)]
+	}
+	return pod{
+		namespace: namespace, name: name, container: container, serviceAccount: serviceAccount,
+		volume:      "kube-api-access-" + string(suffix),
+		uid:         u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:],
+		containerID: hex.EncodeToString(randomBytes(t, 32)),
+		systemd:     systemd, qos: qos,
+	}
+}
+
+// sidecar is another container of p's pod: the same pod UID, volumes
+// and ServiceAccount, its own name and container ID.
+func (p pod) sidecar(t *testing.T, container string) pod {
+	t.Helper()
+	p.container = container
+	p.containerID = hex.EncodeToString(randomBytes(t, 32))
+	return p
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	u := hex.EncodeToString(b[:16])
-	return pod{
-		namespace: namespace, name: name, container: container,
-		uid:         u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:],
-		containerID: hex.EncodeToString(b[16:]),
-		systemd:     systemd, qos: qos,
+	return b
+}
+
+// The containers' ServiceAccount tokens, as a node holds them.
+//
+// kubelet keeps a pod's files in <kubelet>/pods/<pod UID>: the projected
+// volumes in volumes/kubernetes.io~projected/<volume>, the /etc/hosts it
+// generates in etc-hosts (pkg/kubelet/kubelet_pods.go, getEtcHostsPath).
+// The ServiceAccount admission plugin gives every pod the projected
+// volume kube-api-access-<suffix> with the files token, ca.crt and
+// namespace, mounted read-only into each container at
+// /var/run/secrets/kubernetes.io/serviceaccount
+// (plugin/pkg/admission/serviceaccount/admission.go,
+// DefaultAPITokenMountPath). kubelet asks the runtime for these mounts
+// with their host paths, and the runtime reports them in ContainerStatus.
+
+// tokenMountPath is where every container sees its pod's token volume.
+const tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// podDir is kubelet's directory of p's pod.
+func (p pod) podDir(kubelet string) string {
+	return filepath.Join(kubelet, "pods", p.uid)
+}
+
+// tokenVolume is the host directory of p's kube-api-access volume.
+func (p pod) tokenVolume(kubelet string) string {
+	return filepath.Join(p.podDir(kubelet), "volumes", "kubernetes.io~projected", p.volume)
+}
+
+// mounts is what the runtime reports of p's container's mounts: the
+// kubelet directory, as a CSI node plugin's DaemonSet mounts it (a
+// hostPath at the same path, bidirectional), which the daemon must not
+// search for tokens; the generated /etc/hosts; and the pod's token volume.
+func (p pod) mounts(kubelet string) []*runtimeapi.Mount {
+	return []*runtimeapi.Mount{
+		{ContainerPath: "/var/lib/kubelet", HostPath: kubelet, Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL},
+		{ContainerPath: "/etc/hosts", HostPath: filepath.Join(p.podDir(kubelet), "etc-hosts")},
+		{ContainerPath: tokenMountPath, HostPath: p.tokenVolume(kubelet), Readonly: true},
 	}
+}
+
+// writePod writes what kubelet keeps of p's pod that the daemon may
+// read: etc-hosts, and the token volume as kubelet's atomic writer
+// projects it (kubernetes/kubernetes pkg/volume/util/atomic_writer.go,
+// Write and createUserVisibleFiles, commit
+// 00e11024cf8ce5ae5b75ec122545f69b7e42c3f6): the files in a hidden
+// directory named ..<UTC time>.<random>, "..data" a relative link to that
+// directory, and each file a relative link "<name> -> ..data/<name>".
+// The daemon must follow those two links and no other. A second container
+// of the same pod finds it written.
+func writePod(t *testing.T, kubelet string, p pod) {
+	t.Helper()
+	dir := p.tokenVolume(kubelet)
+	if _, err := os.Lstat(dir); err == nil {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// As the writer makes it: a temporary directory in the volume, with
+	// the time as its prefix, opened to 0755.
+	tsDir, err := os.MkdirTemp(dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts := filepath.Base(tsDir)
+	if err := os.WriteFile(filepath.Join(p.podDir(kubelet), "etc-hosts"), []byte("127.0.0.1\tlocalhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"token":     token(t, p),
+		"namespace": p.namespace,
+		"ca.crt":    "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+	}
+	for name, content := range files {
+		// 0644: the kube-api-access volume's defaultMode.
+		if err := os.WriteFile(filepath.Join(dir, ts, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(ts, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		if err := os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Claims of a bound ServiceAccount token as the API server issues it for
+// kubelet's kube-api-access volume (kubernetes/kubernetes
+// pkg/serviceaccount/claims.go, Claims, commit
+// 031075d149ca12dd66c16cc80d88d38086c2bbae): the subject
+// system:serviceaccount:<namespace>:<name>, the audiences, issued-at,
+// not-before and expiry, and the private claim "kubernetes.io" with the
+// namespace, the ServiceAccount and the pod (name and UID each), and
+// warnafter. The kube-api-access volume asks for 3607 s
+// (WarnOnlyBoundTokenExpirationSeconds); an API server that extends such
+// tokens (its default) makes them valid for a year
+// (ExpirationExtensionSeconds) and sets warnafter to the 3607 s. The
+// issuer is the API server's --service-account-issuer.
+const (
+	tokenIssuer        = "https://kubernetes.default.svc.cluster.local"
+	tokenWarnAfter     = 60*60 + 7
+	tokenExtendedValid = 24 * 365 * 60 * 60
+)
+
+// token is p's pod's ServiceAccount token: a JWS of those claims. The
+// signature is random bytes of an RS256 signature's length; the daemon
+// has no key to check it with and does not try.
+func token(t *testing.T, p pod) string {
+	t.Helper()
+	now := time.Now().Unix()
+	ref := func(name string) map[string]string {
+		b := hex.EncodeToString(randomBytes(t, 16))
+		return map[string]string{"name": name, "uid": b[:8] + "-" + b[8:12] + "-" + b[12:16] + "-" + b[16:20] + "-" + b[20:]}
+	}
+	pod := ref(p.name)
+	pod["uid"] = p.uid
+	claims := map[string]any{
+		"aud": []string{tokenIssuer},
+		"exp": now + tokenExtendedValid,
+		"iat": now,
+		"iss": tokenIssuer,
+		"nbf": now,
+		"sub": "system:serviceaccount:" + p.namespace + ":" + p.serviceAccount,
+		"kubernetes.io": map[string]any{
+			"namespace":      p.namespace,
+			"pod":            pod,
+			"serviceaccount": ref(p.serviceAccount),
+			"warnafter":      now + tokenWarnAfter,
+		},
+	}
+	header := map[string]string{"alg": "RS256", "kid": base64.RawURLEncoding.EncodeToString(randomBytes(t, 32))}
+	var parts []string
+	for _, v := range []any{header, claims} {
+		j, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, base64.RawURLEncoding.EncodeToString(j))
+	}
+	return strings.Join(append(parts, base64.RawURLEncoding.EncodeToString(randomBytes(t, 256))), ".")
 }
 
 // hierarchies returns the mount points of the cgroup hierarchies a
@@ -426,15 +608,22 @@ func makeCgroup(t *testing.T, hs []string, rel string) {
 // gives a pod's containers from securityContext.supplementalGroups.
 const supplementaryGroup = 2000
 
+// shippedKubelet is the kubelet directory of the shipped command lines
+// and policies, which this test's node keeps elsewhere.
+const shippedKubelet = "/var/lib/kubelet"
+
 // callPath is what the callers ask about: a path under the kubelet's pod
 // directory, inside the driver rule's pathRoots and the daemon's
 // --kubelet-path, so that only the caller decides the outcome.
-const callPath = "/var/lib/kubelet/pods/00000000-0000-0000-0000-000000000000/volumes"
+func callPath(kubelet string) string {
+	return filepath.Join(kubelet, "pods", "00000000-0000-0000-0000-000000000000", "volumes")
+}
 
 // call runs one caller as p's container: uid 0, gid 0, the supplementary
-// group, in a PID namespace of its own and p's cgroups, and returns the
-// status code of its call and its PID as the daemon sees it.
-func call(t *testing.T, hs []string, p pod, sock string) (string, int) {
+// group, in a PID namespace of its own and p's cgroups, calls PathExists
+// of path, and returns the status code of its call and its PID as the
+// daemon sees it.
+func call(t *testing.T, hs []string, p pod, sock, path string) (string, int) {
 	t.Helper()
 	makeCgroup(t, hs, p.cgroupPath())
 	self, err := os.Executable()
@@ -442,7 +631,7 @@ func call(t *testing.T, hs []string, p pod, sock string) (string, int) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), callerEnv+"=1", "SOCK="+sock, "CALL_PATH="+callPath)
+	cmd.Env = append(os.Environ(), callerEnv+"=1", "SOCK="+sock, "CALL_PATH="+path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{supplementaryGroup}},
 		Cloneflags: syscall.CLONE_NEWPID,
@@ -537,15 +726,22 @@ type deployment struct {
 }
 
 // daemonArgs is args with the paths the test owns put in place of the
-// node's: sockets, policy, audit log, the runtime's socket, and the
-// metrics listener on a free port. --audit-reads is added: the callers
-// make a read, which the shipped flags audit only when it is denied, and
-// the admitted call's record is what shows the driver identified. The
+// node's: sockets, policy, audit log, the kubelet directory, the
+// runtime's socket, and the metrics listener on a free port.
+// --audit-reads is added: the callers make a read, which the shipped flags
+// audit only when it is denied, and the admitted call's record is what
+// shows the driver identified. The
 // unit names no --cri-endpoint and relies on its default, containerd's
 // socket; the test's runtime is elsewhere.
-func daemonArgs(t *testing.T, args []string, dir string) []string {
+func daemonArgs(t *testing.T, args []string, dir, kubelet string) []string {
 	t.Helper()
+	// The shipped line must name the kubelet directory this test's node
+	// moves (the check below), so it is replaced like the others.
+	if !slices.Contains(args, "--kubelet-path="+shippedKubelet) {
+		t.Fatalf("the shipped command line %q is not on the kubelet directory %s this test calls into", args, shippedKubelet)
+	}
 	repl := map[string]string{
+		"kubelet-path":         kubelet,
 		"socket-dir":           filepath.Join(dir, "sockets"),
 		"policy":               filepath.Join(dir, "etc", "policy.yaml"),
 		"audit-log":            filepath.Join(dir, "log", "audit.log"),
@@ -567,8 +763,8 @@ func daemonArgs(t *testing.T, args []string, dir string) []string {
 			t.Fatalf("the shipped command line %q has no --%s", args, need)
 		}
 	}
-	if !slices.Contains(out, "--host=linux") || !slices.Contains(out, "--kubelet-path=/var/lib/kubelet") {
-		t.Fatalf("the shipped command line %q is not the Linux backend on /var/lib/kubelet this test calls into", args)
+	if !slices.Contains(out, "--host=linux") {
+		t.Fatalf("the shipped command line %q is not the Linux backend this test calls into", args)
 	}
 	if !seen["cri-endpoint"] {
 		out = append(out, "--cri-endpoint="+repl["cri-endpoint"])
@@ -596,17 +792,23 @@ type record struct {
 		PodName       string   `json:"pod_name"`
 		ContainerName string   `json:"container_name"`
 		Runtime       string   `json:"runtime"`
-		Incomplete    string   `json:"incomplete"`
+		// ServiceAccount is the name of the pod's ServiceAccount, in
+		// PodNamespace.
+		ServiceAccount string `json:"service_account"`
+		Incomplete     string `json:"incomplete"`
 	} `json:"caller"`
 }
 
 // TestShippedDeploymentIdentifiesPods runs the daemon as the shipped unit
 // and as the shipped DaemonSet, with the shipped policy and its azuredisk
-// rule uncommented, and three callers in kubelet's cgroups, all root with
-// the same supplementary group: the driver's container, a pod of the same
-// name in another namespace, and another pod in kube-system. Only the
-// driver is admitted, and the audit log names each caller's pod,
-// container and groups.
+// rule uncommented, and five callers in kubelet's cgroups, all root with
+// the same supplementary group, each with its pod's ServiceAccount token
+// mounted as kubelet mounts it: the driver's container, a sidecar of its
+// pod, a pod of the same name, container and ServiceAccount name in another
+// namespace, a pod of kube-system the rule's name patterns match but run as
+// another ServiceAccount, and another pod of kube-system with the driver's
+// ServiceAccount. Only the driver is admitted, and the audit log names
+// each caller's pod, container, ServiceAccount and groups, all known.
 func TestShippedDeploymentIdentifiesPods(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "util-linux", "setpriv")
@@ -692,24 +894,58 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 			t.Fatal(err)
 		}
 	}
+	// The node's kubelet directory is a scratch one, named by the
+	// daemon's --kubelet-path and by the rule's pathRoots, as on a node
+	// whose kubelet keeps another root directory: the daemon reads the
+	// pods' tokens below it.
+	kubelet := filepath.Join(dir, "kubelet")
 	policy := enableRule(t, d.policy, "azuredisk")
+	if !strings.Contains(policy, "pathRoots: ["+shippedKubelet+"/") {
+		t.Fatalf("the shipped azuredisk rule has no pathRoots in %s for this test to move", shippedKubelet)
+	}
+	policy = strings.ReplaceAll(policy, shippedKubelet+"/", kubelet+"/")
 	if err := os.WriteFile(filepath.Join(dir, "etc", "policy.yaml"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	driver := newPod(t, "kube-system", "csi-azuredisk-node-x7k2p", "azuredisk", true, "burstable")
-	// The driver's pod name and container, in another namespace.
-	otherNamespace := newPod(t, "tenant-a", "csi-azuredisk-node-x7k2p", "azuredisk", true, "besteffort")
-	// Another pod of kube-system, under kubelet's cgroupfs driver.
-	otherPod := newPod(t, "kube-system", "log-shipper-5d9qk", "azuredisk", false, "besteffort")
-	rt := &runtime{pods: map[string]pod{}}
-	for _, p := range []pod{driver, otherNamespace, otherPod} {
-		rt.pods[p.containerID] = p
+	// The driver as azuredisk-csi-driver's manifests and chart deploy
+	// it: the DaemonSet csi-azuredisk-node in kube-system, the container
+	// azuredisk, the ServiceAccount csi-azuredisk-node-sa
+	// (deploy/csi-azuredisk-node.yaml; docs/security.md cites them).
+	driver := newPod(t, "kube-system", "csi-azuredisk-node-x7k2p", "azuredisk", "csi-azuredisk-node-sa", true, "burstable")
+	// A sidecar of the driver's pod: same pod, same ServiceAccount.
+	sidecar := driver.sidecar(t, "liveness-probe")
+	// The driver's pod name, container and ServiceAccount name, in
+	// another namespace.
+	otherNamespace := newPod(t, "tenant-a", "csi-azuredisk-node-x7k2p", "azuredisk", "csi-azuredisk-node-sa", true, "besteffort")
+	// A pod whose name, namespace and container the rule's patterns
+	// match, run as another ServiceAccount of kube-system: a pod's name
+	// is whatever its creator writes, while the ServiceAccount is the
+	// identity the driver's RBAC bindings name.
+	impostor := newPod(t, "kube-system", "csi-azuredisk-node-q4n8w", "azuredisk", "default", true, "burstable")
+	// Another pod of kube-system, with the driver's ServiceAccount and
+	// container name, under kubelet's cgroupfs driver.
+	otherPod := newPod(t, "kube-system", "log-shipper-5d9qk", "azuredisk", "csi-azuredisk-node-sa", false, "besteffort")
+	callers := []struct {
+		p    pod
+		want codes.Code
+		rule string
+	}{
+		{driver, codes.OK, "azuredisk"},
+		{sidecar, codes.PermissionDenied, ""},
+		{otherNamespace, codes.PermissionDenied, ""},
+		{impostor, codes.PermissionDenied, ""},
+		{otherPod, codes.PermissionDenied, ""},
+	}
+	rt := &runtime{kubelet: kubelet, pods: map[string]pod{}}
+	for _, c := range callers {
+		writePod(t, kubelet, c.p)
+		rt.pods[c.p.containerID] = c.p
 	}
 	rt.serve(t, filepath.Join(dir, "cri.sock"))
 
 	var log bytes.Buffer
-	cmd := d.wrap(bin, daemonArgs(t, d.args, dir))
+	cmd := d.wrap(bin, daemonArgs(t, d.args, dir, kubelet))
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -737,14 +973,11 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 	d.check(t, cmd.Process.Pid)
 
 	pids := map[string]int{}
-	for _, c := range []struct {
-		p    pod
-		want codes.Code
-	}{{driver, codes.OK}, {otherNamespace, codes.PermissionDenied}, {otherPod, codes.PermissionDenied}} {
-		got, pid := call(t, hs, c.p, sock)
+	for _, c := range callers {
+		got, pid := call(t, hs, c.p, sock, callPath(kubelet))
 		pids[c.p.containerID] = pid
 		if got != c.want.String() {
-			t.Errorf("%s/%s (container %s): %s, want %s", c.p.namespace, c.p.name, c.p.container, got, c.want)
+			t.Errorf("%s/%s (container %s, ServiceAccount %s): %s, want %s", c.p.namespace, c.p.name, c.p.container, c.p.serviceAccount, got, c.want)
 		}
 	}
 
@@ -758,11 +991,7 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 	}
 
 	records := readAudit(t, filepath.Join(dir, "log", "audit.log"))
-	for _, c := range []struct {
-		p        pod
-		decision string
-		rule     string
-	}{{driver, "allow", "azuredisk"}, {otherNamespace, "deny", ""}, {otherPod, "deny", ""}} {
+	for _, c := range callers {
 		p := c.p
 		var r *record
 		for i := range records {
@@ -774,8 +1003,12 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 			t.Errorf("no audit record of %s/%s's call (pid %d)", p.namespace, p.name, pids[p.containerID])
 			continue
 		}
-		if r.Decision != c.decision || r.Rule != c.rule {
-			t.Errorf("%s/%s: decision %q by rule %q, want %q by %q", p.namespace, p.name, r.Decision, r.Rule, c.decision, c.rule)
+		decision := "deny"
+		if c.want == codes.OK {
+			decision = "allow"
+		}
+		if r.Decision != decision || r.Rule != c.rule {
+			t.Errorf("%s/%s container %s: decision %q by rule %q, want %q by %q", p.namespace, p.name, p.container, r.Decision, r.Rule, decision, c.rule)
 		}
 		rc := r.Caller
 		if rc.PodNamespace != p.namespace || rc.PodName != p.name || rc.ContainerName != p.container ||
@@ -786,6 +1019,9 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 		}
 		if rc.UID == nil || *rc.UID != 0 || rc.GID == nil || *rc.GID != 0 || !slices.Contains(rc.Groups, supplementaryGroup) {
 			t.Errorf("%s/%s: uid %v gid %v groups %v, want root with supplementary group %d", p.namespace, p.name, rc.UID, rc.GID, rc.Groups, supplementaryGroup)
+		}
+		if rc.ServiceAccount != p.serviceAccount {
+			t.Errorf("%s/%s: the record names ServiceAccount %q, want %q, the one its token names", p.namespace, p.name, rc.ServiceAccount, p.serviceAccount)
 		}
 		if rc.Incomplete != "" {
 			t.Errorf("%s/%s: incomplete identity: %s", p.namespace, p.name, rc.Incomplete)

@@ -6,9 +6,13 @@
 // one driver is uncommented as the policy tells an operator to, and a CRI
 // runtime speaking the real protocol. Callers are processes placed in
 // cgroups shaped like kubelet's (systemd and cgroupfs drivers) in PID
-// namespaces of their own, as pods are. It then checks that the driver's
-// container is identified by pod, container and supplementary groups and
-// admitted, that other pods running as the same root user are refused,
+// namespaces of their own, as pods are. Each pod has its ServiceAccount
+// token where kubelet keeps it, in a scratch kubelet directory given to
+// the daemon as --kubelet-path, and the runtime reports the token volume's
+// mount. It then checks that the driver's container is identified by pod,
+// container, ServiceAccount and supplementary groups and admitted, that
+// other pods running as the same root user are refused (the driver's
+// sidecar, and pods that share its name or ServiceAccount but not both),
 // and what the audit log records.
 //
 // The test needs root and setpriv (util-linux), and a writable cgroup v2
