@@ -252,8 +252,8 @@ const (
 
 // runtime is a container runtime speaking the CRI RuntimeService
 // protocol over a Unix socket: ContainerStatus answers from its table
-// with kubelet's labels, every other method is the generated
-// Unimplemented one. (internal/identity's tests have one like it; this
+// with kubelet's labels and the container's mounts, every other method is
+// the generated Unimplemented one. (internal/identity's tests have one like it; this
 // package keeps its own so that it depends on no test code.)
 type runtime struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
