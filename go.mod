@@ -9,7 +9,6 @@ tool (
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
-	github.com/csi-node-proxy/csi-node-proxy/client v0.0.0-00010101000000-000000000000
 	github.com/diskfs/go-diskfs v1.9.4
 	github.com/go-logr/logr v1.4.4
 	github.com/go-ole/go-ole v1.3.0
@@ -47,5 +46,3 @@ require (
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 )
-
-replace github.com/csi-node-proxy/csi-node-proxy/client => ./client
