@@ -2,11 +2,6 @@ module github.com/csi-node-proxy/csi-node-proxy
 
 go 1.26.8
 
-tool (
-	google.golang.org/grpc/cmd/protoc-gen-go-grpc
-	google.golang.org/protobuf/cmd/protoc-gen-go
-)
-
 require (
 	github.com/Microsoft/go-winio v0.6.4
 	github.com/diskfs/go-diskfs v1.9.4
@@ -43,6 +38,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 )
