@@ -1,6 +1,6 @@
 module github.com/csi-node-proxy/csi-node-proxy
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
