@@ -23,17 +23,19 @@ run: build ## Run the daemon on the simulated host in the foreground (sockets in
 
 .PHONY: build
 build: ## Build the daemon and tools for this machine into bin/.
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -C cmd -o $(abspath $(BIN))/ ./...
 
 .PHONY: cross
-cross: ## Build everything for linux/amd64 and windows/amd64.
+cross: ## Build everything for linux/amd64 and windows/amd64 (the root module and the cmd module).
 	GOOS=linux GOARCH=amd64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=linux GOARCH=amd64 $(GO) build -C cmd ./...
+	GOOS=windows GOARCH=amd64 $(GO) build -C cmd ./...
 
 .PHONY: generate
 generate: ## Regenerate protobuf stubs, the versioned adapters and the Win32 syscall stubs.
 	hack/generate-protos.sh
-	$(GO) run ./cmd/convgen
+	$(GO) run -C cmd ./convgen -dir ..
 	hack/generate-winsyscall.sh
 
 .PHONY: check-generated
@@ -47,8 +49,8 @@ check-generated: generate ## Fail if regenerating changes any file.
 vet: ## go vet for linux and windows.
 	GOOS=linux GOARCH=amd64 $(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
-	cd client && GOOS=linux GOARCH=amd64 $(GO) vet ./...
-	cd client && GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	cd cmd && GOOS=linux GOARCH=amd64 $(GO) vet ./...
+	cd cmd && GOOS=windows GOARCH=amd64 $(GO) vet ./...
 	cd hack/image && $(GO) vet ./...
 
 $(GOLANGCI_LINT):
@@ -58,8 +60,8 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
 	GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	cd client && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	cd client && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	cd cmd && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	cd cmd && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	cd examples/csi-driver && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 
 .PHONY: fmt-check
@@ -78,8 +80,9 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # their BLKPG and unmount calls fail with EBUSY now and then. The first
 # run includes every fuzz target's seed corpus (testdata/fuzz), which go
 # test runs as ordinary test cases.
-unit: ## Run the main module's tests with the race detector (with the hostile-input suite and the fuzz seed corpora).
+unit: ## Run the root and cmd modules' tests with the race detector (with the hostile-input suite and the fuzz seed corpora).
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$')
+	$(GO) test -C cmd -race -count=1 ./...
 	$(GO) test -race -count=1 ./test/linuxe2e/
 	$(GO) test -race -count=1 ./test/hostile/
 	$(GO) test -race -count=1 ./test/soak/
@@ -93,8 +96,8 @@ linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; 
 	$(GO) test -race -count=1 ./test/linuxe2e/
 
 .PHONY: client
-client: ## Run the client module's tests (separate module; test/clientneg runs it against the daemon in unit).
-	cd client && $(GO) test -race -count=1 ./...
+client: ## Run the client's tests alone (part of the root module, so unit runs them too; test/clientneg runs the client against the daemon).
+	$(GO) test -race -count=1 ./client/...
 
 .PHONY: wirecompat
 wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separate module).
@@ -108,13 +111,17 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # Windows service, installed into Wine's service control manager, run,
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
-	./cmd/csi-node-proxy/ ./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
+	./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
 	./internal/winsvc/... ./test/clientneg/ ./internal/printable/ ./internal/fieldname/ ./hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
+
+# The same for the cmd module (the daemon's start and stop, the Windows service).
+WINE_CMD_PACKAGES := ./csi-node-proxy/
 
 .PHONY: test-windows
 test-windows: ## Run the Windows build of the tests under Wine (installs Wine if missing).
 	timeout 1200 hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_PACKAGES)
+	cd cmd && timeout 600 ../hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_CMD_PACKAGES)
 
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
@@ -148,20 +155,31 @@ release: ## Build release binaries for linux/amd64, linux/arm64, windows/amd64 i
 release-check: ## Build the release binary for this machine only and check its -version line and checksum.
 	hack/release.sh --check
 
+.PHONY: modules
+modules: ## The module checks (separate module): the root module's go directive is the highest of its dependencies', and a fresh driver module go gets the root module packed from this tree into a file-system proxy, offline, and builds it without the cmd module.
+	cd test/modules && $(GO) test -count=1 ./...
+
 .PHONY: release-modules-check
-release-modules-check: ## Offline: check that the main and client modules can be tagged VERSION=vX.Y.Z requiring each other (not part of test).
-	@test -n "$(VERSION)" || { echo "usage: make release-modules-check VERSION=vX.Y.Z"; exit 2; }
-	hack/check-release-modules.sh $(VERSION)
+release-modules-check: modules ## The offline release rehearsal: the same as make modules (docs/releasing.md).
+
+# The go directive of the root module, and the go command at exactly that
+# version (the module proxy serves it as the toolchain module).
+MIN_GO = $(shell awk '$$1 == "go" { print $$2; exit }' go.mod)
+
+.PHONY: min-go-build
+min-go-build: ## Build the root module for linux and windows with the Go its go directive states (downloads that toolchain; not part of test: a cold build takes minutes).
+	GOTOOLCHAIN=go$(MIN_GO) GOOS=linux GOARCH=amd64 $(GO) build ./...
+	GOTOOLCHAIN=go$(MIN_GO) GOOS=windows GOARCH=amd64 $(GO) build ./...
 
 .PHONY: docs
 docs: ## Regenerate docs/configuration.md (the daemon's flags) and docs/cli.md (the CLI's help texts).
-	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1 -args -update-docs
-	$(GO) test ./cmd/csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1 -args -update-docs
+	$(GO) test -C cmd ./csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1 -args -update-docs
+	$(GO) test -C cmd ./csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1 -args -update-docs
 
 .PHONY: check-docs
 check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make docs).
-	$(GO) test ./cmd/csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1
-	$(GO) test ./cmd/csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1
+	$(GO) test -C cmd ./csi-node-proxy/ -run '^TestConfigurationDoc$$' -count=1
+	$(GO) test -C cmd ./csi-node-proxyctl/ -run '^TestCLIDoc$$' -count=1
 
 # The hardening suites (docs/security.md, "Hostile inputs and fuzzing"): the
 # hostile-input suite (test/hostile, as root, against the daemon on the
@@ -199,7 +217,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit client fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.

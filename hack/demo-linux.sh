@@ -113,7 +113,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-go build -o "$work/csi-node-proxy" ./cmd/csi-node-proxy
+go build -C cmd -o "$work/csi-node-proxy" ./csi-node-proxy # the daemon is in the cmd module
 go build -o "$work/stage-flow" ./examples/stage-flow
 mkdir -m 0750 "$kubelet"
 

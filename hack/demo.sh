@@ -13,7 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/csi-node-proxy" ./cmd/csi-node-proxy
+go build -C cmd -o "$work/csi-node-proxy" ./csi-node-proxy # the daemon is in the cmd module
 go build -o "$work/stage-flow" ./examples/stage-flow
 
 echo "starting: csi-node-proxy --host=simulated --socket-dir=$work/sockets"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Regenerates every .pb.go and _grpc.pb.go under api/ from the .proto files.
 # protoc comes from Debian's protobuf-compiler; the two Go plugins are pinned by
-# the tool directives in go.mod, so the output is the same on every machine.
+# the tool directives in cmd/go.mod (the tools' module, so that the root module
+# a driver requires does not carry them), so the output is the same on every machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go
-go build -o "$bin/protoc-gen-go-grpc" google.golang.org/grpc/cmd/protoc-gen-go-grpc
+go build -C cmd -o "$bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go
+go build -C cmd -o "$bin/protoc-gen-go-grpc" google.golang.org/grpc/cmd/protoc-gen-go-grpc
 want="libprotoc 3.21.12"
 have="$(protoc --version)"
 if [ "$have" != "$want" ]; then

@@ -49,6 +49,9 @@ ldflags="-s -w -X ${pkg}.Version=${version} -X ${pkg}.Commit=${commit} -X ${pkg}
 
 rm -rf "$dist"
 mkdir -p "$dist"
+# The binaries are built in the cmd module (go build -C cmd), where -o is
+# taken relative to cmd/: give it absolute paths.
+abs_dist=$(cd "$dist" && pwd)
 echo "release ${version} (commit ${commit}, built ${build_date}) into ${dist}/"
 for target in "${targets[@]}"; do
   os=${target%/*}
@@ -61,7 +64,7 @@ for target in "${targets[@]}"; do
     # -buildvcs=false: the version is stamped explicitly, and VCS stamping
     # fails in some CI checkouts (detached worktrees, unsafe ownership).
     CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
-      "$GO" build -trimpath -ldflags "$ldflags" -o "$out" "./cmd/${cmd}"
+      "$GO" build -C cmd -trimpath -ldflags "$ldflags" -o "${abs_dist}/${os}-${arch}/${exe}" "./${cmd}"
   done
 done
 
@@ -74,7 +77,6 @@ if ! $check; then
   # hack/image is a module of its own (go-containerregistry stays out of the
   # daemon's module); paths are absolute because go run works in hack/image.
   echo "images into ${dist}/images/"
-  abs_dist=$(cd "$dist" && pwd)
   root=$(pwd)
   (cd hack/image && "$GO" run . -dist "$abs_dist" -out "$abs_dist/images" -license "$root/LICENSE" \
     -platforms "${targets[*]}" -version "$version" -revision "$commit" -source-date-epoch "$SOURCE_DATE_EPOCH")

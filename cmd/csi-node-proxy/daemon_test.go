@@ -21,25 +21,21 @@ import (
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
-// buildDaemon compiles this command into a temporary directory.
+// buildDaemon returns this command built once per test binary
+// (daemonbin), shared by every test that starts it.
 func buildDaemon(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the daemon; skipped with -short")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command to build the daemon: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return daemonbin.Binary(t)
 }
 
 // lockedBuffer collects a child's output while the test reads it.

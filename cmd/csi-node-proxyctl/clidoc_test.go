@@ -21,7 +21,7 @@ func renderCLIDoc() string {
 	root := newGlobalFlags(&globals{})
 	var b strings.Builder
 	b.WriteString(`<!-- Generated from the command table in cmd/csi-node-proxyctl by
-     "go test ./cmd/csi-node-proxyctl -run TestCLIDoc -args -update-docs"; do not edit.
+     "go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs"; do not edit.
      TestCLIDoc fails when this file is stale. -->
 
 # csi-node-proxyctl reference
@@ -73,7 +73,7 @@ func TestCLIDoc(t *testing.T) {
 	}
 	got, err := os.ReadFile(cliDocPath)
 	if err != nil {
-		t.Fatalf("%v; run go test ./cmd/csi-node-proxyctl -run TestCLIDoc -args -update-docs", err)
+		t.Fatalf("%v; run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs", err)
 	}
 	if string(got) != want {
 		gl, wl := strings.Split(string(got), "\n"), strings.Split(want, "\n")
@@ -86,7 +86,7 @@ func TestCLIDoc(t *testing.T) {
 				w = wl[i]
 			}
 			if g != w {
-				t.Fatalf("docs/cli.md is stale (a command, flag or help text changed): run go test ./cmd/csi-node-proxyctl -run TestCLIDoc -args -update-docs and commit it.\nFirst difference, line %d:\n  file: %s\n  want: %s", i+1, g, w)
+				t.Fatalf("docs/cli.md is stale (a command, flag or help text changed): run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs and commit it.\nFirst difference, line %d:\n  file: %s\n  want: %s", i+1, g, w)
 			}
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // The end-to-end tests build the CLI and the daemon once (TestMain), start
@@ -78,18 +80,18 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		cliBin = filepath.Join(dir, "csi-node-proxyctl")
-		daemonBin = filepath.Join(dir, "csi-node-proxy")
 		worldFile = filepath.Join(dir, "world.json")
 		const pkg = "github.com/csi-node-proxy/csi-node-proxy/internal/version"
-		for _, b := range []struct{ out, pkg, ldflags string }{
-			{cliBin, ".", "-X " + pkg + ".Version=" + e2eVersion},
-			{daemonBin, "../csi-node-proxy", ""},
-		} {
-			if out, err := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", b.out, b.pkg).CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
-				return 1
-			}
+		if out, err := exec.Command("go", "build", "-ldflags", "-X "+pkg+".Version="+e2eVersion, "-o", cliBin, ".").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build .: %v\n%s", err, out)
+			return 1
 		}
+		// The daemon, as every test of the repository builds it.
+		if daemonBin, err = daemonbin.Build(false); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer daemonbin.Remove()
 		if err := os.WriteFile(worldFile, []byte(simWorld), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -2,15 +2,11 @@ module github.com/csi-node-proxy/csi-node-proxy/examples/csi-driver
 
 go 1.26.8
 
-replace (
-	github.com/csi-node-proxy/csi-node-proxy => ../..
-	github.com/csi-node-proxy/csi-node-proxy/client => ../../client
-)
+replace github.com/csi-node-proxy/csi-node-proxy => ../..
 
 require (
 	github.com/container-storage-interface/spec v1.13.0
 	github.com/csi-node-proxy/csi-node-proxy v0.0.0-00010101000000-000000000000
-	github.com/csi-node-proxy/csi-node-proxy/client v0.0.0-00010101000000-000000000000
 	github.com/go-logr/logr v1.4.4
 	github.com/kubernetes-csi/csi-test/v5 v5.6.0
 	github.com/onsi/ginkgo/v2 v2.34.0
@@ -57,5 +53,3 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
-
-tool github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy

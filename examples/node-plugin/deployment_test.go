@@ -5,19 +5,16 @@
 package nodeplugin
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // pipeEndpoint is a named pipe of the proxy as a hostPath names it.
@@ -168,87 +166,38 @@ const (
 	page83  = "60022480c0ffee00c0ffee00c0ffee01"
 )
 
-// startDaemon builds cmd/csi-node-proxy and runs it on the simulated host
-// serving apis, with its sockets in a fresh directory, until the test ends
-// (then SIGTERM, and a clean exit is checked).
+// startDaemon runs cmd/csi-node-proxy (built once, daemonbin) on the
+// simulated host serving apis, with its sockets in a fresh directory,
+// until the test ends (then SIGTERM, and a clean exit is checked).
 func startDaemon(t *testing.T, apis string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
-	build := exec.Command("go", "build", "-o", bin, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the daemon: %v\n%s", err, out)
-	}
+	bin := daemonbin.Binary(t)
 	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
 	dir, err := os.MkdirTemp("", "np")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+dir, "--apis="+apis,
-		"--sim-disk=size=8GiB,location=1:0:0:4,page83="+page83)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
+	daemonbin.Start(t, bin, daemonbin.Options{
+		Args: []string{"--host=simulated", "--socket-dir=" + dir, "--apis=" + apis,
+			"--sim-disk=size=8GiB,location=1:0:0:4,page83=" + page83},
+		// Ready when every endpoint asked for is served; the others must not be.
+		Ready: func() error {
+			served, err := client.Served(context.Background(), client.Options{SocketDir: dir})
 			if err != nil {
-				t.Errorf("daemon exit after SIGTERM: %v\n%s", err, out)
+				t.Fatal(err)
 			}
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("daemon still running 15s after SIGTERM; killed")
-		}
+			var got []string
+			for _, gv := range served {
+				got = append(got, gv.Group+"-"+gv.Version)
+			}
+			slices.Sort(got)
+			if strings.Join(got, ",") != apis {
+				return fmt.Errorf("the daemon serves %v, want exactly %s", got, apis)
+			}
+			return nil
+		},
+		PollInterval: 50 * time.Millisecond,
 	})
-	// Ready when every endpoint asked for is served; the others must not be.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		served, err := client.Served(context.Background(), client.Options{SocketDir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, gv := range served {
-			got = append(got, gv.Group+"-"+gv.Version)
-		}
-		slices.Sort(got)
-		if strings.Join(got, ",") == apis {
-			return dir
-		}
-		select {
-		case werr := <-done:
-			done <- werr
-			t.Fatalf("daemon exited: %v\n%s", werr, out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon serves %v after 15s, want exactly %s\n%s", got, apis, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// syncBuffer collects the daemon's output from its two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return dir
 }

@@ -40,14 +40,15 @@ func realDist(t *testing.T) string {
 		if distErr != nil {
 			return
 		}
-		root, err := filepath.Abs("../..")
+		// The daemon and the CLI are in the cmd module.
+		root, err := filepath.Abs("../../cmd")
 		if err != nil {
 			distErr = err
 			return
 		}
 		for _, p := range allPlatforms {
 			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(distDir, p.OS+"-"+p.Arch)+string(filepath.Separator),
-				"./cmd/csi-node-proxy", "./cmd/csi-node-proxyctl")
+				"./csi-node-proxy", "./csi-node-proxyctl")
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-buildvcs=false")
 			if out, err := cmd.CombinedOutput(); err != nil {

@@ -20,8 +20,12 @@ func TestNoChildProcess(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go tool")
 	}
-	cmd := exec.Command("go", "list", "-deps", "../../cmd/csi-node-proxy", "./...")
-	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64")
+	// The daemon is in the cmd module (../../cmd), which resolves this
+	// module's packages through its replace, so one listing from there
+	// covers the daemon and every host/windows package.
+	cmd := exec.Command("go", "list", "-deps", "./csi-node-proxy", "github.com/csi-node-proxy/csi-node-proxy/host/windows/...")
+	cmd.Dir = filepath.Join("..", "..", "cmd")
+	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
@@ -32,7 +36,7 @@ func TestNoChildProcess(t *testing.T) {
 	}
 	for _, d := range deps {
 		if d == "os/exec" {
-			t.Errorf("the Windows build links os/exec: find who imports it with GOOS=windows go list -deps -f '{{.ImportPath}} {{.Imports}}' ./cmd/csi-node-proxy")
+			t.Errorf("the Windows build links os/exec: find who imports it with GOOS=windows go -C cmd list -deps -f '{{.ImportPath}} {{.Imports}}' ./csi-node-proxy")
 		}
 	}
 

@@ -32,6 +32,7 @@ import (
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // callerEnv makes this test binary a caller: it waits for a line on
@@ -46,11 +47,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(callerEnv) != "" {
 		os.Exit(caller())
 	}
-	code := m.Run()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	os.Exit(daemonbin.Main(m))
 }
 
 func caller() int {
@@ -77,30 +74,10 @@ func caller() int {
 // repo is the repository root, seen from this package's directory.
 const repo = "../.."
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	daemonBin string
-	buildErr  error
-)
-
-// daemonBinary builds cmd/csi-node-proxy once per test binary.
+// daemonBinary builds cmd/csi-node-proxy once per test binary (daemonbin).
 func daemonBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "deploybin"); buildErr != nil {
-			return
-		}
-		daemonBin = filepath.Join(buildDir, "csi-node-proxy")
-		out, err := exec.Command("go", "build", "-o", daemonBin, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build the daemon: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return daemonBin
+	return daemonbin.Binary(t)
 }
 
 // unit is what the test takes from the shipped systemd unit.

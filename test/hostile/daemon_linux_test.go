@@ -23,27 +23,18 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
-// buildDaemon compiles cmd/csi-node-proxy into dir, with the race detector
-// when the test itself runs with it.
-func buildDaemon(t *testing.T, dir string) string {
+// buildDaemon returns cmd/csi-node-proxy built once per test binary
+// (daemonbin), with the race detector when the test itself runs with it.
+func buildDaemon(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
+	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command to build the daemon: %v", err)
 	}
-	bin := filepath.Join(dir, "csi-node-proxy")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	args = append(args, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy")
-	if out, err := exec.Command(goTool, args...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin
+	return daemonbin.BinaryRace(t)
 }
 
 // toolsDir makes a directory with links to the tools the suite's own setup

@@ -327,7 +327,7 @@ func setUp(t *testing.T) *env {
 		e.loops = append(e.loops, l)
 	}
 
-	bin := buildDaemon(t, t.TempDir())
+	bin := buildDaemon(t)
 	e.d = startDaemon(t, bin, s, []string{s.CSI, e.emptyWD, s.Plugins(), s.Registry()}, root+"/s", path)
 	e.fs, e.vol, e.disk = fsVersions(t, e.d), volVersions(t, e.d), diskVersions(t, e.d)
 	e.smb, e.iscsi, e.sys = smbVersions(t, e.d), iscsiVersions(t, e.d), systemVersions(t, e.d)

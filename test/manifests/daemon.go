@@ -9,11 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // Daemon is what the manifests are checked against: the csi-node-proxy
@@ -29,18 +30,13 @@ type Daemon struct {
 	APIs map[string]bool
 }
 
-// BuildDaemon builds ./cmd/csi-node-proxy of the repository at root into
-// dir and asks the binary for its flags and APIs.
-func BuildDaemon(root, dir string) (*Daemon, error) {
-	goTool, err := exec.LookPath("go")
+// BuildDaemon builds the daemon (the cmd module's ./csi-node-proxy, once
+// per test binary: daemonbin; TestMain removes it) and asks the binary for
+// its flags and APIs.
+func BuildDaemon() (*Daemon, error) {
+	bin, err := daemonbin.Build(false)
 	if err != nil {
-		return nil, fmt.Errorf("the go command is needed to build the daemon: %w", err)
-	}
-	bin := filepath.Join(dir, "csi-node-proxy")
-	build := exec.Command(goTool, "build", "-o", bin, "./cmd/csi-node-proxy")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build ./cmd/csi-node-proxy: %w\n%s", err, out)
+		return nil, err
 	}
 	d := &Daemon{Bin: bin}
 

@@ -94,7 +94,4 @@ require (
 
 require github.com/csi-node-proxy/csi-node-proxy v0.0.0-00010101000000-000000000000
 
-replace (
-	github.com/csi-node-proxy/csi-node-proxy => ../..
-	github.com/csi-node-proxy/csi-node-proxy/client => ../../client
-)
+replace github.com/csi-node-proxy/csi-node-proxy => ../..

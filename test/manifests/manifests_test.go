@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // root is the repository root, relative to this module.
@@ -39,31 +41,15 @@ func schemaFor(t *testing.T) *Schema {
 // daemonFor builds the daemon once per test binary.
 func daemonFor(t *testing.T) *Daemon {
 	t.Helper()
-	daemonOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "manifests-daemon-")
-		if err != nil {
-			daemonErr = err
-			return
-		}
-		// Removed by TestMain.
-		daemonDir = dir
-		theDaemon, daemonErr = BuildDaemon(root, dir)
-	})
+	daemonOnce.Do(func() { theDaemon, daemonErr = BuildDaemon() })
 	if daemonErr != nil {
 		t.Fatal(daemonErr)
 	}
 	return theDaemon
 }
 
-var daemonDir string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if daemonDir != "" {
-		_ = os.RemoveAll(daemonDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the daemon binary daemonFor built (daemonbin).
+func TestMain(m *testing.M) { os.Exit(daemonbin.Main(m)) }
 
 // loadSet reads and schema-checks every manifest in files.
 func loadSet(t *testing.T, files []string) (*Set, []error) {

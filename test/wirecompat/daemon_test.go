@@ -101,7 +101,10 @@ var (
 	sharedErr  error
 )
 
-// buildDaemon builds cmd/csi-node-proxy from the main module once per run.
+// buildDaemon builds the daemon from the cmd module once per run. This
+// module requires none of the repository's modules (its point is that
+// upstream's stubs alone reach the daemon), so it builds the daemon itself
+// rather than through internal/testutil/daemonbin.
 func buildDaemon(t *testing.T) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -110,9 +113,9 @@ func buildDaemon(t *testing.T) {
 		}
 		daemonBin = filepath.Join(binDir, "csi-node-proxy")
 		start := time.Now()
-		build := exec.Command("go", "build", "-o", daemonBin, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy")
-		build.Dir = filepath.Join("..", "..") // the main module, not this one
-		// Never through a workspace: the two modules must stay apart.
+		build := exec.Command("go", "build", "-o", daemonBin, "./csi-node-proxy")
+		build.Dir = filepath.Join("..", "..", "cmd") // the daemon's module, not this one
+		// Never through a workspace: the modules must stay apart.
 		build.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := build.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build the daemon: %v\n%s", err, out)

@@ -17,7 +17,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace (
-	github.com/csi-node-proxy/csi-node-proxy => ../../..
-	github.com/csi-node-proxy/csi-node-proxy/client => ../../../client
-)
+replace github.com/csi-node-proxy/csi-node-proxy => ../../..

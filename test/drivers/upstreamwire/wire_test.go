@@ -1,15 +1,10 @@
 package upstreamwire
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
 )
 
@@ -76,84 +72,31 @@ func simConfig(t *testing.T, f flows.Fixture) string {
 	return path
 }
 
-// syncBuffer collects the daemon's output for failure messages.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startDaemon builds the daemon from the main module and starts it on the
-// simulated host described by the config file; it is stopped (SIGTERM,
-// checked clean exit) when the test ends, failed or not.
+// startDaemon starts the daemon (built once from the cmd module,
+// daemonbin) on the simulated host described by the config file; it is
+// stopped (SIGTERM, checked clean exit) when the test ends, failed or not.
 func startDaemon(t *testing.T, simConfigFile string) map[string]*grpc.ClientConn {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
-	build := exec.Command("go", "build", "-o", bin, "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy")
-	build.Dir = filepath.Join("..", "..", "..") // the main module, never through a workspace
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the daemon: %v\n%s", err, out)
-	}
+	bin := daemonbin.Binary(t)
 	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
 	dir, err := os.MkdirTemp("", "dflows")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+dir, "--sim-config="+simConfigFile)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var socks []string
+	for _, ep := range endpoints {
+		socks = append(socks, filepath.Join(dir, "csi-proxy-"+ep+".sock"))
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon exit after SIGTERM: %v\n%s", err, out)
-			}
-		case <-time.After(stopTimeout):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("daemon still running %v after SIGTERM; killed", stopTimeout)
-		}
+	daemonbin.Start(t, bin, daemonbin.Options{
+		Args:         []string{"--host=simulated", "--socket-dir=" + dir, "--sim-config=" + simConfigFile},
+		Ready:        daemonbin.SocketsAccept(socks...),
+		ReadyTimeout: readyTimeout,
+		StopTimeout:  stopTimeout,
 	})
 	conns := map[string]*grpc.ClientConn{}
-	deadline := time.Now().Add(readyTimeout)
-	for _, ep := range endpoints {
-		sock := filepath.Join(dir, "csi-proxy-"+ep+".sock")
-		for {
-			c, err := net.DialTimeout("unix", sock, 100*time.Millisecond)
-			if err == nil {
-				c.Close()
-				break
-			}
-			select {
-			case werr := <-done:
-				done <- werr
-				t.Fatalf("daemon exited before serving %s: %v\n%s", ep, werr, out)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not accepting connections after %v: %v\n%s", sock, readyTimeout, err, out)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+	for i, ep := range endpoints {
+		sock := socks[i]
 		cc, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			t.Fatal(fmt.Errorf("client for %s: %w", sock, err))

@@ -18,6 +18,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 const (
@@ -25,55 +27,19 @@ const (
 	// sockets, stopTimeout how long it may take to exit after SIGTERM.
 	readyTimeout = 15 * time.Second
 	stopTimeout  = 15 * time.Second
-	// daemonPkg is what BuildDaemon builds.
-	daemonPkg = "github.com/csi-node-proxy/csi-node-proxy/cmd/csi-node-proxy"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	daemonBin string
-	buildErr  error
-)
-
-// DaemonBinary builds cmd/csi-node-proxy from this module once per test
-// binary (with -race when the tests run with it) and returns its path. The
-// go command must be on PATH. Call RemoveDaemonBinary from TestMain after
+// DaemonBinary builds cmd/csi-node-proxy once per test binary (with -race
+// when the tests run with it; daemonbin) and returns its path. The go
+// command must be on PATH. Call RemoveDaemonBinary from TestMain after
 // the tests.
 func DaemonBinary(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "lnxbin"); buildErr != nil {
-			return
-		}
-		daemonBin = filepath.Join(buildDir, "csi-node-proxy")
-		args := []string{"build", "-o", daemonBin}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		start := time.Now()
-		// The tests run in their package directory, inside this module.
-		out, err := exec.Command("go", append(args, daemonPkg)...).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build the daemon (go %s): %w\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		if testing.Verbose() {
-			fmt.Fprintf(os.Stderr, "linuxnode: built the daemon in %v (race: %v)\n", time.Since(start).Round(time.Millisecond), raceEnabled)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return daemonBin
+	return daemonbin.BinaryRace(tb)
 }
 
 // RemoveDaemonBinary removes what DaemonBinary built.
-func RemoveDaemonBinary() {
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
-}
+func RemoveDaemonBinary() { daemonbin.Remove() }
 
 // Disks says which disks a daemon sees.
 type Disks int

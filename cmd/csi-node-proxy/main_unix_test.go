@@ -1,0 +1,13 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+)
+
+// TestMain removes the daemon binary the tests built once (daemonbin).
+func TestMain(m *testing.M) { os.Exit(daemonbin.Main(m)) }

@@ -1,0 +1,163 @@
+package daemonbin
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options says how Start runs the daemon.
+type Options struct {
+	// Args are the daemon's arguments, without the program name.
+	Args []string
+	// Env is added to this process's environment.
+	Env []string
+	// Ready tells whether the daemon is ready; Start calls it every
+	// PollInterval until it returns nil, the daemon exits or ReadyTimeout
+	// passes. Nil means ready as soon as the process started.
+	Ready func() error
+	// ReadyTimeout bounds the wait for Ready (default 15 s).
+	ReadyTimeout time.Duration
+	// PollInterval is the time between Ready calls (default 20 ms).
+	PollInterval time.Duration
+	// StopTimeout is how long the daemon may take to exit after SIGTERM
+	// at the end of the test before it is killed (default 15 s).
+	StopTimeout time.Duration
+}
+
+// Process is a daemon Start started.
+type Process struct {
+	Cmd *exec.Cmd
+	// Output is its stdout and stderr, interleaved.
+	Output *Buffer
+	done   chan error // the exit, sent once and put back by whoever reads it
+}
+
+// Start starts bin (normally Binary's or BinaryRace's) with opts and
+// returns once opts.Ready says it is ready. If the process exits first,
+// the test fails at once with its exit status and output, rather than
+// waiting out ReadyTimeout or go test's own timeout. When the test ends,
+// failed or not, the daemon gets SIGTERM and must exit 0 within
+// StopTimeout (else it is killed and the test fails); its output is
+// logged if the test failed.
+func Start(tb testing.TB, bin string, opts Options) *Process {
+	tb.Helper()
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 15 * time.Second
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 20 * time.Millisecond
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = 15 * time.Second
+	}
+	p := &Process{Cmd: exec.Command(bin, opts.Args...), Output: &Buffer{}, done: make(chan error, 1)}
+	p.Cmd.Env = append(os.Environ(), opts.Env...)
+	if Race {
+		// A race-enabled binary sleeps 1 s at exit by default.
+		p.Cmd.Env = append(p.Cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	p.Cmd.Stdout, p.Cmd.Stderr = p.Output, p.Output
+	if err := p.Cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", bin, err)
+	}
+	go func() { p.done <- p.Cmd.Wait() }()
+	tb.Cleanup(func() { p.stop(tb, opts.StopTimeout) })
+
+	if opts.Ready == nil {
+		return p
+	}
+	deadline := time.Now().Add(opts.ReadyTimeout)
+	for {
+		err := opts.Ready()
+		if err == nil {
+			return p
+		}
+		if exited, werr := p.Exited(); exited {
+			tb.Fatalf("csi-node-proxy %s exited before it was ready: %v\n%s", strings.Join(opts.Args, " "), werr, p.Output)
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("csi-node-proxy not ready after %v: %v\n%s", opts.ReadyTimeout, err, p.Output)
+		}
+		time.Sleep(opts.PollInterval)
+	}
+}
+
+// Exited tells whether the process has exited, and with what.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true, err
+	default:
+		return false, nil
+	}
+}
+
+// stop ends the daemon at the end of the test: SIGTERM and a clean exit.
+func (p *Process) stop(tb testing.TB, timeout time.Duration) {
+	tb.Helper()
+	if exited, err := p.Exited(); exited {
+		if err != nil {
+			tb.Errorf("the daemon exited during the test: %v", err)
+		}
+	} else {
+		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-p.done:
+			p.done <- err
+			if err != nil {
+				tb.Errorf("daemon exit after SIGTERM: %v", err)
+			}
+		case <-time.After(timeout):
+			_ = p.Cmd.Process.Kill()
+			err := <-p.done
+			p.done <- err
+			tb.Errorf("daemon still running %v after SIGTERM; killed", timeout)
+		}
+	}
+	if tb.Failed() {
+		tb.Logf("daemon output:\n%s", p.Output)
+	}
+}
+
+// SocketsAccept is a Ready function: ready when every Unix socket in paths
+// accepts a connection.
+func SocketsAccept(paths ...string) func() error {
+	return func() error {
+		for _, p := range paths {
+			c, err := net.DialTimeout("unix", p, 100*time.Millisecond)
+			if err != nil {
+				return err
+			}
+			_ = c.Close()
+		}
+		return nil
+	}
+}
+
+// Buffer collects a process's output while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,7 +1,0 @@
-//go:build !race
-
-package hostile
-
-// raceEnabled tells that the test runs with the race detector, so the
-// daemon under test is built with it too.
-const raceEnabled = false
