@@ -72,12 +72,11 @@ func isRepoRoot(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, "cmd", "go.mod")); err != nil {
 		return false
 	}
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		if mod, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
 			return strings.Trim(strings.TrimSpace(mod), `"`) == rootModule
@@ -99,7 +98,7 @@ func Build(race bool) (string, error) {
 func doBuild(race bool) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoGo, err)
+		return "", fmt.Errorf("%w: %w", ErrNoGo, err)
 	}
 	root, err := RepoRoot()
 	if err != nil {
