@@ -44,41 +44,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "image: unexpected arguments %q\n", fs.Args())
+		_, _ = fmt.Fprintf(stderr, "image: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	for _, s := range strings.FieldsFunc(platforms, func(r rune) bool { return r == ' ' || r == ',' }) {
 		p, err := ParsePlatform(s)
 		if err != nil {
-			fmt.Fprintf(stderr, "image: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "image: %v\n", err)
 			return 2
 		}
 		o.Platforms = append(o.Platforms, p)
 	}
 	if o.Version == "" || o.Revision == "" || epoch == "" {
-		fmt.Fprintln(stderr, "image: -version, -revision and -source-date-epoch (or SOURCE_DATE_EPOCH) are required")
+		_, _ = fmt.Fprintln(stderr, "image: -version, -revision and -source-date-epoch (or SOURCE_DATE_EPOCH) are required")
 		return 2
 	}
 	secs, err := strconv.ParseInt(epoch, 10, 64)
 	if err != nil || secs < 0 {
-		fmt.Fprintf(stderr, "image: -source-date-epoch %q: want Unix seconds\n", epoch)
+		_, _ = fmt.Fprintf(stderr, "image: -source-date-epoch %q: want Unix seconds\n", epoch)
 		return 2
 	}
 	o.Created = time.Unix(secs, 0).UTC()
 	res, err := Build(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "image: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "image: %v\n", err)
 		return 1
 	}
 	for _, p := range o.Platforms {
-		fmt.Fprintf(stdout, "  %-16s %s\n", p, res.Images[p.String()])
+		_, _ = fmt.Fprintf(stdout, "  %-16s %s\n", p, res.Images[p.String()])
 	}
 	if res.Windows != (Result{}).Windows {
-		fmt.Fprintf(stdout, "%s/%s (windows/amd64 image) %s\n", o.Out, WindowsLayout, res.Windows)
+		_, _ = fmt.Fprintf(stdout, "%s/%s (windows/amd64 image) %s\n", o.Out, WindowsLayout, res.Windows)
 	}
 	if res.Linux != (Result{}).Linux {
-		fmt.Fprintf(stdout, "%s/%s (Linux index) %s\n", o.Out, LinuxLayout, res.Linux)
+		_, _ = fmt.Fprintf(stdout, "%s/%s (Linux index) %s\n", o.Out, LinuxLayout, res.Linux)
 	}
-	fmt.Fprintf(stdout, "%s/%s (index of all) %s\n", o.Out, AllLayout, res.All)
+	_, _ = fmt.Fprintf(stdout, "%s/%s (index of all) %s\n", o.Out, AllLayout, res.All)
 	return 0
 }
