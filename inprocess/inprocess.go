@@ -40,6 +40,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
@@ -49,11 +52,11 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 )
 
 // Host backend names for Options.Host, as the daemon's --host spells them.
@@ -137,7 +140,41 @@ type Options struct {
 	// NodeName names the node in every audit record (--node-name); ""
 	// means $NODE_NAME, else the host name, as the daemon's default.
 	NodeName string
+
+	// Logger receives library mode's log lines: a refused call (at
+	// level 0, as the daemon logs it) and a group Service that panicked
+	// (an error, with the stack). The zero Logger means klog's, as the
+	// daemon logs (logr.Discard() is the zero Logger, so it means klog's
+	// too; silence lines with a Logger whose sink drops them). The audit
+	// log's own write failures go to klog, as in the daemon.
+	Logger logr.Logger
+	// Metrics, when set, is told of every call: its start, its end with
+	// its code and allowing rule, and a refusal with its reason. Package
+	// inprocess/prommetrics implements it on a Prometheus registry, under
+	// the daemon's metric names; nil counts nothing, and then library
+	// mode links no metrics library.
+	Metrics Metrics
 }
+
+// Metrics is told of every call a Node lets through, synchronously on
+// the call's path, so it must be quick and safe for concurrent use. The
+// arguments are the only label values a driver needs and none comes from
+// a request: group ("disk"), version (always Version), method
+// ("PartitionDisk"), code (gRPC's name of the outcome: "OK",
+// "PermissionDenied", "Internal"), rule (the policy rule that allowed the
+// call, "" for none) and reason (why a call was refused before it ran:
+// "no_rule", "path" or "audit_unavailable"). See inprocess/prommetrics.
+type Metrics interface {
+	// CallStarted is called when a call arrives, before it is authorised.
+	CallStarted(group, version, method string)
+	// CallDone is called once for every call CallStarted saw, refused or
+	// not, with its outcome and duration.
+	CallDone(group, version, method, code, rule string, d time.Duration)
+	// CallDenied is called for a call refused before it ran.
+	CallDenied(group, version, method, reason string)
+}
+
+var _ callgate.Metrics = Metrics(nil)
 
 // Version is what library mode calls carry as their API version in the
 // policy and in audit records, and Endpoint their endpoint. They name no
@@ -306,12 +343,12 @@ func (n *Node) Close() error {
 type security struct {
 	caller identity.Caller
 	policy *policy.Store // nil: no policy, every call allowed
-	// objects answers where the disks and volumes a call names are
-	// mounted, for rules that confine them, from the Node's own host, as
-	// the daemon's server.Config.Objects does.
-	objects policy.ObjectHost
-	audit   *audit.Logger // nil: no audit log
-	host    io.Closer     // the host backend, closed last
+	audit  *audit.Logger // nil: no audit log
+	host   io.Closer     // the host backend, closed last
+	// gate lets every call through: the policy, the audit log, the
+	// metrics hook and the Node's own host answering where the disks and
+	// volumes a call names are (as the daemon's server.Config.Objects).
+	gate callgate.Gate
 
 	mu       sync.Mutex
 	closed   bool           // set by close: enter refuses
@@ -326,16 +363,13 @@ type security struct {
 // newSecurity loads the policy and opens the audit log o names, as the
 // daemon's setupSecurity does.
 func newSecurity(o Options, h hostset.Set) (*security, error) {
-	s := &security{caller: identity.Self(), objects: server.NewHostObjects(h), host: h, stopWatch: func() {}}
+	s := &security{caller: identity.Self(), host: h, stopWatch: func() {}}
 	if o.PolicyFile != "" || o.PolicyData != nil {
 		if o.PolicyFile != "" && o.PolicyData != nil {
 			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")
 		}
-		methods, err := server.GroupMethods(adapter.All())
-		if err != nil {
-			return nil, err
-		}
-		po := policy.Options{Style: h.Style, Methods: methods}
+		var err error
+		po := policy.Options{Style: h.Style, Methods: callgate.CopyMethods()}
 		if o.PolicyFile != "" {
 			if s.policy, err = policy.Load(o.PolicyFile, po); err != nil {
 				return nil, err
@@ -355,6 +389,14 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads, Sync: o.AuditSync, Node: nodeName(o)}); err != nil {
 			return nil, err
 		}
+	}
+	log := o.Logger
+	if log.GetSink() == nil {
+		log = klog.Background()
+	}
+	s.gate = callgate.Gate{Policy: s.policy, Objects: objecthost.NewHostObjects(h), Audit: s.audit, Log: log}
+	if o.Metrics != nil {
+		s.gate.Metrics = o.Metrics
 	}
 	if s.policy != nil && o.PolicyFile != "" {
 		interval := o.PolicyReloadInterval

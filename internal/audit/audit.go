@@ -54,12 +54,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
 )
 
 // Stderr is the destination that Open reads as "write to stderr".
@@ -119,8 +119,9 @@ type Record struct {
 	// every secret replaced by the Logger itself (see RedactModel), so
 	// it never depends on Options.Redact.
 	Model any
-	// Code and Message are the call's outcome.
-	Code    codes.Code
+	// Code and Message are the call's outcome. Code is gRPC's numbering
+	// without gRPC (package statuscode), so library mode can audit too.
+	Code    statuscode.Code
 	Message string
 	// Duration is how long the call took.
 	Duration time.Duration

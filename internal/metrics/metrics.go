@@ -65,6 +65,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
@@ -79,23 +80,24 @@ const Namespace = "csi_node_proxy"
 var HandlingTimeBuckets = []float64{0.001, 0.01, 0.1, 0.3, 0.6, 1, 3, 6, 9, 20, 30, 60, 90, 120}
 
 // The reasons of denied_calls_total: a small fixed set, never the policy's
-// free-text reason (which quotes paths).
+// free-text reason (which quotes paths). The call gate decides them
+// (package callgate); these are its names.
 const (
 	// DeniedNoRule: the policy has no rule that lets the caller call the
 	// method.
-	DeniedNoRule = "no_rule"
+	DeniedNoRule = callgate.DeniedNoRule
 	// DeniedPath: a rule allows the caller and method, but a path in the
 	// request lies outside the rule's path roots (or the request cannot
 	// be inspected).
-	DeniedPath = "path"
+	DeniedPath = callgate.DeniedPath
 	// DeniedAuditUnavailable: the call would change the node while the
 	// audit log cannot be written, so it was refused (codes.Unavailable).
-	DeniedAuditUnavailable = "audit_unavailable"
+	DeniedAuditUnavailable = callgate.DeniedAuditUnavailable
 	// DeniedCallerExited: the process that opened the call's connection
 	// has exited, so the connection was handed on to a process nobody
 	// identified, and the call was refused (codes.Unauthenticated), with
 	// or without a policy.
-	DeniedCallerExited = "caller_exited"
+	DeniedCallerExited = callgate.DeniedCallerExited
 )
 
 // gRPC call types, the values of grpc_type, as go-grpc-middleware names
@@ -455,6 +457,34 @@ func (m *Metrics) CallDenied(group, version, method, reason string) {
 		return
 	}
 	m.denied.WithLabelValues(group, version, method, reason).Inc()
+}
+
+// GateHook returns the call gate's metrics hook for the daemon's
+// endpoints (callgate.Gate.Metrics), or nil for a nil Metrics. It counts
+// refusals in denied_calls_total. Calls themselves (in_flight_calls,
+// calls_total and the grpc_server_* series) are counted by
+// UnaryServerInterceptor instead, outermost, so they are seen as the
+// client sees them: after panic recovery and error mapping, health
+// checks included in the grpc_server_* series.
+func (m *Metrics) GateHook() callgate.Metrics {
+	if m == nil {
+		return nil
+	}
+	return gateHook{m}
+}
+
+// gateHook is GateHook's callgate.Metrics.
+type gateHook struct{ m *Metrics }
+
+// CallStarted does nothing: UnaryServerInterceptor counts the call.
+func (gateHook) CallStarted(string, string, string) {}
+
+// CallDone does nothing: UnaryServerInterceptor counts the call.
+func (gateHook) CallDone(string, string, string, string, string, time.Duration) {}
+
+// CallDenied counts the refusal in denied_calls_total.
+func (h gateHook) CallDenied(group, version, method, reason string) {
+	h.m.CallDenied(group, version, method, reason)
 }
 
 // HostObserver records the host operations of one backend in

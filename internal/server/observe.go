@@ -34,8 +34,9 @@ func Deprecated(api adapter.API) bool {
 	return slices.ContainsFunc(adapter.All(), func(a adapter.API) bool { return a.Group == api.Group && a.Version == "v1" })
 }
 
-// observer is the interceptor that runs after authorisation: it knows
-// which rule allowed the call (guard.go's decision, "" without a policy).
+// observer does what follows authorisation on one endpoint: it knows
+// which rule allowed a call (the gate's decision, "" without a policy),
+// and answers health checks with the daemon's build.
 type observer struct {
 	endpoint   string
 	api        adapter.API
@@ -58,25 +59,25 @@ func newObserver(endpoint string, api adapter.API, cfg Config) *observer {
 	return o
 }
 
-// observe labels the call with its rule, counts and notes a deprecated
-// version's call, and answers health checks with the daemon's build.
+// observe answers health checks with the daemon's build; every other
+// call goes through the gate, which calls allowed.
 func (o *observer) observe(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if isHealth(info.FullMethod) {
-		if o.build != nil {
-			_ = grpc.SetHeader(ctx, o.build) // only fails once the header is sent; it is not yet
-		}
-		return handler(ctx, req)
+	if isHealth(info.FullMethod) && o.build != nil {
+		_ = grpc.SetHeader(ctx, o.build) // only fails once the header is sent; it is not yet
 	}
-	rule := decisionFrom(ctx).Rule
+	return handler(ctx, req)
+}
+
+// allowed labels an allowed call with its rule, and counts and notes a
+// deprecated version's call (the gate's Allowed hook).
+func (o *observer) allowed(ctx context.Context, c identity.Caller, method, rule string) {
 	metrics.SetRule(ctx, rule)
 	if o.deprecated {
 		o.metrics.DeprecatedCall(o.api.Group, o.api.Version, rule)
 		if o.seen != nil {
-			c, _ := identity.FromContext(ctx)
-			o.seen.note(o.endpoint, o.api, rule, c, methodName(info.FullMethod))
+			o.seen.note(o.endpoint, o.api, rule, c, method)
 		}
 	}
-	return handler(ctx, req)
 }
 
 // DefaultMaxDeprecatedCallers bounds the callers Deprecations remembers.

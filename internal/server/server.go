@@ -14,20 +14,21 @@
 //     csi-proxy's grpc_server_* names;
 //  1. panic recovery: a panicking handler answers codes.Internal and the
 //     endpoint keeps serving;
-//  2. authorisation: the caller is put in the call's context
-//     (identity.FromContext); a call on a connection whose connecting
-//     process has exited is refused with codes.Unauthenticated, with or
-//     without a policy (the connection was handed to a process nobody
-//     identified, see identity.CheckAlive); and, when a policy is
-//     configured, a call no rule allows is refused with
-//     codes.PermissionDenied. Refusals are logged, audited and counted;
-//     then observation (observe.go): the allowing rule's name becomes the
-//     rule label of csi_node_proxy_calls_total, a call on a deprecated
-//     version is counted and its caller noted (Deprecations), and health
-//     checks answer with the daemon's build in a header (VersionHeader);
-//  3. audit: calls that change the node (and reads, if asked) are written
-//     to the audit log when they end; while it cannot be written, such
-//     calls are refused with codes.Unavailable;
+//  2. the call gate (package callgate, which library mode uses too): the
+//     caller is put in the call's context (identity.FromContext); a call
+//     on a connection whose connecting process has exited is refused with
+//     codes.Unauthenticated, with or without a policy (the connection was
+//     handed to a process nobody identified, see identity.CheckAlive);
+//     and, when a policy is configured, a call no rule allows is refused
+//     with codes.PermissionDenied. Refusals are logged, audited and
+//     counted. Then the allowing rule's name becomes the rule label of
+//     csi_node_proxy_calls_total and a call on a deprecated version is
+//     counted and its caller noted (Deprecations); then calls that change
+//     the node (and reads, if asked) are written to the audit log, and
+//     while it cannot be written such calls are refused with
+//     codes.Unavailable;
+//  3. observation (observe.go): health checks answer with the daemon's
+//     build in a header (VersionHeader);
 //  4. logging: each call is logged once when it completes, with the caller
 //     and, at high verbosity, payloads (secrets redacted, see Redact);
 //  5. error mapping: any error that is not already a gRPC status goes
@@ -181,20 +182,16 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		// configured prefix) is what logs and audit records call it.
 		name = transport.EndpointName(cfg.EndpointPrefix, api.Group, api.Version)
 
-		g := &guard{endpoint: name, api: api, policy: cfg.Policy, objects: cfg.Objects, audit: cfg.Audit, metrics: cfg.Metrics}
-		// Each interceptor costs on every call (grpc-go chains them with a
-		// closure per level), so the audit step is only in the chain when
-		// configured. Authorisation always is: whether a policy exists or
-		// not, a connection whose connecting process has exited no longer
-		// says who calls, so it may call nothing (without a policy it
-		// decides nothing else).
-		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), g.authorize}
+		// Authorisation always runs: whether a policy exists or not, a
+		// connection whose connecting process has exited no longer says
+		// who calls, so it may call nothing (without a policy it decides
+		// nothing else). Audit and metering are the gate's too.
+		o := newObserver(name, api, cfg)
+		g := newGuard(name, api, cfg, o)
+		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		if o := newObserver(name, api, cfg); o != nil {
+		if o != nil && o.build != nil {
 			unary = append(unary, o.observe)
-		}
-		if cfg.Audit != nil {
-			unary = append(unary, g.auditCalls)
 		}
 		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel), mapErrors)
 		if cfg.Metrics != nil {

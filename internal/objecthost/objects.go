@@ -1,4 +1,11 @@
-package server
+// Package objecthost answers the authorisation policy's questions about
+// disks and volumes (policy.ObjectHost) from a node's host backends: which
+// disk a volume is on, which volumes a disk holds, a disk's location and
+// IDs, and where a volume is mounted. The daemon and library mode ask the
+// same answers of the same host, so a rule confining objects means the
+// same over the wire and in-process; it lives apart from the gRPC server
+// so library mode can use it without linking gRPC.
+package objecthost
 
 import (
 	"context"
@@ -30,13 +37,13 @@ var _ policy.ObjectHost = (*HostObjects)(nil)
 
 // NewHostObjects returns the object answers of set's host. Where a
 // volume is mounted comes from the simulated host's own table; from a
-// volume backend that tells it itself (volumeMounter: the Linux block
+// volume backend that tells it itself (VolumeMounter: the Linux block
 // backend, from the mount tables it trusts, blockdev.Backend.VolumeMounts);
 // and otherwise from the OS: Windows' volume path names
 // (GetVolumePathNamesForVolumeName), nothing elsewhere (see Mounts).
 func NewHostObjects(set hostset.Set) *HostObjects {
 	o := &HostObjects{Volume: set.Volume, Disk: set.Disk, Mounts: osVolumeMounts}
-	if m, ok := set.Volume.(volumeMounter); ok {
+	if m, ok := set.Volume.(VolumeMounter); ok {
 		o.Mounts = m.VolumeMounts
 	}
 	if set.Simulated != nil {
@@ -45,12 +52,13 @@ func NewHostObjects(set hostset.Set) *HostObjects {
 	return o
 }
 
-// volumeMounter is a volume backend that tells where its volumes are
+// VolumeMounter is a volume backend that tells where its volumes are
 // mounted, as policy.ObjectHost's VolumeMounts asks: every path, anywhere
 // on the node (not only inside the working directories), so that a
 // volume mounted at / is never taken for one mounted beneath a rule's
 // path roots.
-type volumeMounter interface {
+type VolumeMounter interface {
+	// VolumeMounts lists every path where the volume is mounted.
 	VolumeMounts(ctx context.Context, volumeID string) ([]string, error)
 }
 

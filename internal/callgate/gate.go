@@ -1,0 +1,334 @@
+// Package callgate is the one place a call to a node's API groups is let
+// through: whoever the caller and however the call arrived (the daemon's
+// gRPC endpoints or library mode in-process), it is authorised, audited,
+// metered and run here, in the same order with the same records.
+//
+// For each call the gate
+//
+//  1. checks that the caller still is who it was identified as, when the
+//     transport can tell (Gate.Alive: the daemon's connections), and
+//     refuses it with Unauthenticated when not;
+//  2. asks the authorisation policy, paths and objects included, and
+//     refuses a denied call with PermissionDenied: the refusal is logged
+//     once, audited and counted;
+//  3. when the call is audited and changes the node, writes its intent
+//     record first and refuses it with Unavailable when that cannot be
+//     written, so no change happens unaudited (fail closed);
+//  4. runs it, and records its outcome under the intent's ID, a panic
+//     included (as Internal, "internal error"), before the panic goes on
+//     to the transport's own recovery;
+//  5. tells a Metrics hook what happened, so the daemon's Prometheus
+//     series and a library-mode driver's own see the same events.
+//
+// What differs between transports is handed in: how an error becomes a
+// code and message for the record (Gate.Outcome), and what runs between
+// the decision and the audit (Gate.Allowed: the daemon's rule label and
+// deprecation notes). Refusals are *Refusal errors: they read as the
+// daemon's status messages, carry their code, and wrap an errdefs
+// sentinel, so library mode's callers use errors.Is and the daemon turns
+// them into a status with the same code and message.
+//
+// The package links neither gRPC's server nor Prometheus: library mode
+// builds on it.
+package callgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
+)
+
+// The reasons a Metrics hook is given for a call refused before it ran: a
+// small fixed set (never the policy's free-text reason, which quotes
+// paths), the reason label of csi_node_proxy_denied_calls_total.
+const (
+	// DeniedNoRule: no policy rule lets the caller call the method.
+	DeniedNoRule = "no_rule"
+	// DeniedPath: a rule allows caller and method, but a path or object
+	// in the request lies outside it (or the request cannot be
+	// inspected).
+	DeniedPath = "path"
+	// DeniedAuditUnavailable: the call would change the node while the
+	// audit log cannot take its intent record.
+	DeniedAuditUnavailable = "audit_unavailable"
+	// DeniedCallerExited: the process that opened the call's connection
+	// has exited (Gate.Alive).
+	DeniedCallerExited = "caller_exited"
+)
+
+// noRuleReason is the Reason policy.Decide gives when no rule matches the
+// caller and method; any other denial is about the request's paths or
+// objects. The server's TestDenyReasons pins the two apart.
+const noRuleReason = "no rule allows it"
+
+// PanicMessage is the message a panicked call's record carries: the
+// panic value may quote anything, and stays in the log.
+const PanicMessage = "internal error"
+
+// AuditUnavailableMessage is the message of a call refused because the
+// audit log cannot take its intent record.
+const AuditUnavailableMessage = "the audit log cannot be written, so calls that change the node are refused until it can; retry later"
+
+// Metrics is told of every call the gate sees. The daemon's
+// implementation feeds its Prometheus registry (internal/metrics), a
+// library-mode driver's its own (inprocess/prommetrics) or nothing. The
+// gate calls it synchronously on the call's path, so it must be quick and
+// safe for concurrent use. Labels are group, version and method names,
+// code names ("OK", "PermissionDenied"), rule names and the Denied
+// reasons: never a value from a request.
+type Metrics interface {
+	// CallStarted is called when a call arrives, before it is authorised.
+	CallStarted(group, version, method string)
+	// CallDone is called once for every call CallStarted saw, refused or
+	// not, with its outcome's code name, the policy rule that allowed it
+	// ("" when none did or there is no policy) and how long it took.
+	CallDone(group, version, method, code, rule string, d time.Duration)
+	// CallDenied is called for a call refused before it ran, with one of
+	// the Denied reasons.
+	CallDenied(group, version, method, reason string)
+}
+
+// Method names what is called: the API group, the version the call came
+// in (a wire version, or library mode's "inprocess") and the method.
+type Method struct {
+	Group, Version, Name string
+}
+
+// Mutating tells whether the method changes the node (audit.Classify):
+// such calls are always audited, and refused while the audit log cannot
+// take their intent.
+func (m Method) Mutating() bool { return audit.Classify(m.Name) != audit.Read }
+
+// Call is one call arriving at the gate.
+type Call struct {
+	// Endpoint names where the call arrived, for logs and records: the
+	// daemon's endpoint (csi-proxy-disk-v1) or library mode's.
+	Endpoint string
+	// Method is what is called; FullMethod its name in logs and records
+	// (/v1.Disk/PartitionDisk, or disk.PartitionDisk in library mode).
+	Method     Method
+	FullMethod string
+	// Caller is who calls, as the transport identified them.
+	Caller identity.Caller
+	// RequestID is the client's request ID for the record; "" for none.
+	RequestID string
+	// Request is the wire message, or nil; Model the request as a group
+	// model struct, for library mode, which has none. The policy reads
+	// their paths and objects, and the audit log writes them redacted.
+	Request proto.Message
+	Model   any
+}
+
+// Refusal is the error of a call the gate refused before it ran. Its
+// text is exactly the message the caller sees (the daemon's status
+// message), Code is the status code the daemon answers with, and it
+// wraps Kind, an errdefs sentinel (or an error wrapping one), for
+// errors.Is in library mode.
+type Refusal struct {
+	Code statuscode.Code
+	Msg  string
+	Kind error
+}
+
+// Error returns the message.
+func (e *Refusal) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel kind.
+func (e *Refusal) Unwrap() error { return e.Kind }
+
+// ErrAuditUnavailable is the refusal of a call that changes the node while
+// the audit log cannot take its intent record: retrying later may
+// succeed.
+var ErrAuditUnavailable = &Refusal{Code: statuscode.Unavailable, Msg: AuditUnavailableMessage, Kind: errdefs.ErrUnavailable}
+
+// Gate lets calls through. Its fields are set once, before the first
+// call; a zero field turns its step off (no policy: everything is
+// allowed; no audit log: nothing is recorded), except that the caller's
+// liveness is checked whenever Alive is set, with or without a policy.
+type Gate struct {
+	// Policy decides who may call what; nil allows every call.
+	Policy *policy.Store
+	// Objects answers where the disks and volumes a request names are,
+	// for rules that confine them; nil fails such rules closed.
+	Objects policy.ObjectHost
+	// Audit records calls; nil records nothing.
+	Audit *audit.Logger
+	// Metrics is told of every call; nil tells nobody.
+	Metrics Metrics
+	// Log receives one line per refusal (at level 0). The zero Logger
+	// discards them.
+	Log logr.Logger
+	// Alive, when set, reports whether the caller still is the process
+	// that was identified: an error refuses the call with
+	// Unauthenticated, whatever the policy.
+	Alive func(ctx context.Context) error
+	// Outcome turns what a call returned into the code and message of
+	// its record and of CallDone; nil uses statuscode.Of and the error's
+	// text.
+	Outcome func(error) (statuscode.Code, string)
+	// Allowed, when set, runs for each call the policy allowed, before
+	// it is audited and run; the context it returns is the call's from
+	// then on.
+	Allowed func(ctx context.Context, c *Call, d policy.Decision) context.Context
+}
+
+// outcome is Gate.Outcome or its default.
+func (g *Gate) outcome(err error) (statuscode.Code, string) {
+	if g.Outcome != nil {
+		return g.Outcome(err)
+	}
+	if err == nil {
+		return statuscode.OK, ""
+	}
+	return statuscode.Of(err), err.Error()
+}
+
+// Authorize puts the caller in ctx (identity.NewContext, for everything
+// below), checks its liveness and asks the policy. A refusal is logged,
+// audited, counted (CallDenied) and returned as a *Refusal; the decision
+// is returned either way. Do calls it; a transport calls it alone only
+// for what it cannot run through Do (the daemon's streams).
+func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.Decision, error) {
+	ctx = identity.NewContext(ctx, c.Caller)
+	pc := policy.Call{Caller: c.Caller, Group: c.Method.Group, Version: c.Method.Version, Method: c.Method.Name,
+		Request: c.Request, Model: c.Model, Objects: g.Objects}
+	if g.Alive != nil {
+		if gone := g.Alive(ctx); gone != nil {
+			// The identity was taken from a process that is gone: whoever
+			// holds the connection now was never identified.
+			d := policy.Decision{Reason: gone.Error()}
+			err := &Refusal{Code: statuscode.Unauthenticated, Kind: gone,
+				Msg: fmt.Sprintf("caller %s may not call %s.%s: %v", c.Caller, c.Method.Group, c.Method.Name, gone)}
+			g.refused(ctx, c, d, err, DeniedCallerExited, "call refused: the connecting process is gone")
+			return ctx, d, err
+		}
+	}
+	d := g.Policy.DecideContext(ctx, pc)
+	if d.Allowed {
+		return ctx, d, nil
+	}
+	err := &Refusal{Code: statuscode.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
+	g.refused(ctx, c, d, err, DenyReason(d), "call denied")
+	return ctx, d, err
+}
+
+// DenyReason turns a policy denial into its fixed reason, DeniedNoRule or
+// DeniedPath. The Decision's own Reason quotes the request's paths and
+// must never become a metric label.
+func DenyReason(d policy.Decision) string {
+	if d.Reason == noRuleReason {
+		return DeniedNoRule
+	}
+	return DeniedPath
+}
+
+// refused counts, logs and audits a call refused before it ran.
+func (g *Gate) refused(_ context.Context, c *Call, d policy.Decision, err *Refusal, reason, logMsg string) {
+	if g.Metrics != nil {
+		g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, reason)
+	}
+	g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "reason", d.Reason)
+	if g.Audit.Wants(c.Method.Name, true) {
+		r := g.record(c, d, time.Now())
+		r.Code, r.Message = err.Code, err.Msg
+		_ = g.Audit.Log(r) // a failure is logged and counted by Log; the call is refused anyway
+	}
+}
+
+// Do lets one call through: Authorize, then Allowed, then, when the call
+// is audited, its intent record (for a call that changes the node; when
+// it cannot be written the call is refused with ErrAuditUnavailable and
+// next never runs), then next, then its outcome record. The Metrics hook
+// sees the call from start to end, refusals included. A panic in next is
+// recorded as Internal and then goes on: the transport recovers it.
+func (g *Gate) Do(ctx context.Context, c *Call, next func(context.Context) (any, error)) (resp any, err error) {
+	start := time.Now()
+	rule := ""
+	if g.Metrics == nil {
+		return g.do(ctx, c, start, &rule, next)
+	}
+	g.Metrics.CallStarted(c.Method.Group, c.Method.Version, c.Method.Name)
+	finished := false
+	defer func() {
+		code := statuscode.Internal // next panicked
+		if finished {
+			code, _ = g.result(err)
+		}
+		g.Metrics.CallDone(c.Method.Group, c.Method.Version, c.Method.Name, code.String(), rule, time.Since(start))
+	}()
+	resp, err = g.do(ctx, c, start, &rule, next)
+	finished = true
+	return resp, err
+}
+
+// result is the code and message of what Do returns: a Refusal's own, or
+// what Outcome makes of next's error.
+func (g *Gate) result(err error) (statuscode.Code, string) {
+	if rf := (*Refusal)(nil); errors.As(err, &rf) {
+		return rf.Code, rf.Msg
+	}
+	return g.outcome(err)
+}
+
+// do is Do without the Metrics hook's bracket.
+func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, next func(context.Context) (any, error)) (any, error) {
+	ctx, d, err := g.Authorize(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	*rule = d.Rule
+	if g.Allowed != nil {
+		ctx = g.Allowed(ctx, c, d)
+	}
+	if !g.Audit.Wants(c.Method.Name, false) {
+		return next(ctx)
+	}
+	r := g.record(c, d, start)
+	r.ID = audit.NewID()
+	if c.Method.Mutating() {
+		if g.Audit.Intent(&r) != nil { // logged and counted by Intent
+			r.Code, r.Message = ErrAuditUnavailable.Code, ErrAuditUnavailable.Msg
+			if g.Metrics != nil {
+				g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, DeniedAuditUnavailable)
+			}
+			_ = g.Audit.Log(r) // the refusal, should the log take it now; logged and counted by Log
+			return nil, ErrAuditUnavailable
+		}
+	}
+	finished := false
+	defer func() {
+		if !finished { // next panicked; the transport recovers it
+			r.Code, r.Message, r.Duration = statuscode.Internal, PanicMessage, time.Since(start)
+			_ = g.Audit.Log(r) // logged and counted by Log
+		}
+	}()
+	resp, err := next(ctx)
+	finished = true
+	r.Duration = time.Since(start)
+	r.Code, r.Message = g.outcome(err)
+	_ = g.Audit.Log(r) // logged and counted by Log; the call's outcome stands, and its intent is on file
+	return resp, err
+}
+
+// record starts the audit record of a call.
+func (g *Gate) record(c *Call, d policy.Decision, start time.Time) audit.Record {
+	r := audit.Record{
+		Time: start, Endpoint: c.Endpoint, Group: c.Method.Group, Version: c.Method.Version,
+		Method: c.Method.Name, FullMethod: c.FullMethod, RequestID: c.RequestID, Caller: c.Caller,
+		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason, Request: c.Request, Model: c.Model,
+	}
+	if !d.Allowed {
+		r.Decision = audit.Deny
+	}
+	return r
+}
