@@ -1,12 +1,14 @@
 // Package identity tells who is on the other end of a daemon endpoint: the
 // calling process and, where the platform allows, its container and pod.
 //
-// The daemon learns the caller once per connection, when gRPC accepts it:
-// Credentials is a grpc credentials.TransportCredentials whose
-// ServerHandshake reads the peer's identity from the connection and returns
-// it as an AuthInfo, so every call on that connection carries it
-// (peer.FromContext(ctx).AuthInfo). FromContext finds it there, or in a
-// context made by NewContext.
+// The daemon learns the caller once per connection, when it accepts it:
+// Credentials' ServerHandshake reads the peer's identity from the
+// connection and returns it as an AuthInfo. The package knows no
+// transport: package grpccreds makes Credentials gRPC's transport
+// credentials, so every call on a connection carries its AuthInfo, and
+// puts the caller in each call's context; FromContext finds it there (a
+// context made by NewContext), as library mode's calls carry the process
+// itself (Self).
 //
 // On Linux the kernel says who connected a Unix socket (SO_PEERCRED: pid,
 // uid and gid at connect time); /proc/<pid>/cgroup then names the container
@@ -48,9 +50,6 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
@@ -169,29 +168,21 @@ func NewContext(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, ctxKey{}, c)
 }
 
-// FromContext returns the caller of the call ctx belongs to: the one
-// NewContext put there, or else the one the connection's handshake found
-// (an AuthInfo in the gRPC peer). ok is false when neither is present, as
-// for a server that does not use Credentials.
+// FromContext returns the caller of the call ctx belongs to, the one
+// NewContext put there; ok is false when there is none. (The gRPC server
+// finds a connection's caller with grpccreds.FromContext, and puts it
+// here for everything below.)
 func FromContext(ctx context.Context) (c Caller, ok bool) {
-	if c, ok := ctx.Value(ctxKey{}).(Caller); ok {
-		return c, true
-	}
-	if p, ok := peer.FromContext(ctx); ok {
-		if ai, ok := p.AuthInfo.(AuthInfo); ok {
-			return ai.Caller, true
-		}
-	}
-	return Caller{}, false
+	c, ok = ctx.Value(ctxKey{}).(Caller)
+	return c, ok
 }
 
 // AuthType is what AuthInfo.AuthType returns.
 const AuthType = "csi-node-proxy-local-peer"
 
-// AuthInfo carries the caller of a connection through gRPC: the AuthInfo
-// that Credentials' ServerHandshake returns.
+// AuthInfo carries the caller of a connection: what Credentials'
+// ServerHandshake returns (grpccreds.AuthInfo carries it through gRPC).
 type AuthInfo struct {
-	credentials.CommonAuthInfo
 	// Caller is who opened the connection.
 	Caller Caller
 	// process is the handle on the connecting process taken at connect,
@@ -199,8 +190,17 @@ type AuthInfo struct {
 	process *process
 }
 
-// AuthType implements credentials.AuthInfo.
+// AuthType names the kind of AuthInfo, as gRPC's credentials.AuthInfo
+// does.
 func (AuthInfo) AuthType() string { return AuthType }
+
+// PeerInfo is what ServerHandshake returns: an AuthInfo, behind the
+// interface gRPC's credentials.AuthInfo also is, so that a transport
+// passes it on without knowing more.
+type PeerInfo interface {
+	// AuthType names the kind of PeerInfo.
+	AuthType() string
+}
 
 // Options says how callers are identified.
 type Options struct {
@@ -230,7 +230,8 @@ const IdentifyWait = 2 * time.Second
 // Credentials identifies the peer of every connection the server accepts
 // and otherwise leaves the connection as it is: the endpoints speak plain
 // HTTP/2, as upstream's clients expect, and their access control is the
-// endpoint's own (socket mode, pipe security descriptor).
+// endpoint's own (socket mode, pipe security descriptor). It knows no
+// transport; grpccreds.Credentials hands it to gRPC.
 type Credentials struct {
 	opts Options
 	// slots holds one token per connection being identified.
@@ -239,8 +240,6 @@ type Credentials struct {
 	identify func(net.Conn, Options) (Caller, *process)
 	wait     time.Duration
 }
-
-var _ credentials.TransportCredentials = (*Credentials)(nil)
 
 // NewCredentials returns server credentials that identify callers.
 func NewCredentials(o Options) *Credentials {
@@ -266,7 +265,7 @@ var ErrTooManyConnections = fmt.Errorf("too many connections are being identifie
 // At most Options.MaxIdentifying connections are identified at once; a
 // connection that finds no free slot within IdentifyWait is refused with
 // an error wrapping ErrTooManyConnections (gRPC closes it).
-func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error) {
 	t := time.NewTimer(c.wait)
 	defer t.Stop()
 	select {
@@ -279,36 +278,12 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 	// the wait, and a flood of connections cannot flood it.
 	caller = resolveWorkload(c.opts, caller)
 	<-c.slots
-	ai := AuthInfo{
-		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity},
-		Caller:         caller,
-		process:        proc,
-	}
+	ai := AuthInfo{Caller: caller, process: proc}
 	if proc == nil {
 		return conn, ai, nil
 	}
 	return &identifiedConn{Conn: conn, process: proc}, ai, nil
 }
-
-// ClientHandshake is not supported: these credentials are for the server.
-func (c *Credentials) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return nil, nil, fmt.Errorf("identity.Credentials is server-side only")
-}
-
-// Info implements credentials.TransportCredentials.
-func (c *Credentials) Info() credentials.ProtocolInfo {
-	return credentials.ProtocolInfo{SecurityProtocol: "insecure"}
-}
-
-// Clone implements credentials.TransportCredentials.
-func (c *Credentials) Clone() credentials.TransportCredentials {
-	cp := *c
-	return &cp
-}
-
-// OverrideServerName implements credentials.TransportCredentials; it has
-// nothing to override.
-func (c *Credentials) OverrideServerName(string) error { return nil }
 
 // Identify returns what can be learned about the process on the other end
 // of conn. conn may wrap the accepted connection in layers that expose it

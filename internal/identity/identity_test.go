@@ -1,15 +1,12 @@
 package identity
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"google.golang.org/grpc/peer"
 )
 
 const (
@@ -208,30 +205,5 @@ func TestCallerString(t *testing.T) {
 		if got := tc.c.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
 		}
-	}
-}
-
-func TestContext(t *testing.T) {
-	if _, ok := FromContext(context.Background()); ok {
-		t.Error("caller in an empty context")
-	}
-	c := Caller{PID: 1, HasUnixIDs: true, UID: 2}
-	ctx := peer.NewContext(context.Background(), &peer.Peer{AuthInfo: AuthInfo{Caller: c}})
-	if got, ok := FromContext(ctx); !ok || got.UID != 2 {
-		t.Errorf("from peer: %+v %v", got, ok)
-	}
-	ctx = NewContext(ctx, Caller{PID: 3})
-	if got, ok := FromContext(ctx); !ok || got.PID != 3 {
-		t.Errorf("from NewContext: %+v %v", got, ok)
-	}
-	if (AuthInfo{}).AuthType() != AuthType {
-		t.Error("AuthType")
-	}
-	cr := NewCredentials(Options{})
-	if _, _, err := cr.ClientHandshake(context.Background(), "", nil); err == nil {
-		t.Error("ClientHandshake succeeded")
-	}
-	if cr.Clone() == nil || cr.OverrideServerName("x") != nil || cr.Info().SecurityProtocol == "" {
-		t.Error("credentials plumbing")
 	}
 }

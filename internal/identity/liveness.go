@@ -1,13 +1,10 @@
 package identity
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
-
-	"google.golang.org/grpc/peer"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
@@ -65,31 +62,23 @@ func (p *process) close() {
 // no handle on it.
 func (a AuthInfo) Exited() (bool, error) { return a.process.exited() }
 
-// CheckAlive returns an error wrapping ErrCallerExited when the call ctx
-// belongs to arrived on a connection whose connecting process has exited.
-// A call without such a connection (no Credentials on the server, library
-// mode) and a process the daemon cannot watch pass: the identity such a
-// call carries was never tied to a live process, and the policy decides on
-// what it says (Caller.Incomplete).
-func CheckAlive(ctx context.Context) error {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return nil
-	}
-	ai, ok := p.AuthInfo.(AuthInfo)
-	if !ok {
-		return nil
-	}
-	exited, err := ai.Exited()
+// CheckAlive returns an error wrapping ErrCallerExited when the process
+// that opened the connection has exited. A process the daemon cannot
+// watch passes: the identity such a connection carries was never tied to
+// a live process, and the policy decides on what it says
+// (Caller.Incomplete). grpccreds.CheckAlive asks it of a call's
+// connection.
+func (a AuthInfo) CheckAlive() error {
+	exited, err := a.Exited()
 	switch {
 	case errors.Is(err, ErrLivenessUnknown):
 		return nil
 	case err != nil:
 		// A handle that cannot be polled is a handle gone wrong: fail
 		// closed, the caller reconnects.
-		return fmt.Errorf("cannot tell whether the process that opened this connection (pid %d) still runs: %w: %w", ai.Caller.PID, err, errdefs.ErrUnavailable)
+		return fmt.Errorf("cannot tell whether the process that opened this connection (pid %d) still runs: %w: %w", a.Caller.PID, err, errdefs.ErrUnavailable)
 	case exited:
-		return fmt.Errorf("pid %d: %w", ai.Caller.PID, ErrCallerExited)
+		return fmt.Errorf("pid %d: %w", a.Caller.PID, ErrCallerExited)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
@@ -54,7 +55,7 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 		Audit:   cfg.Audit,
 		Metrics: cfg.Metrics.GateHook(),
 		Log:     klog.Background(),
-		Alive:   identity.CheckAlive,
+		Alive:   grpccreds.CheckAlive,
 		Outcome: statusOutcome,
 	}
 	if obs != nil {
@@ -132,7 +133,7 @@ func (g *guard) call(ctx context.Context, fullMethod string, req any, c identity
 // codes.Unavailable), and runs the rest of the chain. Health checks only
 // get the caller and the observer's header.
 func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	c, _ := identity.FromContext(ctx)
+	c, _ := grpccreds.FromContext(ctx)
 	if isHealth(info.FullMethod) {
 		return handler(identity.NewContext(ctx, c), req)
 	}
@@ -147,7 +148,7 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 // see into must not slip past it either.
 func (g *guard) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx := ss.Context()
-	c, _ := identity.FromContext(ctx)
+	c, _ := grpccreds.FromContext(ctx)
 	if isHealth(info.FullMethod) {
 		ctx = identity.NewContext(ctx, c)
 	} else {

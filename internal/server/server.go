@@ -18,7 +18,7 @@
 //     caller is put in the call's context (identity.FromContext); a call
 //     on a connection whose connecting process has exited is refused with
 //     codes.Unauthenticated, with or without a policy (the connection was
-//     handed to a process nobody identified, see identity.CheckAlive);
+//     handed to a process nobody identified, see grpccreds.CheckAlive);
 //     and, when a policy is configured, a call no rule allows is refused
 //     with codes.PermissionDenied. Refusals are logged, audited and
 //     counted. Then the allowing rule's name becomes the rule label of
@@ -53,6 +53,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -201,7 +202,7 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		}
 		gs := grpc.NewServer(
 			grpc.ForceServerCodecV2(newRequestCodec()),
-			grpc.Creds(identity.NewCredentials(cfg.Identity)),
+			grpc.Creds(grpccreds.NewCredentials(cfg.Identity)),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
 		)

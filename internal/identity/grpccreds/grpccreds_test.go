@@ -1,0 +1,35 @@
+package grpccreds
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/peer"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+)
+
+func TestContext(t *testing.T) {
+	if _, ok := FromContext(context.Background()); ok {
+		t.Error("caller in an empty context")
+	}
+	c := identity.Caller{PID: 1, HasUnixIDs: true, UID: 2}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{AuthInfo: AuthInfo{AuthInfo: identity.AuthInfo{Caller: c}}})
+	if got, ok := FromContext(ctx); !ok || got.UID != 2 {
+		t.Errorf("from peer: %+v %v", got, ok)
+	}
+	ctx = identity.NewContext(ctx, identity.Caller{PID: 3})
+	if got, ok := FromContext(ctx); !ok || got.PID != 3 {
+		t.Errorf("from NewContext: %+v %v", got, ok)
+	}
+	if (AuthInfo{}).AuthType() != identity.AuthType {
+		t.Error("AuthType")
+	}
+	cr := NewCredentials(identity.Options{})
+	if _, _, err := cr.ClientHandshake(context.Background(), "", nil); err == nil {
+		t.Error("ClientHandshake succeeded")
+	}
+	if cr.Clone() == nil || cr.OverrideServerName("x") != nil || cr.Info().SecurityProtocol == "" {
+		t.Error("credentials plumbing")
+	}
+}
