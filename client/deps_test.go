@@ -44,10 +44,10 @@ var mounterModules = map[string]string{
 
 // clientMayImport tells whether a client package may import a main-module
 // package directly: only the wire stubs, the model types and the error
-// kinds (and hostpath, the model's path rules).
+// kinds and their gRPC mapping (and hostpath, the model's path rules).
 func clientMayImport(rel string) bool {
 	return strings.HasPrefix(rel, "api/") || strings.HasPrefix(rel, "groups/") ||
-		rel == "groups" || rel == "errdefs" || rel == "hostpath"
+		rel == "groups" || rel == "errdefs" || rel == "errdefs/errgrpc" || rel == "hostpath"
 }
 
 // isClientPackage tells whether pkg is one of the client's own packages

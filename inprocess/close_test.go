@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
@@ -237,13 +238,13 @@ func TestPanicInService(t *testing.T) {
 	}
 	ctx := t.Context()
 	_, err = n.System().StartService(ctx, &system.StartServiceRequest{Name: "svc"})
-	if err == nil || errdefs.Code(err) != codes.Internal || !strings.Contains(err.Error(), "system.StartService panicked: boom") {
-		t.Errorf("StartService that panics: %v (code %v); want Internal, naming the method and the panic", err, errdefs.Code(err))
+	if err == nil || errgrpc.Code(err) != codes.Internal || !strings.Contains(err.Error(), "system.StartService panicked: boom") {
+		t.Errorf("StartService that panics: %v (code %v); want Internal, naming the method and the panic", err, errgrpc.Code(err))
 	}
 	// Not audited (reads are not): the panic is recovered all the same.
 	_, err = n.System().GetBIOSSerialNumber(ctx, nil)
-	if err == nil || errdefs.Code(err) != codes.Internal || errors.Is(err, errdefs.ErrNotFound) {
-		t.Errorf("GetBIOSSerialNumber that panics with ErrNotFound: %v (code %v); want Internal, wrapping no sentinel", err, errdefs.Code(err))
+	if err == nil || errgrpc.Code(err) != codes.Internal || errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("GetBIOSSerialNumber that panics with ErrNotFound: %v (code %v); want Internal, wrapping no sentinel", err, errgrpc.Code(err))
 	}
 	if _, err := n.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: kubelet + `\after`}); err != nil {
 		t.Errorf("a call after the panics: %v", err)

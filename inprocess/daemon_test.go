@@ -17,6 +17,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
@@ -100,8 +101,8 @@ func TestValidationAsDaemon(t *testing.T) {
 			continue
 		}
 		st := status.Convert(c.wire)
-		if st.Code() != errdefs.Code(c.lib) || st.Message() != c.lib.Error() {
-			t.Errorf("%s: daemon %v %q, in-process %v %q", c.name, st.Code(), st.Message(), errdefs.Code(c.lib), c.lib.Error())
+		if st.Code() != errgrpc.Code(c.lib) || st.Message() != c.lib.Error() {
+			t.Errorf("%s: daemon %v %q, in-process %v %q", c.name, st.Code(), st.Message(), errgrpc.Code(c.lib), c.lib.Error())
 		}
 	}
 }

@@ -23,7 +23,7 @@ var (
 
 // panicError is what a call whose group Service panicked returns. It
 // wraps no errdefs sentinel (even when the panic value is an error that
-// does), so errdefs.Code gives Internal, as the daemon answers.
+// does), so errgrpc.Code gives Internal, as the daemon answers.
 type panicError struct {
 	method string // group.Method
 	value  any    // what the Service panicked with
@@ -49,7 +49,7 @@ type guard struct {
 // (errdefs.ErrFailedPrecondition); the caller is the process itself; the
 // request the policy and the audit log see is the model; and a panic in f
 // is logged once with its stack and returned as an error wrapping no
-// sentinel (Internal by errdefs.Code; the gate has audited it as
+// sentinel (Internal by errgrpc.Code; the gate has audited it as
 // Internal), so it does not reach the caller as a panic. Refusals are the
 // gate's: they read as the daemon's status messages and wrap
 // errdefs.ErrPermissionDenied or errdefs.ErrUnavailable. The call counts

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
@@ -81,7 +82,7 @@ func TestEveryGroupReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = n.Disk().ListDiskIDs(ctx, nil)
-	if !errors.Is(err, errdefs.ErrFailedPrecondition) || errdefs.Code(err) != codes.FailedPrecondition ||
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || errgrpc.Code(err) != codes.FailedPrecondition ||
 		err.Error() != "csi-node-proxy inprocess: the node is closed: failed precondition" {
 		t.Errorf("a call after Close: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
@@ -259,13 +260,13 @@ func TestExitCodes(t *testing.T) {
 		{fmt.Errorf("x: %w", errdefs.ErrAlreadyExists), exitFailure},
 		{usagef("bad"), exitUsage},
 		{fmt.Errorf("disk 9: %w", errdefs.ErrNotFound), exitNotFound},
-		{errdefs.FromGRPC(status.Error(codes.NotFound, "disk 9")), exitNotFound},
-		{errdefs.FromGRPC(status.Error(codes.PermissionDenied, "denied")), exitPermission},
+		{errgrpc.FromGRPC(status.Error(codes.NotFound, "disk 9")), exitNotFound},
+		{errgrpc.FromGRPC(status.Error(codes.PermissionDenied, "denied")), exitPermission},
 		{&unavailableError{err: errors.New("dial")}, exitUnavailable},
-		{errdefs.FromGRPC(status.Error(codes.Unavailable, "audit log full")), exitUnavailable},
+		{errgrpc.FromGRPC(status.Error(codes.Unavailable, "audit log full")), exitUnavailable},
 		{status.Error(codes.DeadlineExceeded, "slow"), exitUnavailable},
 		{fmt.Errorf("call: %w", context.DeadlineExceeded), exitUnavailable},
-		{errdefs.FromGRPC(status.Error(codes.InvalidArgument, "bad path")), exitInvalid},
+		{errgrpc.FromGRPC(status.Error(codes.InvalidArgument, "bad path")), exitInvalid},
 		{fmt.Errorf("x: %w", errDeclined), exitDeclined},
 		{&statusError{code: exitNotFound, msg: "missing"}, exitNotFound},
 	} {

@@ -4,7 +4,7 @@
 // Each subpackage internal/adapter/<group>/<version> is a thin, generated
 // gRPC server for one group-version: it converts the versioned request into
 // the group's model, calls the group Interface, converts the response back
-// and maps the error with errdefs.ToGRPC. Hand-written overrides for renamed
+// and maps the error with errgrpc.ToGRPC. Hand-written overrides for renamed
 // or retyped fields live next to the generated code in conversion.go.
 package adapter
 

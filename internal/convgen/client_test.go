@@ -83,7 +83,7 @@ func TestGoldenClientBehaviour(t *testing.T) {
 		{v1, "v1", "func fromModelGetRequest(in *widget.GetRequest) (*pb.GetRequest, error) {"},
 		{v1, "v1", "if in.Number != 0 {\n\t\treturn nil, errdefs.Errorf(errdefs.ErrInvalidArgument, \"GetRequest.Number is set, but the widget v1 API has no field for it"},
 		{v1, "v1", "req, err := fromModelGetRequest(in)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\tresp, err := c.c.Get(ctx, req)"},
-		{v1, "v1", "return nil, errdefs.FromGRPC(err)"},
+		{v1, "v1", "return nil, errgrpc.FromGRPC(err)"},
 		{v1, "v1", "out.Widget = toModelWidget(in.Widget)"},
 		{v1, "v1", "out.Id = in.ID"},
 		{v1, "v1", "if in == nil {\n\t\tin = &widget.GetRequest{}\n\t}"},

@@ -236,6 +236,19 @@ func (g *gen) importDiskID(path, field string, at int) {
 	g.buf.Write(out)
 }
 
+// importErrdefs adds the errdefs import at at (in the import block) when
+// the generated code names a sentinel or errdefs.Errorf; errgrpc, which
+// maps errors to and from statuses, is imported always.
+func (g *gen) importErrdefs(at int) {
+	src := g.buf.Bytes()
+	if !bytes.Contains(src[at:], []byte("errdefs.")) {
+		return
+	}
+	out := append(append(append([]byte(nil), src[:at]...), fmt.Sprintf("\t%q\n", g.cfg.ErrdefsPath)...), src[at:]...)
+	g.buf.Reset()
+	g.buf.Write(out)
+}
+
 // newGen returns a generator for one output package of gv (an adapter, or
 // with client a client stub) in outDir, starting with hw's errors.
 func newGen(cfg Config, gv *groupVersion, hw handWritten, outDir string, client bool) *gen {

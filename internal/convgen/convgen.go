@@ -10,7 +10,7 @@
 // For every RPC of the version's service the generator emits a handler on
 // Server that converts the request to the model, calls the group Interface
 // method of the same name, converts the response back and maps the error
-// with errdefs.ToGRPC. Conversions are generated field by field: a wire
+// with errgrpc.ToGRPC. Conversions are generated field by field: a wire
 // field matches the model field whose name is equal ignoring case (so the
 // wire's VolumeIds matches the model's VolumeIDs); basic types are copied,
 // enums are converted by value, nested messages, repeated messages and maps
@@ -26,7 +26,7 @@
 //     fields it can match, for the override to call. The override for an
 //     RPC's request may instead return (*model.T, error) when the conversion
 //     can fail (a number sent as a string); the handler then answers with
-//     errdefs.ToGRPC of that error without calling the group. Conversions of
+//     errgrpc.ToGRPC of that error without calling the group. Conversions of
 //     nested messages are generated even for a field the override converts
 //     (a map whose key type changed), so it can call them;
 //   - a method (s *Server) <RPC> replaces the generated handler;
@@ -90,7 +90,8 @@ type Config struct {
 	// OutRoot receives <group><version> adapter packages and the registry.
 	// Default "internal/adapter".
 	OutRoot string
-	// ErrdefsPath is the import path of the errdefs package.
+	// ErrdefsPath is the import path of the errdefs package; its errgrpc
+	// subpackage maps errors to and from gRPC statuses.
 	ErrdefsPath string
 	// Tool names the generator in the "Code generated" header.
 	Tool string

@@ -103,7 +103,7 @@ func TestGoldenOverridesAreUsed(t *testing.T) {
 		"out, err := s.group.Get(ctx, req)", // //convgen:rename Fetch=Get
 		// The request override returns an error: the handler answers with
 		// it before calling the group.
-		"req, err := toModelFetchRequest(in)\n\tif err != nil {\n\t\treturn nil, errdefs.ToGRPC(err)\n\t}",
+		"req, err := toModelFetchRequest(in)\n\tif err != nil {\n\t\treturn nil, errgrpc.ToGRPC(err)\n\t}",
 		// Conversions pair the wire message with the renamed method's types.
 		"func autoToModelFetchRequest(in *pb.FetchRequest) *widget.GetRequest {",
 		"func autoFromModelFetchResponse(in *widget.GetResponse) *pb.FetchResponse {",

@@ -86,7 +86,7 @@ func TestGoldenLegacyBehaviour(t *testing.T) {
 		{a1, "adapter v1alpha1", `"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"`},
 		{a1, "adapter v1alpha1", "func toModelStatRequest(in *pb.StatRequest) (*gizmo.StatRequest, error) {"},
 		{a1, "adapter v1alpha1", "if out.DiskNumber, err = diskid.Parse(in.DiskId); err != nil {\n\t\treturn nil, err\n\t}"},
-		{a1, "adapter v1alpha1", "req, err := toModelStatRequest(in)\n\tif err != nil {\n\t\treturn nil, errdefs.ToGRPC(err)\n\t}"},
+		{a1, "adapter v1alpha1", "req, err := toModelStatRequest(in)\n\tif err != nil {\n\t\treturn nil, errgrpc.ToGRPC(err)\n\t}"},
 		// ... an int64 widened, map keys formatted with the element
 		// conversion.
 		{a1, "adapter v1alpha1", "out.DiskNumber = int64(in.DiskNumber)"},

@@ -63,7 +63,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -503,10 +503,10 @@ func (m *Metrics) HostObserver(backend string) HostObserver {
 
 // ObserveHostOperation records that the group's Host method operation
 // took d and ended with err, labelled with err's gRPC code name (OK,
-// NotFound, Internal, ...; see errdefs.Code).
+// NotFound, Internal, ...; see errgrpc.Code).
 func (o HostObserver) ObserveHostOperation(group, operation string, d time.Duration, err error) {
 	if o.m == nil {
 		return
 	}
-	o.m.hostDuration.WithLabelValues(o.backend, group, operation, errdefs.Code(err).String()).Observe(d.Seconds())
+	o.m.hostDuration.WithLabelValues(o.backend, group, operation, errgrpc.Code(err).String()).Observe(d.Seconds())
 }

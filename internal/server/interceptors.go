@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
@@ -116,7 +116,7 @@ func renderPayload(v any) string {
 }
 
 // mapErrors is the safety net under the adapters: they map their errors
-// with errdefs.ToGRPC already, but an error that slips through unmapped
+// with errgrpc.ToGRPC already, but an error that slips through unmapped
 // must not reach the client as codes.Unknown, which drivers can only
 // handle by matching text. A status error passes unchanged unless its code
 // is Unknown; that becomes Internal with the same message and details.
@@ -139,5 +139,5 @@ func mapErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler gr
 		p.Code = int32(codes.Internal)
 		return nil, status.ErrorProto(p)
 	}
-	return nil, errdefs.ToGRPC(err)
+	return nil, errgrpc.ToGRPC(err)
 }

@@ -32,7 +32,7 @@
 //  4. logging: each call is logged once when it completes, with the caller
 //     and, at high verbosity, payloads (secrets redacted, see Redact);
 //  5. error mapping: any error that is not already a gRPC status goes
-//     through errdefs.ToGRPC, so no call ever ends in codes.Unknown; and a
+//     through errgrpc.ToGRPC, so no call ever ends in codes.Unknown; and a
 //     request that did not decode (invalid UTF-8 in a string, a malformed
 //     field) is answered codes.InvalidArgument here, not by the handler
 //     (see requestCodec: grpc-go itself would answer codes.Internal).

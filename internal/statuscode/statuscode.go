@@ -6,7 +6,7 @@
 // The daemon converts a gRPC status code to a Code by number
 // (statuscode.Code(status.Code(err))); the numbers are part of gRPC's
 // wire contract and never change. Of maps a Go error that wraps an
-// errdefs sentinel to its Code, as errdefs.Code does for errors that are
+// errdefs sentinel to its Code, as errgrpc.Code does for errors that are
 // not gRPC statuses; TestOfAgreesWithErrdefs holds the two together.
 package statuscode
 

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 )
 
 // TestNamesAreGRPCs holds every name and number to gRPC's, which audit
@@ -21,7 +22,7 @@ func TestNamesAreGRPCs(t *testing.T) {
 	}
 }
 
-// TestOfAgreesWithErrdefs holds Of to errdefs.Code for every error that
+// TestOfAgreesWithErrdefs holds Of to errgrpc.Code for every error that
 // is not a gRPC status.
 func TestOfAgreesWithErrdefs(t *testing.T) {
 	errs := []error{
@@ -32,8 +33,8 @@ func TestOfAgreesWithErrdefs(t *testing.T) {
 		fmt.Errorf("both: %w, %w", errdefs.ErrNotFound, errdefs.ErrInvalidArgument),
 	}
 	for _, err := range errs {
-		if got, want := Of(err), errdefs.Code(err); uint32(got) != uint32(want) {
-			t.Errorf("Of(%v) = %v, errdefs.Code says %v", err, got, want)
+		if got, want := Of(err), errgrpc.Code(err); uint32(got) != uint32(want) {
+			t.Errorf("Of(%v) = %v, errgrpc.Code says %v", err, got, want)
 		}
 	}
 }

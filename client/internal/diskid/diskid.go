@@ -19,7 +19,7 @@ func Format(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
 // Parse returns the disk number a disk ID from the daemon names. A key that
 // is not a decimal uint32 is a malformed answer: the error wraps no errdefs
-// sentinel, so errdefs.Code calls it Internal, as a host failure would be.
+// sentinel, so errgrpc.Code calls it Internal, as a host failure would be.
 func Parse(id string) (uint32, error) {
 	n, err := strconv.ParseUint(id, 10, 32)
 	if err != nil {

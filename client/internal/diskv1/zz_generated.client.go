@@ -3,7 +3,7 @@
 // Package diskv1 implements disk.Interface with the disk v1 API
 // (gRPC service v1.Disk) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package diskv1
 
 import (
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
 
@@ -41,7 +41,7 @@ func (c *Client) ListDiskLocations(ctx context.Context, in *disk.ListDiskLocatio
 	}
 	resp, err := c.c.ListDiskLocations(ctx, fromModelListDiskLocationsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskLocationsResponse(resp), nil
 }
@@ -53,7 +53,7 @@ func (c *Client) PartitionDisk(ctx context.Context, in *disk.PartitionDiskReques
 	}
 	resp, err := c.c.PartitionDisk(ctx, fromModelPartitionDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelPartitionDiskResponse(resp), nil
 }
@@ -65,7 +65,7 @@ func (c *Client) Rescan(ctx context.Context, in *disk.RescanRequest) (*disk.Resc
 	}
 	resp, err := c.c.Rescan(ctx, fromModelRescanRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRescanResponse(resp), nil
 }
@@ -77,7 +77,7 @@ func (c *Client) ListDiskIDs(ctx context.Context, in *disk.ListDiskIDsRequest) (
 	}
 	resp, err := c.c.ListDiskIDs(ctx, fromModelListDiskIDsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskIDsResponse(resp), nil
 }
@@ -89,7 +89,7 @@ func (c *Client) GetDiskStats(ctx context.Context, in *disk.GetDiskStatsRequest)
 	}
 	resp, err := c.c.GetDiskStats(ctx, fromModelGetDiskStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetDiskStatsResponse(resp), nil
 }
@@ -101,7 +101,7 @@ func (c *Client) SetDiskState(ctx context.Context, in *disk.SetDiskStateRequest)
 	}
 	resp, err := c.c.SetDiskState(ctx, fromModelSetDiskStateRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelSetDiskStateResponse(resp), nil
 }
@@ -113,7 +113,7 @@ func (c *Client) GetDiskState(ctx context.Context, in *disk.GetDiskStateRequest)
 	}
 	resp, err := c.c.GetDiskState(ctx, fromModelGetDiskStateRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetDiskStateResponse(resp), nil
 }

@@ -3,7 +3,7 @@
 // Package diskv1beta1 implements disk.Interface with the disk v1beta1 API
 // (gRPC service v1beta1.Disk) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package diskv1beta1
 
 import (
@@ -14,6 +14,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
 
@@ -42,7 +43,7 @@ func (c *Client) ListDiskLocations(ctx context.Context, in *disk.ListDiskLocatio
 	}
 	resp, err := c.c.ListDiskLocations(ctx, fromModelListDiskLocationsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskLocationsResponse(resp)
 }
@@ -54,7 +55,7 @@ func (c *Client) PartitionDisk(ctx context.Context, in *disk.PartitionDiskReques
 	}
 	resp, err := c.c.PartitionDisk(ctx, fromModelPartitionDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelPartitionDiskResponse(resp), nil
 }
@@ -66,7 +67,7 @@ func (c *Client) Rescan(ctx context.Context, in *disk.RescanRequest) (*disk.Resc
 	}
 	resp, err := c.c.Rescan(ctx, fromModelRescanRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRescanResponse(resp), nil
 }
@@ -78,7 +79,7 @@ func (c *Client) ListDiskIDs(ctx context.Context, in *disk.ListDiskIDsRequest) (
 	}
 	resp, err := c.c.ListDiskIDs(ctx, fromModelListDiskIDsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskIDsResponse(resp)
 }
@@ -90,7 +91,7 @@ func (c *Client) GetDiskStats(ctx context.Context, in *disk.GetDiskStatsRequest)
 	}
 	resp, err := c.c.DiskStats(ctx, fromModelDiskStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelDiskStatsResponse(resp), nil
 }

@@ -3,7 +3,7 @@
 // Package diskv1beta2 implements disk.Interface with the disk v1beta2 API
 // (gRPC service v1beta2.Disk) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package diskv1beta2
 
 import (
@@ -13,7 +13,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta2"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
 
@@ -42,7 +42,7 @@ func (c *Client) ListDiskLocations(ctx context.Context, in *disk.ListDiskLocatio
 	}
 	resp, err := c.c.ListDiskLocations(ctx, fromModelListDiskLocationsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskLocationsResponse(resp)
 }
@@ -54,7 +54,7 @@ func (c *Client) PartitionDisk(ctx context.Context, in *disk.PartitionDiskReques
 	}
 	resp, err := c.c.PartitionDisk(ctx, fromModelPartitionDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelPartitionDiskResponse(resp), nil
 }
@@ -66,7 +66,7 @@ func (c *Client) Rescan(ctx context.Context, in *disk.RescanRequest) (*disk.Resc
 	}
 	resp, err := c.c.Rescan(ctx, fromModelRescanRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRescanResponse(resp), nil
 }
@@ -78,7 +78,7 @@ func (c *Client) ListDiskIDs(ctx context.Context, in *disk.ListDiskIDsRequest) (
 	}
 	resp, err := c.c.ListDiskIDs(ctx, fromModelListDiskIDsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListDiskIDsResponse(resp)
 }
@@ -90,7 +90,7 @@ func (c *Client) GetDiskStats(ctx context.Context, in *disk.GetDiskStatsRequest)
 	}
 	resp, err := c.c.DiskStats(ctx, fromModelDiskStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelDiskStatsResponse(resp), nil
 }
@@ -102,7 +102,7 @@ func (c *Client) SetDiskState(ctx context.Context, in *disk.SetDiskStateRequest)
 	}
 	resp, err := c.c.SetAttachState(ctx, fromModelSetAttachStateRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelSetAttachStateResponse(resp), nil
 }
@@ -114,7 +114,7 @@ func (c *Client) GetDiskState(ctx context.Context, in *disk.GetDiskStateRequest)
 	}
 	resp, err := c.c.GetAttachState(ctx, fromModelGetAttachStateRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetAttachStateResponse(resp), nil
 }

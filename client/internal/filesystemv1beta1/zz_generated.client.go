@@ -3,7 +3,7 @@
 // Package filesystemv1beta1 implements filesystem.Interface with the filesystem v1beta1 API
 // (gRPC service v1beta1.Filesystem) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package filesystemv1beta1
 
 import (
@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1beta1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 )
 
@@ -41,7 +42,7 @@ func (c *Client) PathExists(ctx context.Context, in *filesystem.PathExistsReques
 	}
 	resp, err := c.c.PathExists(ctx, fromModelPathExistsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelPathExistsResponse(resp), nil
 }
@@ -53,7 +54,7 @@ func (c *Client) Mkdir(ctx context.Context, in *filesystem.MkdirRequest) (*files
 	}
 	resp, err := c.c.Mkdir(ctx, fromModelMkdirRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelMkdirResponse(resp), nil
 }
@@ -65,7 +66,7 @@ func (c *Client) Rmdir(ctx context.Context, in *filesystem.RmdirRequest) (*files
 	}
 	resp, err := c.c.Rmdir(ctx, fromModelRmdirRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRmdirResponse(resp), nil
 }
@@ -82,7 +83,7 @@ func (c *Client) CreateSymlink(ctx context.Context, in *filesystem.CreateSymlink
 	}
 	resp, err := c.c.LinkPath(ctx, fromModelLinkPathRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelLinkPathResponse(resp), nil
 }
@@ -94,7 +95,7 @@ func (c *Client) IsSymlink(ctx context.Context, in *filesystem.IsSymlinkRequest)
 	}
 	resp, err := c.c.IsMountPoint(ctx, fromModelIsMountPointRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelIsMountPointResponse(resp), nil
 }

@@ -3,7 +3,7 @@
 // Package iscsiv1alpha1 implements iscsi.Interface with the iscsi v1alpha1 API
 // (gRPC service v1alpha1.Iscsi) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package iscsiv1alpha1
 
 import (
@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/iscsi/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 )
 
@@ -41,7 +42,7 @@ func (c *Client) AddTargetPortal(ctx context.Context, in *iscsi.AddTargetPortalR
 	}
 	resp, err := c.c.AddTargetPortal(ctx, fromModelAddTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelAddTargetPortalResponse(resp), nil
 }
@@ -53,7 +54,7 @@ func (c *Client) DiscoverTargetPortal(ctx context.Context, in *iscsi.DiscoverTar
 	}
 	resp, err := c.c.DiscoverTargetPortal(ctx, fromModelDiscoverTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelDiscoverTargetPortalResponse(resp), nil
 }
@@ -65,7 +66,7 @@ func (c *Client) RemoveTargetPortal(ctx context.Context, in *iscsi.RemoveTargetP
 	}
 	resp, err := c.c.RemoveTargetPortal(ctx, fromModelRemoveTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRemoveTargetPortalResponse(resp), nil
 }
@@ -77,7 +78,7 @@ func (c *Client) ListTargetPortals(ctx context.Context, in *iscsi.ListTargetPort
 	}
 	resp, err := c.c.ListTargetPortals(ctx, fromModelListTargetPortalsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListTargetPortalsResponse(resp), nil
 }
@@ -89,7 +90,7 @@ func (c *Client) ConnectTarget(ctx context.Context, in *iscsi.ConnectTargetReque
 	}
 	resp, err := c.c.ConnectTarget(ctx, fromModelConnectTargetRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelConnectTargetResponse(resp), nil
 }
@@ -101,7 +102,7 @@ func (c *Client) DisconnectTarget(ctx context.Context, in *iscsi.DisconnectTarge
 	}
 	resp, err := c.c.DisconnectTarget(ctx, fromModelDisconnectTargetRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelDisconnectTargetResponse(resp), nil
 }
@@ -113,7 +114,7 @@ func (c *Client) GetTargetDisks(ctx context.Context, in *iscsi.GetTargetDisksReq
 	}
 	resp, err := c.c.GetTargetDisks(ctx, fromModelGetTargetDisksRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetTargetDisksResponse(resp), nil
 }

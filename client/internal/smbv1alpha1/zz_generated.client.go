@@ -3,7 +3,7 @@
 // Package smbv1alpha1 implements smb.Interface with the smb v1alpha1 API
 // (gRPC service v1alpha1.Smb) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package smbv1alpha1
 
 import (
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 )
 
@@ -41,7 +41,7 @@ func (c *Client) NewSmbGlobalMapping(ctx context.Context, in *smb.NewSmbGlobalMa
 	}
 	resp, err := c.c.NewSmbGlobalMapping(ctx, fromModelNewSmbGlobalMappingRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelNewSmbGlobalMappingResponse(resp), nil
 }
@@ -53,7 +53,7 @@ func (c *Client) RemoveSmbGlobalMapping(ctx context.Context, in *smb.RemoveSmbGl
 	}
 	resp, err := c.c.RemoveSmbGlobalMapping(ctx, fromModelRemoveSmbGlobalMappingRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelRemoveSmbGlobalMappingResponse(resp), nil
 }

@@ -3,7 +3,7 @@
 // Package systemv1alpha1 implements system.Interface with the system v1alpha1 API
 // (gRPC service v1alpha1.System) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package systemv1alpha1
 
 import (
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 )
 
@@ -41,7 +41,7 @@ func (c *Client) GetBIOSSerialNumber(ctx context.Context, in *system.GetBIOSSeri
 	}
 	resp, err := c.c.GetBIOSSerialNumber(ctx, fromModelGetBIOSSerialNumberRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetBIOSSerialNumberResponse(resp), nil
 }
@@ -53,7 +53,7 @@ func (c *Client) StartService(ctx context.Context, in *system.StartServiceReques
 	}
 	resp, err := c.c.StartService(ctx, fromModelStartServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelStartServiceResponse(resp), nil
 }
@@ -65,7 +65,7 @@ func (c *Client) StopService(ctx context.Context, in *system.StopServiceRequest)
 	}
 	resp, err := c.c.StopService(ctx, fromModelStopServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelStopServiceResponse(resp), nil
 }
@@ -77,7 +77,7 @@ func (c *Client) GetService(ctx context.Context, in *system.GetServiceRequest) (
 	}
 	resp, err := c.c.GetService(ctx, fromModelGetServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetServiceResponse(resp), nil
 }

@@ -3,7 +3,7 @@
 // Package volumev1alpha1 implements volume.Interface with the volume v1alpha1 API
 // (gRPC service v1alpha1.Volume) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package volumev1alpha1
 
 import (
@@ -14,6 +14,7 @@ import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
@@ -46,7 +47,7 @@ func (c *Client) ListVolumesOnDisk(ctx context.Context, in *volume.ListVolumesOn
 	}
 	resp, err := c.c.ListVolumesOnDisk(ctx, req)
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListVolumesOnDiskResponse(resp), nil
 }
@@ -58,7 +59,7 @@ func (c *Client) MountVolume(ctx context.Context, in *volume.MountVolumeRequest)
 	}
 	resp, err := c.c.MountVolume(ctx, fromModelMountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelMountVolumeResponse(resp), nil
 }
@@ -70,7 +71,7 @@ func (c *Client) UnmountVolume(ctx context.Context, in *volume.UnmountVolumeRequ
 	}
 	resp, err := c.c.DismountVolume(ctx, fromModelDismountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelDismountVolumeResponse(resp), nil
 }
@@ -82,7 +83,7 @@ func (c *Client) IsVolumeFormatted(ctx context.Context, in *volume.IsVolumeForma
 	}
 	resp, err := c.c.IsVolumeFormatted(ctx, fromModelIsVolumeFormattedRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelIsVolumeFormattedResponse(resp), nil
 }
@@ -94,7 +95,7 @@ func (c *Client) FormatVolume(ctx context.Context, in *volume.FormatVolumeReques
 	}
 	resp, err := c.c.FormatVolume(ctx, fromModelFormatVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelFormatVolumeResponse(resp), nil
 }
@@ -106,7 +107,7 @@ func (c *Client) ResizeVolume(ctx context.Context, in *volume.ResizeVolumeReques
 	}
 	resp, err := c.c.ResizeVolume(ctx, fromModelResizeVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelResizeVolumeResponse(resp), nil
 }

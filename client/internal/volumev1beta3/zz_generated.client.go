@@ -3,7 +3,7 @@
 // Package volumev1beta3 implements volume.Interface with the volume v1beta3 API
 // (gRPC service v1beta3.Volume) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package volumev1beta3
 
 import (
@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1beta3"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
@@ -41,7 +42,7 @@ func (c *Client) ListVolumesOnDisk(ctx context.Context, in *volume.ListVolumesOn
 	}
 	resp, err := c.c.ListVolumesOnDisk(ctx, fromModelListVolumesOnDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListVolumesOnDiskResponse(resp), nil
 }
@@ -53,7 +54,7 @@ func (c *Client) MountVolume(ctx context.Context, in *volume.MountVolumeRequest)
 	}
 	resp, err := c.c.MountVolume(ctx, fromModelMountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelMountVolumeResponse(resp), nil
 }
@@ -65,7 +66,7 @@ func (c *Client) UnmountVolume(ctx context.Context, in *volume.UnmountVolumeRequ
 	}
 	resp, err := c.c.UnmountVolume(ctx, fromModelUnmountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelUnmountVolumeResponse(resp), nil
 }
@@ -77,7 +78,7 @@ func (c *Client) IsVolumeFormatted(ctx context.Context, in *volume.IsVolumeForma
 	}
 	resp, err := c.c.IsVolumeFormatted(ctx, fromModelIsVolumeFormattedRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelIsVolumeFormattedResponse(resp), nil
 }
@@ -89,7 +90,7 @@ func (c *Client) FormatVolume(ctx context.Context, in *volume.FormatVolumeReques
 	}
 	resp, err := c.c.FormatVolume(ctx, fromModelFormatVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelFormatVolumeResponse(resp), nil
 }
@@ -101,7 +102,7 @@ func (c *Client) ResizeVolume(ctx context.Context, in *volume.ResizeVolumeReques
 	}
 	resp, err := c.c.ResizeVolume(ctx, fromModelResizeVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelResizeVolumeResponse(resp), nil
 }
@@ -113,7 +114,7 @@ func (c *Client) GetVolumeStats(ctx context.Context, in *volume.GetVolumeStatsRe
 	}
 	resp, err := c.c.GetVolumeStats(ctx, fromModelGetVolumeStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetVolumeStatsResponse(resp), nil
 }
@@ -125,7 +126,7 @@ func (c *Client) GetDiskNumberFromVolumeID(ctx context.Context, in *volume.GetDi
 	}
 	resp, err := c.c.GetDiskNumberFromVolumeID(ctx, fromModelGetDiskNumberFromVolumeIDRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetDiskNumberFromVolumeIDResponse(resp), nil
 }
@@ -137,7 +138,7 @@ func (c *Client) GetVolumeIDFromTargetPath(ctx context.Context, in *volume.GetVo
 	}
 	resp, err := c.c.GetVolumeIDFromTargetPath(ctx, fromModelGetVolumeIDFromTargetPathRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetVolumeIDFromTargetPathResponse(resp), nil
 }
@@ -154,7 +155,7 @@ func (c *Client) WriteVolumeCache(ctx context.Context, in *volume.WriteVolumeCac
 	}
 	resp, err := c.c.WriteVolumeCache(ctx, fromModelWriteVolumeCacheRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelWriteVolumeCacheResponse(resp), nil
 }

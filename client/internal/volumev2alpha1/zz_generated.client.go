@@ -3,7 +3,7 @@
 // Package volumev2alpha1 implements volume.Interface with the volume v2alpha1 API
 // (gRPC service v2alpha1.Volume) for the client: it converts each model request
 // to the wire, calls the RPC, converts the response back and maps the
-// error with errdefs.FromGRPC.
+// error with errgrpc.FromGRPC.
 package volumev2alpha1
 
 import (
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
@@ -41,7 +41,7 @@ func (c *Client) ListVolumesOnDisk(ctx context.Context, in *volume.ListVolumesOn
 	}
 	resp, err := c.c.ListVolumesOnDisk(ctx, fromModelListVolumesOnDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelListVolumesOnDiskResponse(resp), nil
 }
@@ -53,7 +53,7 @@ func (c *Client) MountVolume(ctx context.Context, in *volume.MountVolumeRequest)
 	}
 	resp, err := c.c.MountVolume(ctx, fromModelMountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelMountVolumeResponse(resp), nil
 }
@@ -65,7 +65,7 @@ func (c *Client) UnmountVolume(ctx context.Context, in *volume.UnmountVolumeRequ
 	}
 	resp, err := c.c.UnmountVolume(ctx, fromModelUnmountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelUnmountVolumeResponse(resp), nil
 }
@@ -77,7 +77,7 @@ func (c *Client) IsVolumeFormatted(ctx context.Context, in *volume.IsVolumeForma
 	}
 	resp, err := c.c.IsVolumeFormatted(ctx, fromModelIsVolumeFormattedRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelIsVolumeFormattedResponse(resp), nil
 }
@@ -89,7 +89,7 @@ func (c *Client) FormatVolume(ctx context.Context, in *volume.FormatVolumeReques
 	}
 	resp, err := c.c.FormatVolume(ctx, fromModelFormatVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelFormatVolumeResponse(resp), nil
 }
@@ -101,7 +101,7 @@ func (c *Client) ResizeVolume(ctx context.Context, in *volume.ResizeVolumeReques
 	}
 	resp, err := c.c.ResizeVolume(ctx, fromModelResizeVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelResizeVolumeResponse(resp), nil
 }
@@ -113,7 +113,7 @@ func (c *Client) GetVolumeStats(ctx context.Context, in *volume.GetVolumeStatsRe
 	}
 	resp, err := c.c.GetVolumeStats(ctx, fromModelGetVolumeStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetVolumeStatsResponse(resp), nil
 }
@@ -125,7 +125,7 @@ func (c *Client) GetDiskNumberFromVolumeID(ctx context.Context, in *volume.GetDi
 	}
 	resp, err := c.c.GetDiskNumberFromVolumeID(ctx, fromModelGetDiskNumberFromVolumeIDRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetDiskNumberFromVolumeIDResponse(resp), nil
 }
@@ -137,7 +137,7 @@ func (c *Client) GetVolumeIDFromTargetPath(ctx context.Context, in *volume.GetVo
 	}
 	resp, err := c.c.GetVolumeIDFromTargetPath(ctx, fromModelGetVolumeIDFromTargetPathRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetVolumeIDFromTargetPathResponse(resp), nil
 }
@@ -149,7 +149,7 @@ func (c *Client) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *volum
 	}
 	resp, err := c.c.GetClosestVolumeIDFromTargetPath(ctx, fromModelGetClosestVolumeIDFromTargetPathRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetClosestVolumeIDFromTargetPathResponse(resp), nil
 }
@@ -161,7 +161,7 @@ func (c *Client) WriteVolumeCache(ctx context.Context, in *volume.WriteVolumeCac
 	}
 	resp, err := c.c.WriteVolumeCache(ctx, fromModelWriteVolumeCacheRequest(in))
 	if err != nil {
-		return nil, errdefs.FromGRPC(err)
+		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelWriteVolumeCacheResponse(resp), nil
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/client/mounter"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 )
 
@@ -160,7 +161,7 @@ func toStatus(err error, format string, args ...any) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	return status.Errorf(errdefs.Code(err), "%s: %v", fmt.Sprintf(format, args...), err)
+	return status.Errorf(errgrpc.Code(err), "%s: %v", fmt.Sprintf(format, args...), err)
 }
 
 // GetPluginInfo implements csi.IdentityServer.

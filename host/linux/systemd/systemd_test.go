@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 )
 
@@ -90,7 +91,7 @@ func TestJobResultError(t *testing.T) {
 			t.Errorf("JobResultError(%q) = %v, want %v", result, err, kind)
 		}
 	}
-	if err := JobResultError("StopUnit", "foo.service", "weird"); err == nil || errdefs.Code(err).String() != "Internal" {
+	if err := JobResultError("StopUnit", "foo.service", "weird"); err == nil || errgrpc.Code(err).String() != "Internal" {
 		t.Errorf("unknown result: %v", err)
 	}
 	if err := JobResultError("StartUnit", "foo.service", "failed"); !strings.Contains(err.Error(), "journalctl -u foo.service") {
@@ -117,8 +118,8 @@ func TestBusError(t *testing.T) {
 			t.Errorf("%s: text %q lacks the D-Bus name", name, err)
 		}
 	}
-	if err := (&BusError{Name: "org.example.Odd"}); errdefs.Code(err).String() != "Internal" || err.Error() != "org.example.Odd" {
-		t.Errorf("unknown name: %v code %v", err, errdefs.Code(err))
+	if err := (&BusError{Name: "org.example.Odd"}); errgrpc.Code(err).String() != "Internal" || err.Error() != "org.example.Odd" {
+		t.Errorf("unknown name: %v code %v", err, errgrpc.Code(err))
 	}
 	if got := socketOf("unix:path=/run/dbus/system_bus_socket"); got != "/run/dbus/system_bus_socket" {
 		t.Errorf("socketOf = %q", got)

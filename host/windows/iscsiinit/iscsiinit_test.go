@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 )
 
@@ -366,7 +367,7 @@ func TestIsdscError(t *testing.T) {
 	if err.Error() != "log in: ISDSC_AUTHENTICATION_FAILURE (0xefff0009: authentication failure); check chap_username and chap_secret (for MUTUAL_CHAP also the initiator secret set with SetMutualChapSecret): permission denied" {
 		t.Errorf("%q", err)
 	}
-	if err := isdscError(status(0xEFFF0099), "x"); errdefs.Code(err).String() != "Internal" || !strings.Contains(err.Error(), "0xefff0099") {
+	if err := isdscError(status(0xEFFF0099), "x"); errgrpc.Code(err).String() != "Internal" || !strings.Contains(err.Error(), "0xefff0099") {
 		t.Errorf("unknown status: %v", err)
 	}
 	for code, want := range map[uint32]bool{0xAFFF002E: true, 0xAFFF003B: true, 0xEFFF0009: false, 5: false} {

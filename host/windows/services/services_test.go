@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 )
 
@@ -347,8 +348,8 @@ func TestScmErrorKeepsErrno(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 	err = scmError(syscall.Errno(9999), "x")
-	if errdefs.Code(err).String() != "Internal" {
-		t.Errorf("unknown code maps to %v", errdefs.Code(err))
+	if errgrpc.Code(err).String() != "Internal" {
+		t.Errorf("unknown code maps to %v", errgrpc.Code(err))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
@@ -57,8 +58,8 @@ func TestWMIDeadlineFromContext(t *testing.T) {
 	defer cancel()
 	begin := time.Now()
 	err := v.FormatVolume(cctx, volA)
-	if !errors.Is(err, context.DeadlineExceeded) || errdefs.Code(err).String() != "DeadlineExceeded" {
-		t.Fatalf("FormatVolume past its deadline = %v (code %v), want DeadlineExceeded", err, errdefs.Code(err))
+	if !errors.Is(err, context.DeadlineExceeded) || errgrpc.Code(err).String() != "DeadlineExceeded" {
+		t.Fatalf("FormatVolume past its deadline = %v (code %v), want DeadlineExceeded", err, errgrpc.Code(err))
 	}
 	if d := time.Since(begin); d > 2*time.Second {
 		t.Errorf("FormatVolume returned after %v, long past its 50 ms deadline", d)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
@@ -2079,7 +2080,7 @@ func TestModelLinks(t *testing.T) {
 	if _, err := m.attributes(loopA + `\x`); !isErrno(err, modelErrCantResolve) {
 		t.Errorf("a path through a link loop: %v, want ERROR_CANT_RESOLVE_FILENAME", err)
 	}
-	if _, err := s.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: loopA}); errdefs.Code(err) != errdefs.Code(errdefs.ErrFailedPrecondition) {
+	if _, err := s.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: loopA}); errgrpc.Code(err) != errgrpc.Code(errdefs.ErrFailedPrecondition) {
 		t.Errorf("GetVolumeIDFromTargetPath(loop) = %v, want FailedPrecondition", err)
 	}
 	file := modelKubelet + `\f`
@@ -2102,7 +2103,7 @@ func TestModelLinks(t *testing.T) {
 	if ok, err := s.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: modelStage}); err != nil || !ok.Exists {
 		t.Errorf("the mounted folder after removing a junction to it: exists %v, %v", ok, err)
 	}
-	if _, err := s.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: modelKubelet + `\plugins`}); errdefs.Code(err) != errdefs.Code(errdefs.ErrFailedPrecondition) {
+	if _, err := s.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: modelKubelet + `\plugins`}); errgrpc.Code(err) != errgrpc.Code(errdefs.ErrFailedPrecondition) {
 		t.Errorf("Rmdir of a non-empty directory without force: %v, want FailedPrecondition", err)
 	}
 }

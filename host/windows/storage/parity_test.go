@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
@@ -153,7 +154,7 @@ type parityStep struct {
 
 // record adds a step: its code and, on success, its value.
 func (r *parityRun) record(name, value string, err error) error {
-	out := errdefs.Code(err).String()
+	out := errgrpc.Code(err).String()
 	if err == nil && value != "" {
 		out += " " + value
 	}
@@ -260,7 +261,7 @@ func (r *parityRun) unmount(id, path string) {
 func (r *parityRun) volumeAt(path string) {
 	v, err := r.w.vols.GetVolumeIDFromTargetPath(r.ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: path})
 	r.record("GetVolumeIDFromTargetPath("+path+")", value(v, func() string { return r.w.label(v.VolumeID) }), err)
-	if errdefs.Code(err) == errdefs.Code(errdefs.ErrNotFound) {
+	if errgrpc.Code(err) == errgrpc.Code(errdefs.ErrNotFound) {
 		last := &r.steps[len(r.steps)-1]
 		last.outcome += fmt.Sprintf(" (says 'because it does not exist': %v)", strings.Contains(err.Error(), "because it does not exist"))
 	}

@@ -7,6 +7,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
@@ -25,16 +26,16 @@ import (
 // would match against a disk without an identifier, is refused.
 func (s *Server) GetDiskNumberByName(ctx context.Context, in *pb.GetDiskNumberByNameRequest) (*pb.GetDiskNumberByNameResponse, error) {
 	if in.DiskName == "" {
-		return nil, errdefs.ToGRPC(errdefs.Errorf(errdefs.ErrInvalidArgument, "disk_name is empty"))
+		return nil, errgrpc.ToGRPC(errdefs.Errorf(errdefs.ErrInvalidArgument, "disk_name is empty"))
 	}
 	ids, err := s.group.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	for _, n := range slices.Sorted(maps.Keys(ids.DiskIDs)) {
 		if id := ids.DiskIDs[n]; id != nil && id.Page83 == in.DiskName {
 			return &pb.GetDiskNumberByNameResponse{DiskNumber: diskid.Format(n)}, nil
 		}
 	}
-	return nil, errdefs.ToGRPC(errdefs.Errorf(errdefs.ErrNotFound, "no disk has the page 0x83 identifier %q", in.DiskName))
+	return nil, errgrpc.ToGRPC(errdefs.Errorf(errdefs.ErrNotFound, "no disk has the page 0x83 identifier %q", in.DiskName))
 }

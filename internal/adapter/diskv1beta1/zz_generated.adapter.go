@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
@@ -38,7 +38,7 @@ func Register(s grpc.ServiceRegistrar, group disk.Interface) {
 func (s *Server) ListDiskLocations(ctx context.Context, in *pb.ListDiskLocationsRequest) (*pb.ListDiskLocationsResponse, error) {
 	out, err := s.group.ListDiskLocations(ctx, toModelListDiskLocationsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListDiskLocationsResponse{}, nil
@@ -50,11 +50,11 @@ func (s *Server) ListDiskLocations(ctx context.Context, in *pb.ListDiskLocations
 func (s *Server) PartitionDisk(ctx context.Context, in *pb.PartitionDiskRequest) (*pb.PartitionDiskResponse, error) {
 	req, err := toModelPartitionDiskRequest(in)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	out, err := s.group.PartitionDisk(ctx, req)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.PartitionDiskResponse{}, nil
@@ -66,7 +66,7 @@ func (s *Server) PartitionDisk(ctx context.Context, in *pb.PartitionDiskRequest)
 func (s *Server) Rescan(ctx context.Context, in *pb.RescanRequest) (*pb.RescanResponse, error) {
 	out, err := s.group.Rescan(ctx, toModelRescanRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.RescanResponse{}, nil
@@ -78,7 +78,7 @@ func (s *Server) Rescan(ctx context.Context, in *pb.RescanRequest) (*pb.RescanRe
 func (s *Server) ListDiskIDs(ctx context.Context, in *pb.ListDiskIDsRequest) (*pb.ListDiskIDsResponse, error) {
 	out, err := s.group.ListDiskIDs(ctx, toModelListDiskIDsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListDiskIDsResponse{}, nil
@@ -90,11 +90,11 @@ func (s *Server) ListDiskIDs(ctx context.Context, in *pb.ListDiskIDsRequest) (*p
 func (s *Server) DiskStats(ctx context.Context, in *pb.DiskStatsRequest) (*pb.DiskStatsResponse, error) {
 	req, err := toModelDiskStatsRequest(in)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	out, err := s.group.GetDiskStats(ctx, req)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.DiskStatsResponse{}, nil

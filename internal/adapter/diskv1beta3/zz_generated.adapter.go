@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta3"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group disk.Interface) {
 func (s *Server) ListDiskLocations(ctx context.Context, in *pb.ListDiskLocationsRequest) (*pb.ListDiskLocationsResponse, error) {
 	out, err := s.group.ListDiskLocations(ctx, toModelListDiskLocationsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListDiskLocationsResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) ListDiskLocations(ctx context.Context, in *pb.ListDiskLocations
 func (s *Server) PartitionDisk(ctx context.Context, in *pb.PartitionDiskRequest) (*pb.PartitionDiskResponse, error) {
 	out, err := s.group.PartitionDisk(ctx, toModelPartitionDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.PartitionDiskResponse{}, nil
@@ -61,7 +61,7 @@ func (s *Server) PartitionDisk(ctx context.Context, in *pb.PartitionDiskRequest)
 func (s *Server) Rescan(ctx context.Context, in *pb.RescanRequest) (*pb.RescanResponse, error) {
 	out, err := s.group.Rescan(ctx, toModelRescanRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.RescanResponse{}, nil
@@ -73,7 +73,7 @@ func (s *Server) Rescan(ctx context.Context, in *pb.RescanRequest) (*pb.RescanRe
 func (s *Server) ListDiskIDs(ctx context.Context, in *pb.ListDiskIDsRequest) (*pb.ListDiskIDsResponse, error) {
 	out, err := s.group.ListDiskIDs(ctx, toModelListDiskIDsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListDiskIDsResponse{}, nil
@@ -85,7 +85,7 @@ func (s *Server) ListDiskIDs(ctx context.Context, in *pb.ListDiskIDsRequest) (*p
 func (s *Server) GetDiskStats(ctx context.Context, in *pb.GetDiskStatsRequest) (*pb.GetDiskStatsResponse, error) {
 	out, err := s.group.GetDiskStats(ctx, toModelGetDiskStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetDiskStatsResponse{}, nil
@@ -97,7 +97,7 @@ func (s *Server) GetDiskStats(ctx context.Context, in *pb.GetDiskStatsRequest) (
 func (s *Server) SetDiskState(ctx context.Context, in *pb.SetDiskStateRequest) (*pb.SetDiskStateResponse, error) {
 	out, err := s.group.SetDiskState(ctx, toModelSetDiskStateRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.SetDiskStateResponse{}, nil
@@ -109,7 +109,7 @@ func (s *Server) SetDiskState(ctx context.Context, in *pb.SetDiskStateRequest) (
 func (s *Server) GetDiskState(ctx context.Context, in *pb.GetDiskStateRequest) (*pb.GetDiskStateResponse, error) {
 	out, err := s.group.GetDiskState(ctx, toModelGetDiskStateRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetDiskStateResponse{}, nil

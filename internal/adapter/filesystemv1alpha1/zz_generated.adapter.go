@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group filesystem.Interface) {
 func (s *Server) PathExists(ctx context.Context, in *pb.PathExistsRequest) (*pb.PathExistsResponse, error) {
 	out, err := s.group.PathExists(ctx, toModelPathExistsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.PathExistsResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) PathExists(ctx context.Context, in *pb.PathExistsRequest) (*pb.
 func (s *Server) Mkdir(ctx context.Context, in *pb.MkdirRequest) (*pb.MkdirResponse, error) {
 	out, err := s.group.Mkdir(ctx, toModelMkdirRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.MkdirResponse{}, nil
@@ -61,7 +61,7 @@ func (s *Server) Mkdir(ctx context.Context, in *pb.MkdirRequest) (*pb.MkdirRespo
 func (s *Server) Rmdir(ctx context.Context, in *pb.RmdirRequest) (*pb.RmdirResponse, error) {
 	out, err := s.group.Rmdir(ctx, toModelRmdirRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.RmdirResponse{}, nil
@@ -73,7 +73,7 @@ func (s *Server) Rmdir(ctx context.Context, in *pb.RmdirRequest) (*pb.RmdirRespo
 func (s *Server) LinkPath(ctx context.Context, in *pb.LinkPathRequest) (*pb.LinkPathResponse, error) {
 	out, err := s.group.CreateSymlink(ctx, toModelLinkPathRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.LinkPathResponse{}, nil
@@ -85,7 +85,7 @@ func (s *Server) LinkPath(ctx context.Context, in *pb.LinkPathRequest) (*pb.Link
 func (s *Server) IsMountPoint(ctx context.Context, in *pb.IsMountPointRequest) (*pb.IsMountPointResponse, error) {
 	out, err := s.group.IsSymlink(ctx, toModelIsMountPointRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.IsMountPointResponse{}, nil

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/iscsi/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group iscsi.Interface) {
 func (s *Server) AddTargetPortal(ctx context.Context, in *pb.AddTargetPortalRequest) (*pb.AddTargetPortalResponse, error) {
 	out, err := s.group.AddTargetPortal(ctx, toModelAddTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.AddTargetPortalResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) AddTargetPortal(ctx context.Context, in *pb.AddTargetPortalRequ
 func (s *Server) DiscoverTargetPortal(ctx context.Context, in *pb.DiscoverTargetPortalRequest) (*pb.DiscoverTargetPortalResponse, error) {
 	out, err := s.group.DiscoverTargetPortal(ctx, toModelDiscoverTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.DiscoverTargetPortalResponse{}, nil
@@ -61,7 +61,7 @@ func (s *Server) DiscoverTargetPortal(ctx context.Context, in *pb.DiscoverTarget
 func (s *Server) RemoveTargetPortal(ctx context.Context, in *pb.RemoveTargetPortalRequest) (*pb.RemoveTargetPortalResponse, error) {
 	out, err := s.group.RemoveTargetPortal(ctx, toModelRemoveTargetPortalRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.RemoveTargetPortalResponse{}, nil
@@ -73,7 +73,7 @@ func (s *Server) RemoveTargetPortal(ctx context.Context, in *pb.RemoveTargetPort
 func (s *Server) ListTargetPortals(ctx context.Context, in *pb.ListTargetPortalsRequest) (*pb.ListTargetPortalsResponse, error) {
 	out, err := s.group.ListTargetPortals(ctx, toModelListTargetPortalsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListTargetPortalsResponse{}, nil
@@ -85,7 +85,7 @@ func (s *Server) ListTargetPortals(ctx context.Context, in *pb.ListTargetPortals
 func (s *Server) ConnectTarget(ctx context.Context, in *pb.ConnectTargetRequest) (*pb.ConnectTargetResponse, error) {
 	out, err := s.group.ConnectTarget(ctx, toModelConnectTargetRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ConnectTargetResponse{}, nil
@@ -97,7 +97,7 @@ func (s *Server) ConnectTarget(ctx context.Context, in *pb.ConnectTargetRequest)
 func (s *Server) DisconnectTarget(ctx context.Context, in *pb.DisconnectTargetRequest) (*pb.DisconnectTargetResponse, error) {
 	out, err := s.group.DisconnectTarget(ctx, toModelDisconnectTargetRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.DisconnectTargetResponse{}, nil
@@ -109,7 +109,7 @@ func (s *Server) DisconnectTarget(ctx context.Context, in *pb.DisconnectTargetRe
 func (s *Server) GetTargetDisks(ctx context.Context, in *pb.GetTargetDisksRequest) (*pb.GetTargetDisksResponse, error) {
 	out, err := s.group.GetTargetDisks(ctx, toModelGetTargetDisksRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetTargetDisksResponse{}, nil

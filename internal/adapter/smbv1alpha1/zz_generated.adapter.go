@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group smb.Interface) {
 func (s *Server) NewSmbGlobalMapping(ctx context.Context, in *pb.NewSmbGlobalMappingRequest) (*pb.NewSmbGlobalMappingResponse, error) {
 	out, err := s.group.NewSmbGlobalMapping(ctx, toModelNewSmbGlobalMappingRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.NewSmbGlobalMappingResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) NewSmbGlobalMapping(ctx context.Context, in *pb.NewSmbGlobalMap
 func (s *Server) RemoveSmbGlobalMapping(ctx context.Context, in *pb.RemoveSmbGlobalMappingRequest) (*pb.RemoveSmbGlobalMappingResponse, error) {
 	out, err := s.group.RemoveSmbGlobalMapping(ctx, toModelRemoveSmbGlobalMappingRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.RemoveSmbGlobalMappingResponse{}, nil

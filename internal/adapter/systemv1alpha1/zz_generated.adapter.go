@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group system.Interface) {
 func (s *Server) GetBIOSSerialNumber(ctx context.Context, in *pb.GetBIOSSerialNumberRequest) (*pb.GetBIOSSerialNumberResponse, error) {
 	out, err := s.group.GetBIOSSerialNumber(ctx, toModelGetBIOSSerialNumberRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetBIOSSerialNumberResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) GetBIOSSerialNumber(ctx context.Context, in *pb.GetBIOSSerialNu
 func (s *Server) StartService(ctx context.Context, in *pb.StartServiceRequest) (*pb.StartServiceResponse, error) {
 	out, err := s.group.StartService(ctx, toModelStartServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.StartServiceResponse{}, nil
@@ -61,7 +61,7 @@ func (s *Server) StartService(ctx context.Context, in *pb.StartServiceRequest) (
 func (s *Server) StopService(ctx context.Context, in *pb.StopServiceRequest) (*pb.StopServiceResponse, error) {
 	out, err := s.group.StopService(ctx, toModelStopServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.StopServiceResponse{}, nil
@@ -73,7 +73,7 @@ func (s *Server) StopService(ctx context.Context, in *pb.StopServiceRequest) (*p
 func (s *Server) GetService(ctx context.Context, in *pb.GetServiceRequest) (*pb.GetServiceResponse, error) {
 	out, err := s.group.GetService(ctx, toModelGetServiceRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetServiceResponse{}, nil

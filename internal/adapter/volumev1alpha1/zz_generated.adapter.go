@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid"
 )
@@ -38,11 +38,11 @@ func Register(s grpc.ServiceRegistrar, group volume.Interface) {
 func (s *Server) ListVolumesOnDisk(ctx context.Context, in *pb.ListVolumesOnDiskRequest) (*pb.ListVolumesOnDiskResponse, error) {
 	req, err := toModelListVolumesOnDiskRequest(in)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	out, err := s.group.ListVolumesOnDisk(ctx, req)
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListVolumesOnDiskResponse{}, nil
@@ -54,7 +54,7 @@ func (s *Server) ListVolumesOnDisk(ctx context.Context, in *pb.ListVolumesOnDisk
 func (s *Server) MountVolume(ctx context.Context, in *pb.MountVolumeRequest) (*pb.MountVolumeResponse, error) {
 	out, err := s.group.MountVolume(ctx, toModelMountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.MountVolumeResponse{}, nil
@@ -66,7 +66,7 @@ func (s *Server) MountVolume(ctx context.Context, in *pb.MountVolumeRequest) (*p
 func (s *Server) DismountVolume(ctx context.Context, in *pb.DismountVolumeRequest) (*pb.DismountVolumeResponse, error) {
 	out, err := s.group.UnmountVolume(ctx, toModelDismountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.DismountVolumeResponse{}, nil
@@ -78,7 +78,7 @@ func (s *Server) DismountVolume(ctx context.Context, in *pb.DismountVolumeReques
 func (s *Server) IsVolumeFormatted(ctx context.Context, in *pb.IsVolumeFormattedRequest) (*pb.IsVolumeFormattedResponse, error) {
 	out, err := s.group.IsVolumeFormatted(ctx, toModelIsVolumeFormattedRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.IsVolumeFormattedResponse{}, nil
@@ -90,7 +90,7 @@ func (s *Server) IsVolumeFormatted(ctx context.Context, in *pb.IsVolumeFormatted
 func (s *Server) FormatVolume(ctx context.Context, in *pb.FormatVolumeRequest) (*pb.FormatVolumeResponse, error) {
 	out, err := s.group.FormatVolume(ctx, toModelFormatVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.FormatVolumeResponse{}, nil
@@ -102,7 +102,7 @@ func (s *Server) FormatVolume(ctx context.Context, in *pb.FormatVolumeRequest) (
 func (s *Server) ResizeVolume(ctx context.Context, in *pb.ResizeVolumeRequest) (*pb.ResizeVolumeResponse, error) {
 	out, err := s.group.ResizeVolume(ctx, toModelResizeVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ResizeVolumeResponse{}, nil

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
@@ -37,7 +37,7 @@ func Register(s grpc.ServiceRegistrar, group volume.Interface) {
 func (s *Server) ListVolumesOnDisk(ctx context.Context, in *pb.ListVolumesOnDiskRequest) (*pb.ListVolumesOnDiskResponse, error) {
 	out, err := s.group.ListVolumesOnDisk(ctx, toModelListVolumesOnDiskRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ListVolumesOnDiskResponse{}, nil
@@ -49,7 +49,7 @@ func (s *Server) ListVolumesOnDisk(ctx context.Context, in *pb.ListVolumesOnDisk
 func (s *Server) MountVolume(ctx context.Context, in *pb.MountVolumeRequest) (*pb.MountVolumeResponse, error) {
 	out, err := s.group.MountVolume(ctx, toModelMountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.MountVolumeResponse{}, nil
@@ -61,7 +61,7 @@ func (s *Server) MountVolume(ctx context.Context, in *pb.MountVolumeRequest) (*p
 func (s *Server) UnmountVolume(ctx context.Context, in *pb.UnmountVolumeRequest) (*pb.UnmountVolumeResponse, error) {
 	out, err := s.group.UnmountVolume(ctx, toModelUnmountVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.UnmountVolumeResponse{}, nil
@@ -73,7 +73,7 @@ func (s *Server) UnmountVolume(ctx context.Context, in *pb.UnmountVolumeRequest)
 func (s *Server) IsVolumeFormatted(ctx context.Context, in *pb.IsVolumeFormattedRequest) (*pb.IsVolumeFormattedResponse, error) {
 	out, err := s.group.IsVolumeFormatted(ctx, toModelIsVolumeFormattedRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.IsVolumeFormattedResponse{}, nil
@@ -85,7 +85,7 @@ func (s *Server) IsVolumeFormatted(ctx context.Context, in *pb.IsVolumeFormatted
 func (s *Server) FormatVolume(ctx context.Context, in *pb.FormatVolumeRequest) (*pb.FormatVolumeResponse, error) {
 	out, err := s.group.FormatVolume(ctx, toModelFormatVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.FormatVolumeResponse{}, nil
@@ -97,7 +97,7 @@ func (s *Server) FormatVolume(ctx context.Context, in *pb.FormatVolumeRequest) (
 func (s *Server) ResizeVolume(ctx context.Context, in *pb.ResizeVolumeRequest) (*pb.ResizeVolumeResponse, error) {
 	out, err := s.group.ResizeVolume(ctx, toModelResizeVolumeRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.ResizeVolumeResponse{}, nil
@@ -109,7 +109,7 @@ func (s *Server) ResizeVolume(ctx context.Context, in *pb.ResizeVolumeRequest) (
 func (s *Server) GetVolumeStats(ctx context.Context, in *pb.GetVolumeStatsRequest) (*pb.GetVolumeStatsResponse, error) {
 	out, err := s.group.GetVolumeStats(ctx, toModelGetVolumeStatsRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetVolumeStatsResponse{}, nil
@@ -121,7 +121,7 @@ func (s *Server) GetVolumeStats(ctx context.Context, in *pb.GetVolumeStatsReques
 func (s *Server) GetDiskNumberFromVolumeID(ctx context.Context, in *pb.GetDiskNumberFromVolumeIDRequest) (*pb.GetDiskNumberFromVolumeIDResponse, error) {
 	out, err := s.group.GetDiskNumberFromVolumeID(ctx, toModelGetDiskNumberFromVolumeIDRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetDiskNumberFromVolumeIDResponse{}, nil
@@ -133,7 +133,7 @@ func (s *Server) GetDiskNumberFromVolumeID(ctx context.Context, in *pb.GetDiskNu
 func (s *Server) GetVolumeIDFromTargetPath(ctx context.Context, in *pb.GetVolumeIDFromTargetPathRequest) (*pb.GetVolumeIDFromTargetPathResponse, error) {
 	out, err := s.group.GetVolumeIDFromTargetPath(ctx, toModelGetVolumeIDFromTargetPathRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetVolumeIDFromTargetPathResponse{}, nil
@@ -145,7 +145,7 @@ func (s *Server) GetVolumeIDFromTargetPath(ctx context.Context, in *pb.GetVolume
 func (s *Server) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *pb.GetClosestVolumeIDFromTargetPathRequest) (*pb.GetClosestVolumeIDFromTargetPathResponse, error) {
 	out, err := s.group.GetClosestVolumeIDFromTargetPath(ctx, toModelGetClosestVolumeIDFromTargetPathRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.GetClosestVolumeIDFromTargetPathResponse{}, nil
@@ -157,7 +157,7 @@ func (s *Server) GetClosestVolumeIDFromTargetPath(ctx context.Context, in *pb.Ge
 func (s *Server) WriteVolumeCache(ctx context.Context, in *pb.WriteVolumeCacheRequest) (*pb.WriteVolumeCacheResponse, error) {
 	out, err := s.group.WriteVolumeCache(ctx, toModelWriteVolumeCacheRequest(in))
 	if err != nil {
-		return nil, errdefs.ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	if out == nil {
 		return &pb.WriteVolumeCacheResponse{}, nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
@@ -95,7 +95,7 @@ func TestEveryMethodTimedAndPassedThrough(t *testing.T) {
 				continue
 			}
 			lastErr, _ := got[len(got)-1].Interface().(error)
-			if errdefs.Code(obs[0].err) != errdefs.Code(lastErr) || fmt.Sprint(obs[0].err) != fmt.Sprint(lastErr) {
+			if errgrpc.Code(obs[0].err) != errgrpc.Code(lastErr) || fmt.Sprint(obs[0].err) != fmt.Sprint(lastErr) {
 				t.Errorf("%s.%s observed error %v, returned %v", tc.group, name, obs[0].err, lastErr)
 			}
 		}
@@ -120,7 +120,7 @@ func render(vs []reflect.Value) string {
 	s := ""
 	for _, v := range vs {
 		if err, ok := v.Interface().(error); ok || v.Type().String() == "error" {
-			s += fmt.Sprintf("[%v %v]", errdefs.Code(err), err)
+			s += fmt.Sprintf("[%v %v]", errgrpc.Code(err), err)
 			continue
 		}
 		s += fmt.Sprintf("[%#v]", v.Interface())
