@@ -25,7 +25,9 @@ func (f *fakeMetrics) CallStarted(g, v, m string) { f.add("start " + g + "." + m
 func (f *fakeMetrics) CallDone(g, v, m, code, rule string, _ time.Duration) {
 	f.add("done " + g + "." + m + " " + code + " " + rule)
 }
-func (f *fakeMetrics) CallDenied(g, v, m, reason string) { f.add("denied " + g + "." + m + " " + reason) }
+func (f *fakeMetrics) CallDenied(g, v, m, reason string) {
+	f.add("denied " + g + "." + m + " " + reason)
+}
 
 // TestLoggerAndMetrics: a denial goes to Options.Logger, and the Metrics
 // hook sees every call from start to end, the denial with its reason.
