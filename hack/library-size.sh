@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds hack/librarysize, the smallest library-mode driver, for linux and
 # windows (amd64), plain and with -trimpath -ldflags='-s -w', and prints
-# each binary's size: what library mode costs a driver (docs/library-mode.md).
+# each binary's size: what library mode costs a driver (docs/driver-guide.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)

@@ -1,6 +1,6 @@
 // Command librarysize is the smallest driver that uses library mode: one
 // inprocess call. hack/library-size.sh builds it for linux and windows to
-// measure what library mode costs a driver binary (docs/library-mode.md);
+// measure what library mode costs a driver binary (docs/driver-guide.md);
 // it is never shipped.
 package main
 
