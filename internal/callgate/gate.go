@@ -209,7 +209,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 			d := policy.Decision{Reason: gone.Error()}
 			err := &Refusal{Code: statuscode.Unauthenticated, Kind: gone,
 				Msg: fmt.Sprintf("caller %s may not call %s.%s: %v", c.Caller, c.Method.Group, c.Method.Name, gone)}
-			g.refused(ctx, c, d, err, DeniedCallerExited, "call refused: the connecting process is gone")
+			g.refused(c, d, err, DeniedCallerExited, "call refused: the connecting process is gone")
 			return ctx, d, err
 		}
 	}
@@ -218,7 +218,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 		return ctx, d, nil
 	}
 	err := &Refusal{Code: statuscode.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
-	g.refused(ctx, c, d, err, DenyReason(d), "call denied")
+	g.refused(c, d, err, DenyReason(d), "call denied")
 	return ctx, d, err
 }
 
@@ -233,7 +233,7 @@ func DenyReason(d policy.Decision) string {
 }
 
 // refused counts, logs and audits a call refused before it ran.
-func (g *Gate) refused(_ context.Context, c *Call, d policy.Decision, err *Refusal, reason, logMsg string) {
+func (g *Gate) refused(c *Call, d policy.Decision, err *Refusal, reason, logMsg string) {
 	if g.Metrics != nil {
 		g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, reason)
 	}

@@ -67,13 +67,9 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 	return g
 }
 
-// noRuleReason is the Reason policy.Decide gives when no rule matches the
-// caller and method; any other denial is about the request's paths.
-// TestDenyReasons pins the two apart.
-const noRuleReason = "no rule allows it"
-
 // denyReason turns a policy denial into the fixed reason label of
-// csi_node_proxy_denied_calls_total (callgate.DenyReason).
+// csi_node_proxy_denied_calls_total (callgate.DenyReason; TestDenyReasons
+// pins it to what policy.Decide says).
 func denyReason(d policy.Decision) string { return callgate.DenyReason(d) }
 
 // maxRequestID bounds the client-chosen request ID an audit record
