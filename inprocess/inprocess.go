@@ -17,11 +17,15 @@
 // authorisation policy file decides on every call and the same audit log
 // records it, in the daemon's line schema. The caller is the process
 // itself (identity.Self): its UID, groups, container and pod on Linux, its
-// token's account and groups on Windows. What the daemon's endpoints add
-// and library mode has no use for: endpoint access control (socket mode,
-// pipe security descriptor; there is no endpoint), Prometheus metrics, and
-// the older wire versions (calls take the group models, which have v1
-// semantics).
+// token's account and groups on Windows. Every call goes through the
+// daemon's own call gate (internal/callgate), so the order of policy,
+// audit and refusals cannot drift between the two. What the daemon's
+// endpoints add and library mode has no use for: endpoint access control
+// (socket mode, pipe security descriptor; there is no endpoint), the gRPC
+// server's metrics, and the older wire versions (calls take the group
+// models, which have v1 semantics). Library mode links no gRPC and no
+// Prometheus: Options.Logger takes the driver's logger, Options.Metrics
+// its metrics (package inprocess/prommetrics for Prometheus).
 //
 // Library mode runs with the privileges of the driver: on a real host the
 // driver itself must be privileged (root on Linux, a HostProcess container
