@@ -12,9 +12,6 @@ import (
 // The refusals that are library mode's own, worded as the daemon words
 // them.
 var (
-	// errAuditUnavailable refuses a change while the audit log cannot
-	// take its intent record (the gate's refusal, errdefs.ErrUnavailable).
-	errAuditUnavailable error = callgate.ErrAuditUnavailable
 	// errClosed is what a call after Close gets, as a call after the
 	// client's Close does: a failed precondition, since retrying never
 	// succeeds.

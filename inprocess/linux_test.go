@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 )
 
 // TestAuditUnwritable: while a record cannot be written (/dev/full answers
@@ -20,7 +21,7 @@ func TestAuditUnwritable(t *testing.T) {
 	ctx := t.Context()
 	for _, dir := range []string{`\a`, `\b`} {
 		_, err := n.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: kubelet + dir})
-		if !errors.Is(err, errdefs.ErrUnavailable) || err.Error() != errAuditUnavailable.Error() {
+		if !errors.Is(err, errdefs.ErrUnavailable) || err.Error() != callgate.ErrAuditUnavailable.Error() {
 			t.Fatalf("Mkdir %s with the audit log failing: %v", dir, err)
 		}
 		if ok, err := n.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: kubelet + dir}); err != nil || ok.Exists {

@@ -6,8 +6,7 @@ package iscsi
 // the import. Upstream declares them untyped; these are the typed
 // constants above under upstream's names, so they assign to
 // ConnectTargetRequest.AuthType alike.
-//
-//nolint:revive // var-naming: upstream's ALL_CAPS names, kept on purpose
+// The ALL_CAPS names are upstream's, kept on purpose.
 const (
 	// NONE is AuthNone.
 	NONE = AuthNone

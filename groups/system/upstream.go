@@ -4,8 +4,7 @@ package system
 // kubernetes-csi/csi-proxy branch library-development at e776c65,
 // pkg/system/types.go), for drivers that move from pkg/system by changing
 // the import: the same values as the constants above.
-//
-//nolint:revive // var-naming: upstream's ALL_CAPS names, kept on purpose
+// The ALL_CAPS names are upstream's, kept on purpose.
 const (
 	// SERVICE_STATUS_UNKNOWN is StatusUnknown.
 	SERVICE_STATUS_UNKNOWN = StatusUnknown

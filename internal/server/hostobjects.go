@@ -13,8 +13,3 @@ type HostObjects = objecthost.HostObjects
 // NewHostObjects returns the object answers of set's host, for
 // Config.Objects; see objecthost.NewHostObjects.
 func NewHostObjects(set hostset.Set) *HostObjects { return objecthost.NewHostObjects(set) }
-
-// volumeMounter is a volume backend that tells where its volumes are
-// mounted (objecthost.VolumeMounter); the Linux test holds the block
-// backend to it.
-type volumeMounter = objecthost.VolumeMounter

@@ -9,12 +9,13 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 )
 
 // The Linux block backend is the one NewHostObjects asks where a volume
 // is mounted; a rename of its method would silently leave Linux failing
 // closed again.
-var _ volumeMounter = (*blockdev.Backend)(nil)
+var _ objecthost.VolumeMounter = (*blockdev.Backend)(nil)
 
 // TestLinuxHostObjectsAskTheBlockBackend: on the Linux host, the object
 // answers come from the block backend: a volume that does not exist is
