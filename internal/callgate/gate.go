@@ -193,13 +193,13 @@ func (g *Gate) outcome(err error) (statuscode.Code, string) {
 	return statuscode.Of(err), err.Error()
 }
 
-// Authorize puts the caller in ctx (identity.NewContext, for everything
+// Authorize puts the caller in ctx (identity.WithCaller, for everything
 // below), checks its liveness and asks the policy. A refusal is logged,
 // audited, counted (CallDenied) and returned as a *Refusal; the decision
 // is returned either way. Do calls it; a transport calls it alone only
 // for what it cannot run through Do (the daemon's streams).
 func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.Decision, error) {
-	ctx = identity.NewContext(ctx, c.Caller)
+	ctx = identity.WithCaller(ctx, &c.Caller)
 	pc := policy.Call{Caller: c.Caller, Group: c.Method.Group, Version: c.Method.Version, Method: c.Method.Name,
 		Request: c.Request, Model: c.Model, Objects: g.Objects}
 	if g.Alive != nil {

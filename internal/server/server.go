@@ -42,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -205,6 +206,14 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 			grpc.Creds(grpccreds.NewCredentials(cfg.Identity)),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
+			// Long-lived workers instead of a new goroutine per call:
+			// a call's handler chain (gate, audit, adapter, Service,
+			// host) grows a fresh goroutine's stack two or three
+			// times, and copying it cost about a fifth of the daemon's
+			// CPU under 16 clients (docs/benchmarks.md). A worker's
+			// stack stays grown. gRPC still starts a goroutine when
+			// every worker is busy.
+			grpc.NumStreamWorkers(streamWorkers()),
 		)
 		hs := health.NewServer()
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -362,4 +371,11 @@ func (s *Server) String() string {
 		b.WriteString(ep.Address)
 	}
 	return b.String()
+}
+
+// streamWorkers is how many gRPC stream workers each endpoint keeps: one
+// per CPU the daemon may use, at most 8, since every group-version has
+// its own server and drivers make few calls at once.
+func streamWorkers() uint32 {
+	return uint32(min(max(runtime.GOMAXPROCS(0), 1), 8))
 }
