@@ -38,10 +38,12 @@ func (c SMBCredentials) GoString() string { return c.String() }
 
 // SMBMount maps the share of source (\\server\share\dir or
 // //server/share/dir) for the node with creds and makes target a link to
-// source, as csi-driver-smb's NodeStage does. The proxy reuses a healthy
-// mapping of the share and re-creates a stale one. With
-// Options.SMBStateDir the link is recorded, so that SMBUnmount removes the
-// mapping when the share's last link goes.
+// source, as csi-driver-smb's NodeStage does. An empty directory at target
+// (the kubelet makes the staging directory) is replaced; one holding data
+// is refused, never deleted. The proxy reuses a healthy mapping of the
+// share and re-creates a stale one. With Options.SMBStateDir the link is
+// recorded, so that SMBUnmount removes the mapping when the share's last
+// link goes.
 func (m *Mounter) SMBMount(ctx context.Context, source, target string, creds SMBCredentials) error {
 	remote, share, err := smbPaths(source)
 	if err != nil {
@@ -54,6 +56,9 @@ func (m *Mounter) SMBMount(ctx context.Context, source, target string, creds SMB
 			return fmt.Errorf("create the parent of %s: %w", target, err)
 		}
 	}
+	if err := m.clearStagingDir(ctx, target); err != nil {
+		return err
+	}
 	req := &smb.NewSmbGlobalMappingRequest{RemotePath: remote, LocalPath: target, Username: creds.Username, Password: creds.Password}
 	if _, err := m.node.SMB().NewSmbGlobalMapping(ctx, req); err != nil {
 		return fmt.Errorf("map %s at %s: %w", remote, target, err)
@@ -64,6 +69,35 @@ func (m *Mounter) SMBMount(ctx context.Context, source, target string, creds SMB
 		}
 	}
 	m.log.V(2).Info("SMB share mapped", "remote", remote, "target", target)
+	return nil
+}
+
+// clearStagingDir removes the empty directory the kubelet makes at a
+// staging path before NodeStageVolume (pkg/volume/csi csi_attacher.go,
+// MountDevice), where the mapping's link must go: the proxy refuses to
+// link over it (AlreadyExists). csi-driver-smb does the same before
+// mapping (@ 95c69680 pkg/smb/smb_common_windows.go, prepareStagePath).
+// Not Force: a directory holding data makes Rmdir fail and is kept. A
+// link already there is left to the proxy to answer for.
+func (m *Mounter) clearStagingDir(ctx context.Context, target string) error {
+	fsys := m.node.Filesystem()
+	ex, err := fsys.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", target, err)
+	}
+	if !ex.Exists {
+		return nil
+	}
+	link, err := fsys.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: target})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", target, err)
+	}
+	if link.IsSymlink {
+		return nil
+	}
+	if _, err := fsys.Rmdir(ctx, &filesystem.RmdirRequest{Path: target}); err != nil {
+		return fmt.Errorf("%s exists and is not an empty directory that could be replaced by the share's link: %w", target, err)
+	}
 	return nil
 }
 

@@ -506,3 +506,40 @@ func TestSMB(t *testing.T) {
 		}
 	})
 }
+
+// TestSMBMountAtKubeletStagingDir: the kubelet makes the staging directory
+// before NodeStageVolume (kubernetes pkg/volume/csi csi_attacher.go
+// MountDevice, MkdirAll), so SMBMount finds an empty directory at its
+// target; csi-driver-smb removes it before mapping (@ 95c69680
+// pkg/smb/smb_common_windows.go prepareStagePath). The mount must replace
+// it, and must not replace a directory holding data.
+func TestSMBMountAtKubeletStagingDir(t *testing.T) {
+	modes(t, func(t *testing.T, node groups.Node, sim *simulated.Host) {
+		ctx := t.Context()
+		m := mounter.New(node, mounter.Options{SMBStateDir: t.TempDir()})
+		staging := kubelet + `\plugins\kubernetes.io\csi\smb.csi.k8s.io\vol\globalmount`
+		if err := sim.MkdirAll(staging); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.MountSensitive("//fileserver/share/pvc-1", staging, "smb", []string{smbUser}, []string{smbPass}); err != nil {
+			t.Fatalf("MountSensitive at the kubelet's empty staging dir: %v", err)
+		}
+		if mp, err := m.IsMountPoint(staging); !mp || err != nil {
+			t.Errorf("IsMountPoint(staging) = %v, %v; want the SMB link", mp, err)
+		}
+		if err := m.SMBUnmount(ctx, staging); err != nil {
+			t.Fatalf("SMBUnmount: %v", err)
+		}
+
+		full := kubelet + `\plugins\other\globalmount`
+		if err := sim.MkdirAll(full + `\data`); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SMBMount(ctx, share+`\pvc-2`, full, mounter.SMBCredentials{Username: smbUser, Password: smbPass}); err == nil {
+			t.Errorf("SMBMount over a directory holding data succeeded")
+		}
+		if ex, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: full + `\data`}); err != nil || !ex.Exists {
+			t.Errorf("the directory's data after a refused SMBMount: %+v, %v; want kept", ex, err)
+		}
+	})
+}
