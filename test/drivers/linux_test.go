@@ -53,18 +53,23 @@ func TestLinuxBackend(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4", "e2fsck", "resize2fs")
 	start := time.Now()
-	// The only test of this package that starts the daemon: the binary
-	// goes once it has stopped (cleanups run last first).
-	t.Cleanup(linuxnode.RemoveDaemonBinary)
+	// TestMain removes the daemon binary once every test is done.
 	s := linuxnode.New(t)
-	plan := flows.NewPlan(flows.Env{Name: "linux", KubeletDir: s.Kubelet, Kubelet: osKubelet{}})
-	all := plan.Fixture()
+	env := flows.Env{Name: "linux", KubeletDir: s.Kubelet, Kubelet: osKubelet{}}
+	plan := flows.NewPlan(env)
+	// The same flows through the shared mounter run on the same node and
+	// daemon, on disks of their own (the mounter plan numbers its disks
+	// apart).
+	mplan := flows.NewMounterPlan(env)
+	all, mall := plan.Fixture(), mplan.Fixture()
 	withDisk := map[flows.FlowID]bool{}
 	for _, d := range all.Disks {
 		withDisk[d.Flow] = true
 	}
 	na := linuxNotApplicable(withDisk)
+	mna := mplan.NotApplicable(linuxMounterNotApplicable(na))
 	world := all.Only(na)
+	world.Disks = append(world.Disks, mall.Only(mna).Disks...)
 	var loops []*linuxnode.Loop
 	r := &linuxDisks{toLinux: map[uint32]uint32{}, toFixture: map[uint32]uint32{}}
 	for _, d := range world.Disks {
@@ -98,7 +103,38 @@ func TestLinuxBackend(t *testing.T) {
 	p := flows.Proxy{Disk: linuxDisk{c.Disk(), r}, Volume: linuxVolume{c.Volume(), r}, Filesystem: c.Filesystem()}
 	plan.RunApplicable(t, p, na)
 	t.Logf("flows done after %v", time.Since(start).Round(time.Millisecond))
+	t.Run("mounter", func(t *testing.T) {
+		mplan.Run(t, linuxNode{Client: c, r: r}, newFlowsMounter, mna)
+	})
+	t.Logf("flows through the mounter done after %v", time.Since(start).Round(time.Millisecond))
 }
+
+// linuxMounterNotApplicable is na for the flows through the mounter, plus
+// aws-ebs's disk flows: the mounter's FindDiskBySerial compares whole
+// serial numbers (it never guesses), and a loop disk's SerialNumber is its
+// backing file's path, which holds the EBS serial (aws-ebs's own
+// strings.Contains finds it) but is not it. An EBS disk on a Linux node
+// reports the serial itself (the NVMe serial).
+func linuxMounterNotApplicable(na flows.NotApplicable) flows.NotApplicable {
+	return func(id flows.FlowID) string {
+		if why := na(id); why != "" {
+			return why
+		}
+		if id.Driver == "aws-ebs" && id.Name != "NodeUnstageVolume/left-behind" && id.Name != "NodeUnstageVolume/already-gone" {
+			return "the mounter's FindDiskBySerial compares whole serial numbers, and a loop disk's SerialNumber is its backing file's path (aws-ebs's own strings.Contains finds the EBS serial in it; an EBS disk on a Linux node reports the serial itself)"
+		}
+		return ""
+	}
+}
+
+// linuxNode is the daemon's node with fixture disk numbers, for the mounter.
+type linuxNode struct {
+	*client.Client
+	r *linuxDisks
+}
+
+func (n linuxNode) Disk() disk.Interface     { return linuxDisk{n.Client.Disk(), n.r} }
+func (n linuxNode) Volume() volume.Interface { return linuxVolume{n.Client.Volume(), n.r} }
 
 // linuxNotApplicable says which flows cannot find what they look for on a
 // Linux node with loop disks; withDisk are the flows that find a disk.

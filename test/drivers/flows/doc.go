@@ -17,4 +17,11 @@
 // test/drivers/upstreamwire (upstream v1.3.0's stubs against the daemon on
 // the simulated host) and host/windows/storage (the Windows backend over its
 // model of a Windows node).
+//
+// A MounterPlan runs the same flows with each driver's node operations
+// done through the shared mounter (client/mounter) instead of the driver's
+// own raw calls (mounter.go): same volumes, kubelet steps, order and
+// checks, so that a driver adopting the mounter is shown to end where the
+// five drivers' own mounters end. Its runners are in test/drivers: library
+// mode, our client against the daemon, and the Linux backend as root.
 package flows

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 )
 
 // DiskSize is the size of every data disk of the fixture: 1 GiB, the
@@ -85,6 +87,11 @@ type smbScenario struct {
 // never see each other's state and run in any order on one host.
 type Plan struct {
 	envs []Env
+	// viaMounter runs the drivers' node operations through client/mounter
+	// (NewMounterPlan) instead of their own raw calls.
+	viaMounter bool
+	// newMounter makes the mounters of a mounter plan's flows.
+	newMounter NewMounter
 }
 
 // NewPlan returns the plan for the given environments (at most 9).
@@ -98,9 +105,18 @@ func NewPlan(envs ...Env) *Plan {
 // blockDrivers are the names of the block drivers, in disk-number order.
 var blockDrivers = []string{"azuredisk", "aws-ebs", "gcp-pd", "vsphere"}
 
+// mounterDiskBase is added to the disk numbers of a mounter plan, so that
+// a runner can build one world holding both plans' disks (the Linux
+// backend's loop disks) without two flows sharing a disk.
+const mounterDiskBase = 1000
+
 // diskNumber is the disk of (environment, driver, scenario).
-func diskNumber(env, drv, sc int) uint32 {
-	return uint32(10 + env*100 + drv*20 + sc)
+func (pl *Plan) diskNumber(env, drv, sc int) uint32 {
+	n := uint32(10 + env*100 + drv*20 + sc)
+	if pl.viaMounter {
+		n += mounterDiskBase
+	}
+	return n
 }
 
 // identities of disk n for the driver that owns it.
@@ -123,8 +139,14 @@ func awsSerial(n uint32) string     { return fmt.Sprintf("vol0%016x", n) }
 func gcpDeviceName(n uint32) string { return fmt.Sprintf("pvc-gce-%04d", n) }
 func vsphereUUID(n uint32) string   { return fmt.Sprintf("6000c29%025x", n) }
 
-// smbShare is the share of (environment, scenario).
-func smbShare(env, sc int) string { return fmt.Sprintf(`\\smb-%d-%02d\share`, env, sc) }
+// smbShare is the share of (environment, scenario); a mounter plan's
+// servers have names of their own, for the same reason as its disks.
+func (pl *Plan) smbShare(env, sc int) string {
+	if pl.viaMounter {
+		return fmt.Sprintf(`\\smbm-%d-%02d\share`, env, sc)
+	}
+	return fmt.Sprintf(`\\smb-%d-%02d\share`, env, sc)
+}
 
 // Fixture returns the world the plan's flows expect.
 func (pl *Plan) Fixture() Fixture {
@@ -135,7 +157,7 @@ func (pl *Plan) Fixture() Fixture {
 				if !sc.disk {
 					continue
 				}
-				n := diskNumber(e, d, s)
+				n := pl.diskNumber(e, d, s)
 				page83, serial := diskIdentity(drv, n)
 				f.Disks = append(f.Disks, DiskFixture{
 					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", n),
@@ -146,7 +168,7 @@ func (pl *Plan) Fixture() Fixture {
 		}
 		for s := range smbScenarios {
 			f.Shares = append(f.Shares, ShareFixture{
-				Path: smbShare(e, s), Username: SMBUser, Password: SMBPassword,
+				Path: pl.smbShare(e, s), Username: SMBUser, Password: SMBPassword,
 				Dirs: []string{"pvc-1", "pvc-2"},
 				Flow: FlowID{Env: pl.envs[e].Name, Driver: "smb", Name: smbScenarios[s].name},
 			})
@@ -208,29 +230,60 @@ func (pl *Plan) RunApplicable(t *testing.T, p Proxy, na NotApplicable) {
 			t.Skipf("%s does not apply on this host: %s", id, why)
 		}
 	}
+	pl.run(t, p, nil, func(t *testing.T, id FlowID) {
+		t.Helper()
+		applies(t, id)
+	})
+}
+
+// run runs the plan's flows against p; node is the same node as a
+// groups.Node for a mounter plan (nil otherwise). applies skips a flow
+// that does not apply. Each flow's outcome is counted, and the counts
+// logged at the end (go test -v), so that a runner's report can say how
+// many flows passed and how many did not apply.
+func (pl *Plan) run(t *testing.T, p Proxy, node groups.Node, applies func(*testing.T, FlowID)) {
+	var passed, skipped, failed int
+	count := func(t *testing.T) {
+		switch {
+		case t.Skipped():
+			skipped++
+		case t.Failed():
+			failed++
+		default:
+			passed++
+		}
+	}
 	for e, env := range pl.envs {
 		t.Run(env.Name, func(t *testing.T) {
 			for d, name := range blockDrivers {
 				for s, sc := range blockScenarios {
 					t.Run(name+"/"+sc.name, func(t *testing.T) {
+						defer count(t)
 						applies(t, FlowID{Env: env.Name, Driver: name, Name: sc.name})
-						pl.runBlock(t, p, e, env, d, name, s, sc)
+						pl.runBlock(t, p, node, e, env, d, name, s, sc)
 					})
 				}
 			}
 			t.Run("vsphere/NodeGetInfo/bios-serial", func(t *testing.T) {
+				defer count(t)
 				applies(t, FlowID{Env: env.Name, Driver: "vsphere", Name: "NodeGetInfo/bios-serial"})
 				runNodeGetInfo(t, p, env)
 			})
-			drv := &smbDriver{refs: map[string]map[string]bool{}}
+			smbState := &smbDriver{refs: map[string]map[string]bool{}}
+			var stateDir string
+			if node != nil {
+				stateDir = t.TempDir() // the mounter's SMB link records, kept across the env's flows
+			}
 			for s, sc := range smbScenarios {
 				t.Run("smb/"+sc.name, func(t *testing.T) {
+					defer count(t)
 					applies(t, FlowID{Env: env.Name, Driver: "smb", Name: sc.name})
-					runSMB(t, p, e, env, drv, s, sc)
+					pl.runSMB(t, p, node, e, env, smbState, stateDir, s, sc)
 				})
 			}
 		})
 	}
+	t.Logf("flows: %d passed, %d not applicable, %d failed", passed, skipped, failed)
 }
 
 // runNodeGetInfo is vsphere's NodeGetInfo flow, as Run runs it.
@@ -248,12 +301,22 @@ func runNodeGetInfo(t *testing.T, p Proxy, env Env) {
 	}
 }
 
-// runSMB is one csi-driver-smb flow, as Run runs it.
-func runSMB(t *testing.T, p Proxy, e int, env Env, drv *smbDriver, s int, sc smbScenario) {
+// runSMB is one csi-driver-smb flow, as Run runs it: with the driver's
+// own code (state holds its reference count across the environment's
+// flows), or through the mounter when node is set (stateDir holds the
+// mounter's link records across them).
+func (pl *Plan) runSMB(t *testing.T, p Proxy, node groups.Node, e int, env Env, state *smbDriver, stateDir string, s int, sc smbScenario) {
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 	defer cancel()
 	tr := newTracer(p)
-	drv.base = base{p: tr.proxy(), env: env, loc: env.local(tr)}
-	r := &smbRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, share: smbShare(e, s), scenario: s}
+	var drv smbNodeDriver = state
+	if node != nil {
+		md := newMounterSMB(tr, node, stateDir, pl.newMounter)
+		defer md.log.check(t)
+		drv = md
+	} else {
+		state.base = base{p: tr.proxy(), env: env, loc: env.local(tr)}
+	}
+	r := &smbRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, share: pl.smbShare(e, s), scenario: s}
 	sc.run(r)
 }

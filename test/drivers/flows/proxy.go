@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
@@ -162,11 +164,39 @@ func call[Resp any](t *tracer, method string, f func() (*Resp, error)) (*Resp, e
 
 // proxy returns the traced Proxy.
 func (t *tracer) proxy() Proxy {
-	return Proxy{Disk: tDisk{t}, Volume: tVolume{t}, Filesystem: tFS{t}, SMB: tSMB{t}, System: tSystem{t}}
+	return Proxy{Disk: tDisk{t: t}, Volume: tVolume{t: t}, Filesystem: tFS{t: t}, SMB: tSMB{t: t}, System: tSystem{t: t}}
 }
 
+// node returns n with the drivers' calls going through the tracer, for a
+// mounter to run over; the tracer must have been made over ProxyOf(n).
+func (t *tracer) node(n groups.Node) groups.Node { return tracedNode{t: t, n: n} }
+
+// tracedNode is a groups.Node seen through a tracer.
+type tracedNode struct {
+	t *tracer
+	n groups.Node
+}
+
+func (n tracedNode) Disk() disk.Interface     { return tDisk{t: n.t, Interface: n.n.Disk()} }
+func (n tracedNode) Volume() volume.Interface { return tVolume{t: n.t, Interface: n.n.Volume()} }
+func (n tracedNode) Filesystem() filesystem.Interface {
+	return tFS{t: n.t, Interface: n.n.Filesystem()}
+}
+func (n tracedNode) SMB() smb.Interface       { return tSMB{t: n.t, Interface: n.n.SMB()} }
+func (n tracedNode) ISCSI() iscsi.Interface   { return n.n.ISCSI() }
+func (n tracedNode) System() system.Interface { return tSystem{t: n.t, Interface: n.n.System()} }
+
+// Close does nothing: the runner owns the node.
+func (tracedNode) Close() error { return nil }
+
 // tDisk is the disk group seen through a tracer.
-type tDisk struct{ t *tracer }
+type tDisk struct {
+	t *tracer
+	// The node's whole group when a mounter runs over the tracer: its
+	// methods outside the drivers' set pass through untraced. Nil for
+	// the raw flows, which call only the traced methods.
+	disk.Interface
+}
 
 // ListDiskLocations records the call, then makes it (or loses its answer, when the tracer is told to).
 func (d tDisk) ListDiskLocations(ctx context.Context, r *disk.ListDiskLocationsRequest) (*disk.ListDiskLocationsResponse, error) {
@@ -208,7 +238,13 @@ func (d tDisk) GetDiskState(ctx context.Context, r *disk.GetDiskStateRequest) (*
 }
 
 // tVolume is the volume group seen through a tracer.
-type tVolume struct{ t *tracer }
+type tVolume struct {
+	t *tracer
+	// The node's whole group when a mounter runs over the tracer: its
+	// methods outside the drivers' set pass through untraced. Nil for
+	// the raw flows, which call only the traced methods.
+	volume.Interface
+}
 
 // ListVolumesOnDisk records the call, then makes it (or loses its answer, when the tracer is told to).
 func (v tVolume) ListVolumesOnDisk(ctx context.Context, r *volume.ListVolumesOnDiskRequest) (*volume.ListVolumesOnDiskResponse, error) {
@@ -265,7 +301,13 @@ func (v tVolume) WriteVolumeCache(ctx context.Context, r *volume.WriteVolumeCach
 }
 
 // tFS is the filesystem group seen through a tracer.
-type tFS struct{ t *tracer }
+type tFS struct {
+	t *tracer
+	// The node's whole group when a mounter runs over the tracer: its
+	// methods outside the drivers' set pass through untraced. Nil for
+	// the raw flows, which call only the traced methods.
+	filesystem.Interface
+}
 
 // PathExists records the call, then makes it (or loses its answer, when the tracer is told to).
 func (f tFS) PathExists(ctx context.Context, r *filesystem.PathExistsRequest) (*filesystem.PathExistsResponse, error) {
@@ -293,7 +335,13 @@ func (f tFS) IsSymlink(ctx context.Context, r *filesystem.IsSymlinkRequest) (*fi
 }
 
 // tSMB is the SMB group seen through a tracer.
-type tSMB struct{ t *tracer }
+type tSMB struct {
+	t *tracer
+	// The node's whole group when a mounter runs over the tracer: its
+	// methods outside the drivers' set pass through untraced. Nil for
+	// the raw flows, which call only the traced methods.
+	smb.Interface
+}
 
 // NewSmbGlobalMapping records the call, then makes it (or loses its answer, when the tracer is told to).
 func (s tSMB) NewSmbGlobalMapping(ctx context.Context, r *smb.NewSmbGlobalMappingRequest) (*smb.NewSmbGlobalMappingResponse, error) {
@@ -312,7 +360,13 @@ func (s tSMB) RemoveSmbGlobalMapping(ctx context.Context, r *smb.RemoveSmbGlobal
 }
 
 // tSystem is the system group seen through a tracer.
-type tSystem struct{ t *tracer }
+type tSystem struct {
+	t *tracer
+	// The node's whole group when a mounter runs over the tracer: its
+	// methods outside the drivers' set pass through untraced. Nil for
+	// the raw flows, which call only the traced methods.
+	system.Interface
+}
 
 // GetBIOSSerialNumber records the call, then makes it (or loses its answer, when the tracer is told to).
 func (s tSystem) GetBIOSSerialNumber(ctx context.Context, r *system.GetBIOSSerialNumberRequest) (*system.GetBIOSSerialNumberResponse, error) {

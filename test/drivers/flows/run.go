@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
@@ -34,24 +35,31 @@ func (pl *Plan) Run(t *testing.T, p Proxy) {
 	pl.RunApplicable(t, p, func(FlowID) string { return "" })
 }
 
-func (pl *Plan) runBlock(t *testing.T, p Proxy, e int, env Env, d int, name string, s int, sc blockScenario) {
+func (pl *Plan) runBlock(t *testing.T, p Proxy, node groups.Node, e int, env Env, d int, name string, s int, sc blockScenario) {
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 	defer cancel()
 	tr := newTracer(p)
 	b := base{p: tr.proxy(), env: env, loc: env.local(tr)}
 	var drv blockDriver
-	switch name {
-	case "azuredisk":
-		var flush error
-		drv = azureDisk{base: b, flush: &flush}
-	case "aws-ebs":
-		drv = awsEBS{b}
-	case "gcp-pd":
-		drv = gcpPD{b}
-	case "vsphere":
-		drv = vSphere{b}
+	switch {
+	case node != nil:
+		md := newMounterBlock(tr, node, b, name, pl.newMounter)
+		defer md.log.check(t)
+		drv = md
+	default:
+		switch name {
+		case "azuredisk":
+			var flush error
+			drv = azureDisk{base: b, flush: &flush}
+		case "aws-ebs":
+			drv = awsEBS{b}
+		case "gcp-pd":
+			drv = gcpPD{b}
+		case "vsphere":
+			drv = vSphere{b}
+		}
 	}
-	n := diskNumber(e, d, s)
+	n := pl.diskNumber(e, d, s)
 	v := &Vol{
 		VolumeID:   fmt.Sprintf("%s-volume-%d", name, n),
 		LUN:        strconv.Itoa(int(n)),
@@ -309,6 +317,9 @@ var blockScenarios = []blockScenario{
 			if err != nil {
 				s.t.Fatalf("NodeUnstageVolume of an unmounted staging dir fails: %v", err)
 			}
+			if c, ok := s.drv.(interface{ CleansLeftBehind() bool }); ok && c.CleansLeftBehind() && s.exists(s.v.Staging) {
+				s.t.Errorf("after NodeUnstageVolume: the unmounted staging dir is still there")
+			}
 			return
 		}
 		// The driver fails on any error here, upstream's included.
@@ -324,13 +335,23 @@ var blockScenarios = []blockScenario{
 	}},
 }
 
+// smbNodeDriver is csi-driver-smb's node code: its own (smbDriver) or
+// through the mounter (mounterSMB).
+type smbNodeDriver interface {
+	NodeStage(ctx context.Context, v *Vol) error
+	NodePublish(ctx context.Context, v *Vol) error
+	NodeUnpublish(ctx context.Context, v *Vol) error
+	// NodeUnstage also tells whether it removed the share's mapping.
+	NodeUnstage(ctx context.Context, v *Vol) (removed bool, err error)
+}
+
 // smbRun is one flow of csi-driver-smb on its own share.
 type smbRun struct {
 	t        *testing.T
 	ctx      context.Context
 	env      Env
 	tr       *tracer
-	drv      *smbDriver
+	drv      smbNodeDriver
 	share    string
 	scenario int
 }

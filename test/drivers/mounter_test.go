@@ -1,0 +1,131 @@
+package drivers_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/csi-node-proxy/csi-node-proxy/client"
+	"github.com/csi-node-proxy/csi-node-proxy/client/mounter"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
+)
+
+// The five drivers' node flows through the shared mounter (client/mounter),
+// in the modes a driver runs it in: library mode and over the wire with
+// our client (upstream's stubs test the wire contract itself, in
+// upstreamwire). The Linux backend's run is in linux_test.go.
+
+// TestMain removes the daemon binary the tests built once (daemonbin).
+func TestMain(m *testing.M) { os.Exit(daemonbin.Main(m)) }
+
+// windowsEnvs are the simulated Windows node's environments: the kubelet
+// directory spelled with a drive letter and without one (EKS).
+func windowsEnvs() []flows.Env {
+	return []flows.Env{
+		{Name: "C-drive", KubeletDir: kubeletDir, Windows: true, Drive: "C:"},
+		{Name: "no-drive", KubeletDir: `\var\lib\kubelet`, Windows: true, Drive: "C:"},
+	}
+}
+
+// newFlowsMounter is mounter.New as the flows call it.
+func newFlowsMounter(node groups.Node, o flows.MounterOptions) flows.Mounter {
+	return flowsMounter{mounter.New(node, mounter.Options{
+		Logger:      logr.New(errorSink{o.LogError}),
+		SMBStateDir: o.SMBStateDir,
+	})}
+}
+
+// flowsMounter adapts the two methods whose types are the mounter
+// package's.
+type flowsMounter struct{ *mounter.Mounter }
+
+func (m flowsMounter) UnmountDevice(ctx context.Context, target string, offline bool) error {
+	return m.Mounter.UnmountDevice(ctx, target, mounter.UnmountDeviceOptions{Offline: offline})
+}
+
+func (m flowsMounter) VolumeStats(ctx context.Context, path string) (flows.Stats, error) {
+	s, err := m.Mounter.VolumeStats(ctx, path)
+	return flows.Stats{Total: s.Total, Used: s.Used, Available: s.Available}, err
+}
+
+// errorSink hands what the mounter logs at error level to the flow; Info
+// is not needed (Error is delivered whatever Enabled says).
+type errorSink struct {
+	onError func(err error, msg string, keysAndValues ...any)
+}
+
+func (errorSink) Init(logr.RuntimeInfo)                    {}
+func (errorSink) Enabled(int) bool                         { return false }
+func (errorSink) Info(int, string, ...any)                 {}
+func (s errorSink) WithValues(...any) logr.LogSink         { return s }
+func (s errorSink) WithName(string) logr.LogSink           { return s }
+func (s errorSink) Error(err error, msg string, kv ...any) { s.onError(err, msg, kv...) }
+
+// TestLibraryModeMounter runs the flows through the mounter over library
+// mode (inprocess.New) on the simulated host.
+func TestLibraryModeMounter(t *testing.T) {
+	envs := windowsEnvs()
+	world := flows.NewMounterPlan(envs...).Fixture()
+	cfg := simConfig(world)
+	n, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, Simulated: &cfg, KubeletPath: kubeletDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	for i := range envs {
+		envs[i].Kubelet = simKubelet{n.Simulated()}
+	}
+	flows.NewMounterPlan(envs...).Run(t, n, newFlowsMounter, nil)
+}
+
+// TestWireMounter runs the flows through the mounter over client.Dial
+// against the daemon (built from cmd, daemonbin) on the simulated host.
+// The kubelet's own MkdirAll goes over the proxy's Mkdir (MkdirAll
+// semantics): the simulated host lives in the daemon's process.
+func TestWireMounter(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the daemon serves unix sockets here; on Windows the client dials named pipes")
+	}
+	plan := flows.NewMounterPlan(windowsEnvs()...)
+	cfg := simConfig(plan.Fixture())
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simFile := filepath.Join(t.TempDir(), "sim.json")
+	if err := os.WriteFile(simFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
+	dir, err := os.MkdirTemp("", "mflows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	groupNames := []string{"disk", "volume", "filesystem", "smb"}
+	var socks []string
+	for _, ep := range []string{"disk-v1", "volume-v1", "filesystem-v1", "smb-v1"} {
+		socks = append(socks, filepath.Join(dir, "csi-proxy-"+ep+".sock"))
+	}
+	daemonbin.Start(t, daemonbin.Binary(t), daemonbin.Options{
+		Args:  []string{"--host=simulated", "--socket-dir=" + dir, "--sim-config=" + simFile},
+		Ready: daemonbin.SocketsAccept(socks...),
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{SocketDir: dir, Groups: groupNames})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	plan.Run(t, c, newFlowsMounter, nil)
+}
