@@ -65,17 +65,50 @@ func (m *Mounter) FindDiskByPage83(ctx context.Context, id string) (uint32, erro
 }
 
 // FindDiskBySerial returns the disk whose serial number is serial,
-// compared without case and without the space padding some buses add.
-// For an EBS volume pass its ID without the dash ("vol0123…"): that is
-// the NVMe serial AWS gives it, which aws-ebs-csi-driver matches.
+// compared without case and without the space padding some buses add, and
+// without the namespace suffix Windows adds to an NVMe serial (see
+// serialMatches). For an EBS volume pass its ID without the dash
+// ("vol0123…"): that is the NVMe serial AWS gives it, which
+// aws-ebs-csi-driver matches.
 func (m *Mounter) FindDiskBySerial(ctx context.Context, serial string) (uint32, error) {
 	serial = strings.TrimSpace(serial)
 	if serial == "" {
 		return 0, errdefs.Errorf(errdefs.ErrInvalidArgument, "empty serial number")
 	}
 	return m.findByIDs(ctx, "serial number "+serial, func(ids *disk.DiskIDs) bool {
-		return strings.EqualFold(strings.TrimSpace(ids.SerialNumber), serial)
+		return serialMatches(ids.SerialNumber, serial)
 	})
+}
+
+// serialMatches tells whether a disk's reported serial number is want:
+// equal without case and padding, or want followed by "_", hex digits and
+// an optional ".". Windows reports an EBS volume on NVMe as the volume ID
+// without its dash, then "_" and more: AWS's own PowerShell that maps
+// Windows disks to EBS volumes strips "_[^ ]*$" from Get-Disk's
+// SerialNumber (EC2 User Guide, "Map NVMe disks on Amazon EC2 Windows
+// instance to volumes"), and aws-ebs-csi-driver matches with
+// strings.Contains (@ 429e202e pkg/mounter/mount_windows_proxyV1.go,
+// FindDevicePath). Only that suffix is accepted, not any containment, so
+// "SN-1" never finds "SN-10", and an EUI in Windows' "XXXX_XXXX_….." form
+// is not cut at its first "_".
+func serialMatches(got, want string) bool {
+	got = strings.TrimSpace(got)
+	if strings.EqualFold(got, want) {
+		return true
+	}
+	if len(got) <= len(want)+1 || !strings.EqualFold(got[:len(want)], want) || got[len(want)] != '_' {
+		return false
+	}
+	rest := strings.TrimSuffix(got[len(want)+1:], ".")
+	if rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // FindDiskByNVMeEUI returns the NVMe disk whose namespace EUI is eui: 32

@@ -29,6 +29,33 @@ func TestNormalizeNVMeEUI(t *testing.T) {
 	}
 }
 
+// TestSerialMatches: a serial is found as reported, and as Windows reports
+// an EBS volume on NVMe (the ID, "_", the namespace), but never by
+// containment or by a prefix of another disk's ID.
+func TestSerialMatches(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+		ok        bool
+	}{
+		{"vol0123456789abcdef0", "vol0123456789abcdef0", true},
+		{"  VOL0123456789ABCDEF0  ", "vol0123456789abcdef0", true},
+		{"vol0123456789abcdef0_00000001.", "vol0123456789abcdef0", true},
+		{"vol0123456789abcdef0_1", "vol0123456789abcdef0", true},
+		{"vol0123456789abcdef0_", "vol0123456789abcdef0", false},
+		{"vol0123456789abcdef0_.", "vol0123456789abcdef0", false},
+		{"vol0123456789abcdef0_x1", "vol0123456789abcdef0", false},
+		{"vol0123456789abcdef01", "vol0123456789abcdef0", false},
+		{"xvol0123456789abcdef0", "vol0123456789abcdef0", false},
+		{"SN-10", "SN-1", false},
+		{"0025_3855_91B2_3B4D.", "0025", false},
+		{"SN-1", "SN-10", false},
+	} {
+		if got := serialMatches(tc.got, tc.want); got != tc.ok {
+			t.Errorf("serialMatches(%q, %q) = %v, want %v", tc.got, tc.want, got, tc.ok)
+		}
+	}
+}
+
 func TestSMBPaths(t *testing.T) {
 	for in, want := range map[string][2]string{
 		`\\Server\Share`:          {`\\Server\Share`, `\\server\share`},

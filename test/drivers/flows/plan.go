@@ -123,7 +123,6 @@ func (pl *Plan) diskNumber(env, drv, sc int) uint32 {
 func diskIdentity(drv string, n uint32) (page83, serial string) {
 	switch drv {
 	case "aws-ebs":
-		// EBS NVMe serial: the volume ID without its dash.
 		return fmt.Sprintf("6002248000000000000000000000%04x", n), awsSerial(n)
 	case "gcp-pd":
 		// GCE page 0x83 ends with the device name.
@@ -135,9 +134,19 @@ func diskIdentity(drv string, n uint32) (page83, serial string) {
 }
 
 func awsVolumeID(n uint32) string   { return fmt.Sprintf("vol-0%016x", n) }
-func awsSerial(n uint32) string     { return fmt.Sprintf("vol0%016x", n) }
 func gcpDeviceName(n uint32) string { return fmt.Sprintf("pvc-gce-%04d", n) }
 func vsphereUUID(n uint32) string   { return fmt.Sprintf("6000c29%025x", n) }
+
+// awsSerial is the SerialNumber Windows reports for an EBS volume on NVMe:
+// the volume ID without its dash, then "_" and the namespace. AWS's own
+// PowerShell that maps Windows disks to EBS volumes strips "_[^ ]*$" from
+// Get-Disk's SerialNumber before turning "vol" into "vol-" (EC2 User
+// Guide, "Map NVMe disks on Amazon EC2 Windows instance to volumes"), and
+// aws-ebs matches with strings.Contains (@ 429e202e
+// pkg/mounter/mount_windows_proxyV1.go, FindDevicePath). The exact suffix
+// ("_00000001.", the namespace ID and a dot as Windows writes NVMe IDs) is
+// unconfirmed: it needs a real node.
+func awsSerial(n uint32) string { return fmt.Sprintf("vol0%016x_00000001.", n) }
 
 // smbShare is the share of (environment, scenario); a mounter plan's
 // servers have names of their own, for the same reason as its disks.
