@@ -47,6 +47,10 @@ import (
 //     runner cannot set; csi-driver-smb's flows need an SMB server per
 //     fixture share and kernel CIFS (absent on the CI kernel). They skip.
 //
+// The same flows then run through the shared mounter (subtest "mounter",
+// flows.MounterPlan) on disks of their own; there aws-ebs's disk flows
+// skip too (linuxMounterNotApplicable).
+//
 // The Linux backend numbers disks by the kernel's diskseq, the flows by
 // the fixture's numbers: linuxDisks renames between the two, one to one.
 func TestLinuxBackend(t *testing.T) {
@@ -67,7 +71,7 @@ func TestLinuxBackend(t *testing.T) {
 		withDisk[d.Flow] = true
 	}
 	na := linuxNotApplicable(withDisk)
-	mna := mplan.NotApplicable(linuxMounterNotApplicable(na))
+	mna := mplan.NotApplicable(linuxMounterNotApplicable(na, withDisk))
 	world := all.Only(na)
 	world.Disks = append(world.Disks, mall.Only(mna).Disks...)
 	var loops []*linuxnode.Loop
@@ -115,12 +119,12 @@ func TestLinuxBackend(t *testing.T) {
 // backing file's path, which holds the EBS serial (aws-ebs's own
 // strings.Contains finds it) but is not it. An EBS disk on a Linux node
 // reports the serial itself (the NVMe serial).
-func linuxMounterNotApplicable(na flows.NotApplicable) flows.NotApplicable {
+func linuxMounterNotApplicable(na flows.NotApplicable, withDisk map[flows.FlowID]bool) flows.NotApplicable {
 	return func(id flows.FlowID) string {
 		if why := na(id); why != "" {
 			return why
 		}
-		if id.Driver == "aws-ebs" && id.Name != "NodeUnstageVolume/left-behind" && id.Name != "NodeUnstageVolume/already-gone" {
+		if id.Driver == "aws-ebs" && withDisk[id] {
 			return "the mounter's FindDiskBySerial compares whole serial numbers, and a loop disk's SerialNumber is its backing file's path (aws-ebs's own strings.Contains finds the EBS serial in it; an EBS disk on a Linux node reports the serial itself)"
 		}
 		return ""
