@@ -9,14 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
 	"github.com/csi-node-proxy/csi-node-proxy/client"
-	"github.com/csi-node-proxy/csi-node-proxy/client/mounter"
-	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
+	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows/viamounter"
 )
 
 // The five drivers' node flows through the shared mounter (client/mounter),
@@ -36,39 +33,8 @@ func windowsEnvs() []flows.Env {
 	}
 }
 
-// newFlowsMounter is mounter.New as the flows call it.
-func newFlowsMounter(node groups.Node, o flows.MounterOptions) flows.Mounter {
-	return flowsMounter{mounter.New(node, mounter.Options{
-		Logger:      logr.New(errorSink{o.LogError}),
-		SMBStateDir: o.SMBStateDir,
-	})}
-}
-
-// flowsMounter adapts the two methods whose types are the mounter
-// package's.
-type flowsMounter struct{ *mounter.Mounter }
-
-func (m flowsMounter) UnmountDevice(ctx context.Context, target string, offline bool) error {
-	return m.Mounter.UnmountDevice(ctx, target, mounter.UnmountDeviceOptions{Offline: offline})
-}
-
-func (m flowsMounter) VolumeStats(ctx context.Context, path string) (flows.Stats, error) {
-	s, err := m.Mounter.VolumeStats(ctx, path)
-	return flows.Stats{Total: s.Total, Used: s.Used, Available: s.Available}, err
-}
-
-// errorSink hands what the mounter logs at error level to the flow; Info
-// is not needed (Error is delivered whatever Enabled says).
-type errorSink struct {
-	onError func(err error, msg string, keysAndValues ...any)
-}
-
-func (errorSink) Init(logr.RuntimeInfo)                    {}
-func (errorSink) Enabled(int) bool                         { return false }
-func (errorSink) Info(int, string, ...any)                 {}
-func (s errorSink) WithValues(...any) logr.LogSink         { return s }
-func (s errorSink) WithName(string) logr.LogSink           { return s }
-func (s errorSink) Error(err error, msg string, kv ...any) { s.onError(err, msg, kv...) }
+// newFlowsMounter is the shared mounter as the flows call it.
+var newFlowsMounter flows.NewMounter = viamounter.New
 
 // TestLibraryModeMounter runs the flows through the mounter over library
 // mode (inprocess.New) on the simulated host.

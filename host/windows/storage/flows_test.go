@@ -6,8 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	groupsystem "github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
+	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows/viamounter"
 )
 
 // The driver conformance flows (test/drivers/flows) against the real
@@ -135,3 +142,33 @@ func TestDriverFlows(t *testing.T) {
 	}
 	flows.NewPlan(envs...).RunApplicable(t, flows.Proxy{Disk: s.Disk, Volume: s.Volume, Filesystem: s.Filesystem}, flowsNotHere)
 }
+
+// TestDriverFlowsMounter runs the block drivers' flows through the shared
+// mounter (client/mounter, flows.MounterPlan) over the same stack: what a
+// driver that adopts the mounter asks of the Windows backend.
+func TestDriverFlowsMounter(t *testing.T) {
+	envs := []flows.Env{
+		{Name: "C-drive", KubeletDir: flowsKubeletDir, Windows: true, Drive: "C:"},
+		{Name: "no-drive", KubeletDir: `\var\lib\kubelet`, Windows: true, Drive: "C:"},
+	}
+	plan := flows.NewMounterPlan(envs...)
+	s := newModelStack(t, flowsConfig(plan.Fixture().Only(plan.NotApplicable(flowsNotHere))))
+	for i := range envs {
+		envs[i].Kubelet = flowsKubelet{s.Model}
+		envs[i].Local = flowsLocal{m: s.Model, drive: envs[i].Drive}
+	}
+	flows.NewMounterPlan(envs...).Run(t, flowsNode{s}, viamounter.New, flowsNotHere)
+}
+
+// flowsNode is the stack as a groups.Node: the disk, volume and
+// filesystem groups; the others are not part of this backend (nil: the
+// block drivers' flows never call them).
+type flowsNode struct{ s *modelStack }
+
+func (n flowsNode) Disk() disk.Interface             { return n.s.Disk }
+func (n flowsNode) Volume() volume.Interface         { return n.s.Volume }
+func (n flowsNode) Filesystem() filesystem.Interface { return n.s.Filesystem }
+func (flowsNode) SMB() smb.Interface                 { return nil }
+func (flowsNode) ISCSI() iscsi.Interface             { return nil }
+func (flowsNode) System() groupsystem.Interface      { return nil }
+func (flowsNode) Close() error                       { return nil }

@@ -22,6 +22,7 @@
 // done through the shared mounter (client/mounter) instead of the driver's
 // own raw calls (mounter.go): same volumes, kubelet steps, order and
 // checks, so that a driver adopting the mounter is shown to end where the
-// five drivers' own mounters end. Its runners are in test/drivers: library
-// mode, our client against the daemon, and the Linux backend as root.
+// five drivers' own mounters end. Its runners: library mode, our client
+// against the daemon and the Linux backend as root (test/drivers), and the
+// Windows backend over its model (host/windows/storage).
 package flows

@@ -24,8 +24,8 @@ import (
 // Package flows does not import client/mounter itself: that links
 // k8s.io/mount-utils and its dependencies into every runner, upstreamwire's
 // module included, which must link nothing but upstream's stubs and the
-// model groups. A runner hands in NewMounter, a thin wrapper of
-// mounter.New (test/drivers).
+// model groups. A runner hands in NewMounter: viamounter.New, a thin
+// wrapper of mounter.New.
 
 // Mounter is client/mounter's *Mounter as the flows call it. Its methods
 // are the mounter's, but for UnmountDevice (the options struct becomes

@@ -32,8 +32,8 @@ type DiskFixture struct {
 	Number uint32
 	// Size is the size in bytes (DiskSize).
 	Size int64
-	// Location is "adapter:bus:target:lun"; the LUN is the disk number,
-	// unique on the node.
+	// Location is "adapter:bus:target:lun"; the LUN is the disk number
+	// (less 1000 in a mounter plan, see lun), unique on the node.
 	Location string
 	// Page83 and Serial are what ListDiskIDs must report.
 	Page83, Serial string
@@ -148,6 +148,18 @@ func vsphereUUID(n uint32) string   { return fmt.Sprintf("6000c29%025x", n) }
 // unconfirmed: it needs a real node.
 func awsSerial(n uint32) string { return fmt.Sprintf("vol0%016x_00000001.", n) }
 
+// lun is disk n's SCSI LUN: its number, less mounterDiskBase in a mounter
+// plan, since Windows reports a LUN as a byte (the Windows backend's model
+// refuses more). Each plan's LUNs are unique in its own world; the one
+// runner that holds both worlds (the Linux backend's loop disks) lists no
+// LUN at all.
+func (pl *Plan) lun(n uint32) uint32 {
+	if pl.viaMounter {
+		return n - mounterDiskBase
+	}
+	return n
+}
+
 // smbShare is the share of (environment, scenario); a mounter plan's
 // servers have names of their own, for the same reason as its disks.
 func (pl *Plan) smbShare(env, sc int) string {
@@ -169,7 +181,7 @@ func (pl *Plan) Fixture() Fixture {
 				n := pl.diskNumber(e, d, s)
 				page83, serial := diskIdentity(drv, n)
 				f.Disks = append(f.Disks, DiskFixture{
-					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", n),
+					Number: n, Size: DiskSize, Location: fmt.Sprintf("2:0:0:%d", pl.lun(n)),
 					Page83: page83, Serial: serial, Offline: sc.offline,
 					Flow: FlowID{Env: pl.envs[e].Name, Driver: drv, Name: sc.name},
 				})

@@ -62,7 +62,7 @@ func (pl *Plan) runBlock(t *testing.T, p Proxy, node groups.Node, e int, env Env
 	n := pl.diskNumber(e, d, s)
 	v := &Vol{
 		VolumeID:   fmt.Sprintf("%s-volume-%d", name, n),
-		LUN:        strconv.Itoa(int(n)),
+		LUN:        strconv.Itoa(int(pl.lun(n))),
 		DeviceName: gcpDeviceName(n),
 		DiskUUID:   vsphereUUID(n),
 		Disk:       n,
