@@ -104,7 +104,7 @@ func serialMatches(got, want string) bool {
 		return false
 	}
 	for _, r := range rest {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
+		if !isHexDigit(r) {
 			return false
 		}
 	}
@@ -421,4 +421,9 @@ func (m *Mounter) ResizeToFill(ctx context.Context, path string) (int64, error) 
 	}
 	m.log.V(2).Info("resized", "volume", id, "bytes", s.TotalBytes)
 	return s.TotalBytes, nil
+}
+
+// isHexDigit tells whether r is 0-9, a-f or A-F.
+func isHexDigit(r rune) bool {
+	return '0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F'
 }

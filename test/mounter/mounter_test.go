@@ -531,7 +531,7 @@ func TestSMBMountAtKubeletStagingDir(t *testing.T) {
 			t.Fatalf("SMBUnmount: %v", err)
 		}
 
-		full := kubelet + `\plugins\other\globalmount`
+		full := kubelet + `\plugins\smb.example\globalmount`
 		if err := sim.MkdirAll(full + `\data`); err != nil {
 			t.Fatal(err)
 		}

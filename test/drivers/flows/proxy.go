@@ -177,13 +177,24 @@ type tracedNode struct {
 	n groups.Node
 }
 
-func (n tracedNode) Disk() disk.Interface     { return tDisk{t: n.t, Interface: n.n.Disk()} }
+// Disk is the node's disk group, traced.
+func (n tracedNode) Disk() disk.Interface { return tDisk{t: n.t, Interface: n.n.Disk()} }
+
+// Volume is the node's volume group, traced.
 func (n tracedNode) Volume() volume.Interface { return tVolume{t: n.t, Interface: n.n.Volume()} }
+
+// Filesystem is the node's filesystem group, traced.
 func (n tracedNode) Filesystem() filesystem.Interface {
 	return tFS{t: n.t, Interface: n.n.Filesystem()}
 }
-func (n tracedNode) SMB() smb.Interface       { return tSMB{t: n.t, Interface: n.n.SMB()} }
-func (n tracedNode) ISCSI() iscsi.Interface   { return n.n.ISCSI() }
+
+// SMB is the node's SMB group, traced.
+func (n tracedNode) SMB() smb.Interface { return tSMB{t: n.t, Interface: n.n.SMB()} }
+
+// ISCSI is the node's iSCSI group, untraced: no flow uses it.
+func (n tracedNode) ISCSI() iscsi.Interface { return n.n.ISCSI() }
+
+// System is the node's system group, traced.
 func (n tracedNode) System() system.Interface { return tSystem{t: n.t, Interface: n.n.System()} }
 
 // Close does nothing: the runner owns the node.

@@ -44,9 +44,20 @@ type errorSink struct {
 	onError func(err error, msg string, keysAndValues ...any)
 }
 
-func (errorSink) Init(logr.RuntimeInfo)                    {}
-func (errorSink) Enabled(int) bool                         { return false }
-func (errorSink) Info(int, string, ...any)                 {}
-func (s errorSink) WithValues(...any) logr.LogSink         { return s }
-func (s errorSink) WithName(string) logr.LogSink           { return s }
+// Init implements logr.LogSink; there is nothing to set up.
+func (errorSink) Init(logr.RuntimeInfo) {}
+
+// Enabled implements logr.LogSink: no info line is wanted.
+func (errorSink) Enabled(int) bool { return false }
+
+// Info implements logr.LogSink and drops the line.
+func (errorSink) Info(int, string, ...any) {}
+
+// WithValues implements logr.LogSink; the values are not needed.
+func (s errorSink) WithValues(...any) logr.LogSink { return s }
+
+// WithName implements logr.LogSink; the name is not needed.
+func (s errorSink) WithName(string) logr.LogSink { return s }
+
+// Error implements logr.LogSink: it hands the error to the flow.
 func (s errorSink) Error(err error, msg string, kv ...any) { s.onError(err, msg, kv...) }
