@@ -3,12 +3,8 @@
 package server
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -17,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
 )
 
 // simKubelet is the simulated host's kubelet directory.
@@ -52,46 +49,6 @@ func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.Fi
 	}
 	t.Cleanup(func() { s.Stop(callCtx(t)) })
 	return set.Simulated, filesystemv1.NewFilesystemClient(dial(t, s.Endpoints()[0].Address))
-}
-
-// smallTmpfs mounts a tmpfs of the given size on a temporary directory,
-// unmounted when the test ends. Mounting needs root.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fill writes to a new file in dir until the file system is full, and
-// returns the file's path.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, unix.ENOSPC) {
-				t.Fatalf("filling %s: %v", dir, err)
-			}
-			return path
-		}
-	}
 }
 
 // changes counts the records of changes that were made.
@@ -132,44 +89,9 @@ func fillLog(t *testing.T, path string) {
 // repair) has its intent and outcome.
 func TestAuditFaultsChangeNothing(t *testing.T) {
 	captureLogs(t, 0)
-	for _, tc := range []struct {
-		name string
-		// setup returns the audit log's path ("" when it is no file to
-		// read) and a function that breaks it, and one that repairs it
-		// (nil: cannot be repaired).
-		setup func(t *testing.T) (path string, brk, repair func())
-	}{
-		{"dev-full", func(*testing.T) (string, func(), func()) { return "/dev/full", func() {}, nil }},
-		{"full-tmpfs", func(t *testing.T) (string, func(), func()) {
-			dir := smallTmpfs(t, "64k")
-			var filler string
-			return filepath.Join(dir, "audit.log"), func() {
-					filler = fill(t, dir)
-					fillLog(t, filepath.Join(dir, "audit.log"))
-				}, func() {
-					if err := os.Remove(filler); err != nil {
-						t.Fatal(err)
-					}
-				}
-		}},
-		{"removed-unopenable", func(t *testing.T) (string, func(), func()) {
-			path := filepath.Join(t.TempDir(), "audit.log")
-			return path, func() {
-					if err := os.Remove(path); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.Mkdir(path, 0o700); err != nil {
-						t.Fatal(err)
-					}
-				}, func() {
-					if err := os.Remove(path); err != nil {
-						t.Fatal(err)
-					}
-				}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path, brk, repair := tc.setup(t)
+	for _, tc := range auditfault.Faults(fillLog) {
+		t.Run(tc.Name, func(t *testing.T) {
+			path, brk, repair := tc.Setup(t)
 			al, err := audit.Open(path, audit.Options{Redact: Redact, Sync: true})
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +133,7 @@ func TestAuditFaultsChangeNothing(t *testing.T) {
 			if al.Healthy() {
 				t.Error("the audit log reports healthy while it cannot be written")
 			}
-			if regular && tc.name != "removed-unopenable" {
+			if regular && tc.Name != "removed-unopenable" {
 				if n := changes(readAudit(t, path)); n != 1 {
 					t.Errorf("%d changes recorded while broken, want only the one before", n)
 				}

@@ -3,59 +3,17 @@
 package soak
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
 )
-
-// smallTmpfs mounts a tmpfs of the given size on a temporary directory,
-// unmounted when the test ends. Mounting needs root.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fillUp writes to a new file in dir until the file system is full, and
-// returns the file's path.
-func fillUp(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 512)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, unix.ENOSPC) {
-				t.Fatalf("filling %s: %v", dir, err)
-			}
-			return path
-		}
-	}
-}
 
 // TestAuditFaults runs the daemon with its audit log broken three ways:
 // on /dev/full from the start, on a tmpfs that fills up, and removed with
@@ -68,38 +26,9 @@ func fillUp(t *testing.T, dir string) string {
 // change made has its intent and outcome; and once the cause is repaired
 // a change goes through with no restart.
 func TestAuditFaults(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		setup func(t *testing.T) (path string, brk, repair func())
-	}{
-		{"dev-full", func(*testing.T) (string, func(), func()) { return "/dev/full", func() {}, nil }},
-		{"full-tmpfs", func(t *testing.T) (string, func(), func()) {
-			dir := smallTmpfs(t, "64k")
-			var filler string
-			return filepath.Join(dir, "audit.log"), func() { filler = fillUp(t, dir) }, func() {
-				if err := os.Remove(filler); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}},
-		{"removed-unopenable", func(t *testing.T) (string, func(), func()) {
-			path := filepath.Join(t.TempDir(), "audit.log")
-			return path, func() {
-					if err := os.Remove(path); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.Mkdir(path, 0o700); err != nil {
-						t.Fatal(err)
-					}
-				}, func() {
-					if err := os.Remove(path); err != nil {
-						t.Fatal(err)
-					}
-				}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path, brk, repair := tc.setup(t)
+	for _, tc := range auditfault.Faults(nil) {
+		t.Run(tc.Name, func(t *testing.T) {
+			path, brk, repair := tc.Setup(t)
 			dm := startDaemon(t, path)
 			fs := filesystemv1.NewFilesystemClient(dm.dial(t, "filesystem-v1"))
 			exists := func(p string) bool {
@@ -135,7 +64,7 @@ func TestAuditFaults(t *testing.T) {
 				switch err := mkdir(p); status.Code(err) {
 				case codes.OK:
 					made[p] = true
-					if tc.name != "full-tmpfs" {
+					if tc.Name != "full-tmpfs" {
 						t.Errorf("Mkdir %s with the audit log broken succeeded", p)
 					}
 				case codes.Unavailable:
@@ -171,12 +100,12 @@ func TestAuditFaults(t *testing.T) {
 				t.Error(err)
 			}
 			switch fi, statErr := os.Stat(path); {
-			case tc.name != "full-tmpfs" && torn != 0:
-				t.Errorf("csi_node_proxy_audit_torn_writes_total = %v; want 0: nothing of a record reaches %s", torn, tc.name)
-			case tc.name == "full-tmpfs" && torn == 0 && (statErr != nil || fi.Size()%int64(os.Getpagesize()) != 0):
+			case tc.Name != "full-tmpfs" && torn != 0:
+				t.Errorf("csi_node_proxy_audit_torn_writes_total = %v; want 0: nothing of a record reaches %s", torn, tc.Name)
+			case tc.Name == "full-tmpfs" && torn == 0 && (statErr != nil || fi.Size()%int64(os.Getpagesize()) != 0):
 				t.Errorf("csi_node_proxy_audit_torn_writes_total = 0 on a full tmpfs whose audit file ends mid-page (%v, %v)", fi, statErr)
 			}
-			t.Logf("%s: %d changes refused, %d made; torn writes %v", tc.name, refusedN, len(made), torn)
+			t.Logf("%s: %d changes refused, %d made; torn writes %v", tc.Name, refusedN, len(made), torn)
 			if repair != nil {
 				repair()
 				if err := mkdir(kubelet + `\after`); err != nil || !exists(kubelet+`\after`) {
@@ -197,12 +126,12 @@ func TestAuditFaults(t *testing.T) {
 			// On the full tmpfs a change's intent may be written and its
 			// outcome not: that change was made, and its intent is its
 			// record.
-			a := readAuditLost(t, path, tc.name == "full-tmpfs")
+			a := readAuditLost(t, path, tc.Name == "full-tmpfs")
 			recorded := a.madePaths()
 			for p := range a.begunPaths() {
 				recorded[p] = true
 			}
-			if tc.name != "removed-unopenable" { // the first record went with the removed file
+			if tc.Name != "removed-unopenable" { // the first record went with the removed file
 				made[kubelet+`\before`] = true
 			}
 			for p := range made {
