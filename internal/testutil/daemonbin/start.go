@@ -1,15 +1,15 @@
 package daemonbin
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // Options says how Start runs the daemon.
@@ -142,22 +142,6 @@ func SocketsAccept(paths ...string) func() error {
 	}
 }
 
-// Buffer collects a process's output while the test reads it.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// String returns everything written so far.
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// Buffer collects a process's output while the test reads it; it is
+// syncbuf.Buffer, named here so existing callers keep their spelling.
+type Buffer = syncbuf.Buffer
