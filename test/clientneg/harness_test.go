@@ -1,7 +1,6 @@
 package clientneg
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,17 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // The world of testdata/sim.json.
@@ -50,24 +42,19 @@ var allowedServices = []string{"W32Time"}
 // system v1alpha1 (its only version).
 const oldAPIs = "disk-v1beta1,volume-v1beta1,filesystem-v1beta1,smb-v1beta1,iscsi-v1alpha1,system-v1alpha1"
 
-// daemon is the daemon's server code on a simulated Windows host, serving
-// some group-versions on unix sockets in dir.
+// daemon is the daemon's server code, wired by the shared harness as the
+// daemon wires it, on a simulated Windows host, serving some
+// group-versions on unix sockets in dir.
 type daemon struct {
 	dir  string
-	host *simulated.Host
-	srv  *server.Server
+	node *daemonserver.Node
 }
 
 // socketDir returns a fresh short directory for sockets (a socket path must
 // fit in 108 bytes; t.TempDir's can be longer).
 func socketDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "cn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sockdir.New(t, "cn")
 }
 
 // startDaemon serves the group-versions spec selects (the daemon's --apis
@@ -88,42 +75,20 @@ func startDaemonNoCleanup(t *testing.T, dir, spec string) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := simulated.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := newGroups(h, cfg.WorkingDirs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apis, err := server.SelectAPIs(adapter.All(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, groups, apis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return &daemon{dir: dir, host: h, srv: srv}
+	n := daemonserver.StartNoCleanup(t, daemonserver.Options{
+		Host:            hostset.Config{Host: hostset.Simulated, WorkingDirs: cfg.WorkingDirs, Simulated: &cfg},
+		AllowedServices: allowedServices,
+		APIs:            spec,
+		SocketDir:       dir,
+	})
+	return &daemon{dir: dir, node: n}
 }
 
 // stop stops the daemon and waits for it: its endpoints are gone when it
 // returns.
 func (d *daemon) stop(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := d.srv.Stop(ctx); err != nil {
-		t.Errorf("stop daemon: %v", err)
-	}
-	if err := d.srv.Wait(); err != nil {
-		t.Errorf("daemon stopped with %v", err)
-	}
+	d.node.Stop(t)
 }
 
 // requireUnixSockets skips a test on Windows, where the client dials named
@@ -133,22 +98,6 @@ func requireUnixSockets(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("this test serves unix sockets; on Windows the client dials named pipes (pipe_windows_test.go)")
 	}
-}
-
-// newGroups builds the six group Services as the daemon does.
-func newGroups(h *simulated.Host, workingDirs []string) (adapter.Groups, error) {
-	paths, err := hostpath.NewPolicy(hostpath.Windows, workingDirs)
-	if err != nil {
-		return adapter.Groups{}, err
-	}
-	return adapter.Groups{
-		Disk:       disk.NewService(h.Disk()),
-		Volume:     volume.NewService(h.Volume(), paths),
-		Filesystem: filesystem.NewService(h.Filesystem(), paths),
-		Smb:        smb.NewService(h.Smb(), paths),
-		Iscsi:      iscsi.NewService(h.Iscsi()),
-		System:     system.NewService(h.System(), allowedServices),
-	}, nil
 }
 
 // serverConns counts the connections the daemon holds open on sockets in

@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -24,16 +21,10 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	volumev2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -123,23 +114,6 @@ type env struct {
 	sys   systemv1alpha1.SystemClient
 }
 
-// newGroups builds the six group Services exactly as the daemon's
-// newGroups (cmd/csi-node-proxy/run.go) does.
-func newGroups(h *simulated.Host, workingDirs, allowed []string) (adapter.Groups, error) {
-	paths, err := hostpath.NewPolicy(hostpath.Windows, workingDirs)
-	if err != nil {
-		return adapter.Groups{}, err
-	}
-	return adapter.Groups{
-		Disk:       disk.NewService(h.Disk()),
-		Volume:     volume.NewService(h.Volume(), paths),
-		Filesystem: filesystem.NewService(h.Filesystem(), paths),
-		Smb:        smb.NewService(h.Smb(), paths),
-		Iscsi:      iscsi.NewService(h.Iscsi()),
-		System:     system.NewService(h.System(), allowed),
-	}, nil
-}
-
 // newEnv starts a fresh simulated host and the daemon serving every
 // group-version on unix sockets in a short temporary directory, and dials
 // each endpoint. Everything is torn down in t.Cleanup.
@@ -149,54 +123,12 @@ func newEnv(t *testing.T) *env {
 		t.Skip("the e2e suite dials the daemon's unix sockets; on Windows it serves named pipes")
 	}
 	cfg := simConfig(t)
-	h, err := simulated.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := newGroups(h, cfg.WorkingDirs, allowedServices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apis, err := server.SelectAPIs(adapter.All(), "all")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	dir, err := os.MkdirTemp("", "e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, groups, apis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ep := range srv.Endpoints() {
-		if len(ep.Address) >= 108 {
-			t.Fatalf("socket path %s is %d bytes, too long for a unix socket; set TMPDIR to a shorter directory", ep.Address, len(ep.Address))
-		}
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stop daemon: %v", err)
-		}
-		if err := srv.Wait(); err != nil {
-			t.Errorf("daemon stopped with %v", err)
-		}
-		for _, ep := range srv.Endpoints() {
-			if _, err := os.Lstat(ep.Address); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("socket %s still exists after Stop (lstat: %v)", ep.Address, err)
-			}
-		}
+	n := daemonserver.Start(t, daemonserver.Options{
+		Host:            hostset.Config{Host: hostset.Simulated, WorkingDirs: cfg.WorkingDirs, Simulated: &cfg},
+		AllowedServices: allowedServices,
+		APIs:            "all",
 	})
-
+	h, srv := n.Sim, n.Server
 	e := &env{host: h, srv: srv, conns: map[string]*grpc.ClientConn{}}
 	for _, ep := range srv.Endpoints() {
 		conn, err := grpc.NewClient("unix://"+ep.Address,
