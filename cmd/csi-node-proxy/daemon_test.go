@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -36,24 +36,6 @@ func buildDaemon(t *testing.T) string {
 		t.Skipf("no go command to build the daemon: %v", err)
 	}
 	return daemonbin.Binary(t)
-}
-
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestDaemon runs the real binary on the simulated host, talks to it over
@@ -72,7 +54,7 @@ func TestDaemon(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sockDir := filepath.Join(dir, "run")
 
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-v=2", "-metrics-bind-address=127.0.0.1:0")
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

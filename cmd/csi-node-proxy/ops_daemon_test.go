@@ -23,6 +23,8 @@ import (
 	diskv1beta3 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta3"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // opsPolicy names the rule the beta calls are allowed by, so the rule
@@ -105,7 +107,7 @@ func TestDaemonOperations(t *testing.T) {
 	writeFile(t, policyPath, opsPolicy)
 
 	start := func(prefix string) (*daemon, string) {
-		d := &daemon{stderr: &lockedBuffer{}, sockDir: sockDir, exited: make(chan error, 1)}
+		d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: sockDir, exited: make(chan error, 1)}
 		d.cmd = exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "--endpoint-prefix="+prefix,
 			"--logging-format=json", "-metrics-bind-address=127.0.0.1:0", "--policy="+policyPath, "-v=2")
 		d.cmd.Stderr = d.stderr

@@ -24,6 +24,8 @@ import (
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -31,7 +33,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // daemon is a running csi-node-proxy started by a test.
 type daemon struct {
 	cmd     *exec.Cmd
-	stderr  *lockedBuffer
+	stderr  *syncbuf.Buffer
 	sockDir string
 	exited  chan error
 }
@@ -46,7 +48,7 @@ func startDaemon(t *testing.T, bin string, wait string, args ...string) *daemon 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{stderr: &lockedBuffer{}, sockDir: filepath.Join(dir, "run"), exited: make(chan error, 1)}
+	d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: filepath.Join(dir, "run"), exited: make(chan error, 1)}
 	d.cmd = exec.Command(bin, append([]string{"--host=simulated", "--socket-dir=" + d.sockDir}, args...)...)
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {

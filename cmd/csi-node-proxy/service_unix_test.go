@@ -20,6 +20,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // recordedEvents is a fake Windows event log.
@@ -77,7 +79,7 @@ func TestServiceRunMode_PlatformNeutral_DrainsInFlightCalls(t *testing.T) {
 	// not opened klog's files before (another test may have): take its
 	// output here instead. serviceLogging's choice of the file is checked
 	// by TestServiceLogging, the file's content under Wine.
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	klog.SetOutput(logs)
 	events := &recordedEvents{}
 	h := &winsvc.Handler{

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // TestTerminalValidationAndProgress runs the CLI binary on a
@@ -17,7 +19,7 @@ import (
 func TestTerminalValidationAndProgress(t *testing.T) {
 	d := startDaemon(t)
 	master, slave := openPTY(t)
-	var screen lockedBuffer
+	var screen syncbuf.Buffer
 	go func() { _, _ = io.Copy(&screen, master) }() // ends when the master closes
 
 	run := func(args ...string) (string, int) {

@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // openPTY opens a pseudo-terminal pair: the master (what a terminal
@@ -86,26 +87,8 @@ func TestTerminalDetection(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects a stream while a test polls it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitFor polls buf until it contains s.
-func waitFor(t *testing.T, buf *lockedBuffer, s string) {
+func waitFor(t *testing.T, buf *syncbuf.Buffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(buf.String(), s) {
@@ -125,13 +108,13 @@ func waitFor(t *testing.T, buf *lockedBuffer, s string) {
 func TestInteractiveOnATerminal(t *testing.T) {
 	d := startDaemon(t)
 	master, slave := openPTY(t)
-	var screen lockedBuffer
+	var screen syncbuf.Buffer
 	go func() { _, _ = io.Copy(&screen, master) }() // ends when the master closes
 
 	run := func(args []string, answers ...[2]string) (string, string, int) {
 		t.Helper()
 		var stdout bytes.Buffer
-		var stderr lockedBuffer
+		var stderr syncbuf.Buffer
 		cmd := exec.Command(cliBin, append([]string{"--socket-dir", d.socketDir}, args...)...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, &stderr
 		if err := cmd.Start(); err != nil {

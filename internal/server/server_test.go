@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -161,23 +160,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for klog's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is the shared syncbuf.Buffer, but its String flushes klog
+// first, so a test reads every line logged before it asked.
+type syncBuffer struct{ syncbuf.Buffer }
 
 func (s *syncBuffer) String() string {
 	klog.Flush()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return s.Buffer.String()
 }
 
 // captureLogs sends klog's output, at verbosity v, to the returned buffer

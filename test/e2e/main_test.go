@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	volumev2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 var showLog = flag.Bool("e2e.klog", false, "also print the daemon's klog output (payloads at -v=5, secrets redacted)")
@@ -182,24 +182,6 @@ func (r *recorder) summary() string {
 	return b.String()
 }
 
-// syncBuffer collects the daemon's log from every goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // filtered reports whether -run or -skip selected part of the suite, when
 // coverage cannot be judged.
 func filtered() bool {
@@ -223,7 +205,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	var out io.Writer = log
 	if *showLog {
 		out = io.MultiWriter(log, os.Stderr)

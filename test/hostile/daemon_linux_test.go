@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -61,28 +61,10 @@ func toolsDir(t *testing.T, dir string) string {
 // to each of its endpoints.
 type daemon struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan error
 	conns  map[string]*grpc.ClientConn
 	once   sync.Once
-}
-
-// lockedBuffer collects the daemon's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startDaemon runs bin with --host=linux on the sandbox and dials every
@@ -94,7 +76,7 @@ func startDaemon(t *testing.T, bin string, s sandbox, workingDirs []string, sock
 		args = append(args, "-working-dir="+wd)
 	}
 	args = append(args, "--allowed-service="+allowedService, "-v=2")
-	d := &daemon{stderr: &lockedBuffer{}, exited: make(chan error, 1), conns: map[string]*grpc.ClientConn{}}
+	d := &daemon{stderr: &syncbuf.Buffer{}, exited: make(chan error, 1), conns: map[string]*grpc.ClientConn{}}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Stdout, d.cmd.Stderr = d.stderr, d.stderr
 	env := []string{"PATH=" + path, "LC_ALL=C"}

@@ -1,7 +1,6 @@
 package linuxnode
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 const (
@@ -69,7 +69,7 @@ type Daemon struct {
 	SocketDir string
 	s         *Scratch
 	argv      []string // the daemon's command line, its binary first
-	out       *syncBuffer
+	out       *syncbuf.Buffer
 	// isolated: the daemon sees only the disks linked into its own
 	// /sys/block (OwnDisks).
 	isolated bool
@@ -111,7 +111,7 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 		tb.Fatal(err)
 	}
 	d := &Daemon{
-		SocketDir: dir, s: s, out: &syncBuffer{}, isolated: disks == OwnDisks,
+		SocketDir: dir, s: s, out: &syncbuf.Buffer{}, isolated: disks == OwnDisks,
 		argv: append([]string{bin, "--host=linux", "--socket-dir=" + dir, "-kubelet-path=" + s.Kubelet}, extra...),
 	}
 	tb.Cleanup(func() { d.stop(tb) })
@@ -364,23 +364,4 @@ func (d *Daemon) terminate(tb testing.TB) {
 			tb.Errorf("socket %s still exists after the daemon stopped", e.Name())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the daemon's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
