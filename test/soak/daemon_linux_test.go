@@ -7,27 +7,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -63,14 +62,11 @@ func loadDuration(t *testing.T) time.Duration {
 
 // daemon is one csi-node-proxy process on the simulated host.
 type daemon struct {
-	cmd       *exec.Cmd
+	p         *daemonbin.Process
 	sockets   string
 	auditPath string
-	metrics   string // host:port of /metrics
-	out       *syncBuffer
-	done      chan error
-	exited    bool
-	exitErr   error
+	metrics   string          // host:port of /metrics
+	out       *syncbuf.Buffer // the daemon's output
 }
 
 // startDaemon starts the daemon binary with --host=simulated, its sockets
@@ -81,47 +77,24 @@ type daemon struct {
 func startDaemon(t *testing.T, auditPath string, extra ...string) *daemon {
 	t.Helper()
 	bin := linuxnode.DaemonBinary(t)
-	dir, err := os.MkdirTemp("", "soak")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{sockets: dir, auditPath: auditPath, out: &syncBuffer{}, done: make(chan error, 1)}
+	dir := sockdir.New(t, "soak")
+	d := &daemon{sockets: dir, auditPath: auditPath}
 	args := append([]string{"--host=simulated", "--socket-dir=" + dir, "--audit-log=" + auditPath, "--audit-reads",
 		"--metrics-bind-address=127.0.0.1:0"}, extra...)
-	d.cmd = exec.Command(bin, args...)
-	// A race-enabled binary sleeps 1 s at exit by default.
-	d.cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.done <- d.cmd.Wait() }()
+	d.p = daemonbin.Start(t, bin, daemonbin.Options{
+		Args:         args,
+		Ready:        daemonbin.SocketsAccept(d.socket("filesystem-v1"), d.socket("disk-v1")),
+		ReadyTimeout: 30 * time.Second,
+		StopTimeout:  30 * time.Second,
+	})
+	d.out = d.p.Output
+	// Registered after Start's, so it runs first: the soak's own stop
+	// also checks that no socket is left behind.
 	t.Cleanup(func() {
-		if !d.exited {
+		if exited, _ := d.p.Exited(); !exited {
 			d.stop(t)
 		}
-		if t.Failed() {
-			t.Logf("daemon output (last 4 KB):\n%s", tail(d.out.String(), 4096))
-		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for _, ep := range []string{"filesystem-v1", "disk-v1"} {
-		for {
-			c, err := net.DialTimeout("unix", d.socket(ep), 100*time.Millisecond)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if d.hasExited() {
-				t.Fatalf("the daemon exited before serving: %v\n%s", d.exitErr, d.out.String())
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the daemon did not open %s:\n%s", d.socket(ep), d.out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	m := regexp.MustCompile(`"Serving metrics" address="([^"]+)"`).FindStringSubmatch(d.out.String())
 	if m == nil {
 		t.Fatalf("the daemon did not name its metrics address:\n%s", d.out.String())
@@ -130,25 +103,12 @@ func startDaemon(t *testing.T, auditPath string, extra ...string) *daemon {
 	return d
 }
 
+// tail returns the last n bytes of s.
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-// hasExited tells whether the process has ended, without waiting.
-func (d *daemon) hasExited() bool {
-	if d.exited {
-		return true
-	}
-	select {
-	case err := <-d.done:
-		d.exited, d.exitErr = true, err
-		return true
-	default:
-		return false
-	}
 }
 
 // socket is the path of an endpoint's socket ("filesystem-v1").
@@ -169,27 +129,7 @@ func (d *daemon) dial(t *testing.T, ep string) *grpc.ClientConn {
 // daemon took and fails the test unless it exited 0 within 30 s.
 func (d *daemon) sigterm(t *testing.T) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Errorf("SIGTERM: %v", err)
-	}
-	select {
-	case err := <-d.done:
-		d.exited, d.exitErr = true, err
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		d.exitErr = <-d.done
-		d.exited = true
-		t.Errorf("the daemon did not exit within 30 s of SIGTERM; killed")
-	}
-	took := time.Since(start)
-	if d.exitErr != nil {
-		t.Errorf("the daemon exited with %v after SIGTERM, want status 0", d.exitErr)
-	}
-	if strings.Contains(d.out.String(), "WARNING: DATA RACE") {
-		t.Error("the daemon reported a data race")
-	}
-	return took
+	return d.p.Stop(t, 30*time.Second)
 }
 
 // stop is sigterm for cleanups, plus a check that no socket is left.
@@ -223,7 +163,7 @@ func (d *daemon) sample(t *testing.T) resources {
 		t.Fatal(err)
 	}
 	r.goroutines = int(g)
-	pid := d.cmd.Process.Pid
+	pid := d.p.Cmd.Process.Pid
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -439,23 +379,4 @@ func (l *latencies) report(t *testing.T, what string, wall time.Duration) {
 // test instead of hanging it.
 func callCtx(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), 30*time.Second)
-}
-
-// syncBuffer is a bytes.Buffer safe for the daemon's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,6 +1,7 @@
 package daemonbin
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -37,6 +38,8 @@ type Process struct {
 	// Output is its stdout and stderr, interleaved.
 	Output *Buffer
 	done   chan error // the exit, sent once and put back by whoever reads it
+	// stopped is set by Stop: the test ended the daemon on purpose.
+	stopped bool
 }
 
 // Start starts bin (normally Binary's or BinaryRace's) with opts and
@@ -100,31 +103,53 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
-// stop ends the daemon at the end of the test: SIGTERM and a clean exit.
+// stop ends the daemon at the end of the test: SIGTERM and a clean exit,
+// unless the test already stopped it (Stop) or it exited on its own,
+// which fails the test unless it exited 0.
 func (p *Process) stop(tb testing.TB, timeout time.Duration) {
 	tb.Helper()
 	if exited, err := p.Exited(); exited {
-		if err != nil {
+		if err != nil && !p.stopped {
 			tb.Errorf("the daemon exited during the test: %v", err)
 		}
 	} else {
-		_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-p.done:
-			p.done <- err
-			if err != nil {
-				tb.Errorf("daemon exit after SIGTERM: %v", err)
-			}
-		case <-time.After(timeout):
-			_ = p.Cmd.Process.Kill()
-			err := <-p.done
-			p.done <- err
-			tb.Errorf("daemon still running %v after SIGTERM; killed", timeout)
-		}
+		p.Stop(tb, timeout)
 	}
 	if tb.Failed() {
 		tb.Logf("daemon output:\n%s", p.Output)
 	}
+}
+
+// Stop sends the daemon SIGTERM, as the kubelet and systemd stop it, and
+// waits up to timeout for it to exit (then kills it). It fails the test
+// unless the daemon exited 0 in time, or if a race-enabled daemon
+// reported a data race, and returns how long the daemon took to exit. A
+// test that stops the daemon itself calls it; Start's cleanup then has
+// nothing left to do.
+func (p *Process) Stop(tb testing.TB, timeout time.Duration) time.Duration {
+	tb.Helper()
+	p.stopped = true
+	start := time.Now()
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		tb.Errorf("SIGTERM: %v", err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			tb.Errorf("daemon exit after SIGTERM: %v", err)
+		}
+	case <-time.After(timeout):
+		_ = p.Cmd.Process.Kill()
+		err := <-p.done
+		p.done <- err
+		tb.Errorf("daemon still running %v after SIGTERM; killed", timeout)
+	}
+	took := time.Since(start)
+	if strings.Contains(p.Output.String(), "WARNING: DATA RACE") {
+		tb.Error("the daemon reported a data race")
+	}
+	return took
 }
 
 // SocketsAccept is a Ready function: ready when every Unix socket in paths
