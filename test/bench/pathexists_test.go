@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,12 +11,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 const kubelet = `C:\var\lib\kubelet`
@@ -34,12 +30,8 @@ func (bareFilesystem) PathExists(context.Context, *filesystemv1.PathExistsReques
 
 // shortDir returns a directory short enough for unix socket paths.
 func shortDir(tb testing.TB) string {
-	dir, err := os.MkdirTemp("", "bench")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	tb.Helper()
+	return sockdir.New(tb, "bench")
 }
 
 func dial(tb testing.TB, sock string) filesystemv1.FilesystemClient {
@@ -68,36 +60,14 @@ func startBare(tb testing.TB) filesystemv1.FilesystemClient {
 
 // startDaemon serves filesystem v1 through the whole daemon stack:
 // transport, interceptors, generated adapter, group Service (path
-// validation and working-dir policy) and the simulated host.
+// validation and working-dir policy) and the simulated host, wired by
+// hostset as the daemon wires them.
 func startDaemon(tb testing.TB) filesystemv1.FilesystemClient {
-	h, err := simulated.New(simulated.DefaultConfig([]string{kubelet}))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, []string{kubelet})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	apis, err := server.SelectAPIs(adapter.All(), "filesystem-v1")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = shortDir(tb)
-	srv, err := server.New(server.Config{Transport: opts},
-		adapter.Groups{Filesystem: filesystem.NewService(h.Filesystem(), paths)}, apis)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx) // shutdown errors do not change the measurement
+	n := daemonserver.Start(tb, daemonserver.Options{
+		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}},
+		APIs: "filesystem-v1",
 	})
-	return dial(tb, srv.Endpoints()[0].Address)
+	return dial(tb, n.Address(tb, "filesystem", "v1"))
 }
 
 var request = &filesystemv1.PathExistsRequest{Path: kubelet + `\plugins\example.csi.io\staging`}

@@ -68,7 +68,9 @@ type serverProcess struct {
 
 // startProcess starts cmd, waits until sock accepts a PathExists call,
 // and stops the process when tb ends. A process that exits before it
-// serves fails the benchmark at once, with its output.
+// serves fails the benchmark at once, with its output. It is not
+// daemonbin.Start because the baseline child is this test binary, not the
+// daemon, and both sides must start and stop the same way to compare.
 func startProcess(tb testing.TB, cmd *exec.Cmd, sock, logPath string) *serverProcess {
 	tb.Helper()
 	logFile, err := os.Create(logPath)

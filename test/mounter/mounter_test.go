@@ -6,7 +6,6 @@
 package mounter
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -29,9 +27,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 )
 
 // The node: the Windows kubelet directory, the simulated host's two
@@ -97,44 +93,11 @@ func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.H
 // fresh directory until the test ends.
 func startDaemon(t *testing.T) (string, *simulated.Host) {
 	t.Helper()
-	// A socket path must fit in 108 bytes; t.TempDir's can be longer.
-	dir, err := os.MkdirTemp("", "mnt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cfg := config()
-	dirs := []string{kubelet}
-	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs, RequirePrivacy: true, Simulated: &cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := h.Services(dirs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{
-		Disk: svc.Disk, Volume: svc.Volume, Filesystem: svc.Filesystem, Smb: svc.SMB, Iscsi: svc.ISCSI, System: svc.System,
-	}, adapter.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stop daemon: %v", err)
-		}
-		if err := srv.Wait(); err != nil {
-			t.Errorf("daemon stopped with %v", err)
-		}
+	n := daemonserver.Start(t, daemonserver.Options{
+		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true, Simulated: &cfg},
 	})
-	return dir, h.Simulated
+	return n.SocketDir, n.Sim
 }
 
 // diskWith returns the number of the simulated disk whose location, page
