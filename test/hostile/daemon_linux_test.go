@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -23,7 +22,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -60,11 +58,9 @@ func toolsDir(t *testing.T, dir string) string {
 // daemon is the csi-node-proxy process under test and a client connection
 // to each of its endpoints.
 type daemon struct {
-	cmd    *exec.Cmd
-	stderr *syncbuf.Buffer
-	exited chan error
-	conns  map[string]*grpc.ClientConn
-	once   sync.Once
+	p     *daemonbin.Process
+	conns map[string]*grpc.ClientConn
+	once  sync.Once
 }
 
 // startDaemon runs bin with --host=linux on the sandbox and dials every
@@ -76,40 +72,38 @@ func startDaemon(t *testing.T, bin string, s sandbox, workingDirs []string, sock
 		args = append(args, "-working-dir="+wd)
 	}
 	args = append(args, "--allowed-service="+allowedService, "-v=2")
-	d := &daemon{stderr: &syncbuf.Buffer{}, exited: make(chan error, 1), conns: map[string]*grpc.ClientConn{}}
-	d.cmd = exec.Command(bin, args...)
-	d.cmd.Stdout, d.cmd.Stderr = d.stderr, d.stderr
+	// The daemon sees only the PATH of the sandbox's tools (see toolsDir).
 	env := []string{"PATH=" + path, "LC_ALL=C"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
-	d.cmd.Env = env
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.exited <- d.cmd.Wait() }()
-	t.Cleanup(func() { d.stop(t) })
-
 	apis := adapter.All()
-	deadline := time.Now().Add(30 * time.Second)
-	for _, api := range apis {
-		sock := transport.SocketPath(sockDir, api.Name())
-		for {
-			if fi, err := os.Lstat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
-				break
+	socks := make([]string, len(apis))
+	for i, api := range apis {
+		socks[i] = transport.SocketPath(sockDir, api.Name())
+	}
+	d := &daemon{conns: map[string]*grpc.ClientConn{}}
+	d.p = daemonbin.Start(t, bin, daemonbin.Options{
+		Args: args, Env: env, CleanEnv: true,
+		Ready: func() error {
+			for _, sock := range socks {
+				fi, err := os.Lstat(sock)
+				if err != nil {
+					return err
+				}
+				if fi.Mode().Type() != os.ModeSocket {
+					return fmt.Errorf("%s is not a socket", sock)
+				}
 			}
-			select {
-			case err := <-d.exited:
-				d.exited <- err
-				t.Fatalf("the daemon exited before serving (%v):\n%s", err, d.stderr)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not appear; daemon output:\n%s", sock, d.stderr)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		cc, err := grpc.NewClient(transport.Target(sock), transport.DialOptions()...)
+			return nil
+		},
+		ReadyTimeout: 30 * time.Second,
+	})
+	// Registered after Start's cleanup, so it runs first: the
+	// connections close before the daemon gets SIGTERM.
+	t.Cleanup(func() { d.stop(t) })
+	for i, api := range apis {
+		cc, err := grpc.NewClient(transport.Target(socks[i]), transport.DialOptions()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,24 +129,7 @@ func (d *daemon) stop(t *testing.T) {
 		for _, cc := range d.conns {
 			_ = cc.Close()
 		}
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-d.exited:
-			if err != nil {
-				t.Errorf("the daemon exited with %v after SIGTERM", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("the daemon did not stop within 15 s of SIGTERM; killing it")
-			_ = d.cmd.Process.Kill()
-			<-d.exited
-		}
-		if t.Failed() {
-			out := d.stderr.String()
-			if len(out) > 16<<10 {
-				out = "…" + out[len(out)-16<<10:]
-			}
-			t.Logf("daemon output (the end):\n%s", out)
-		}
+		d.p.Stop(t, 15*time.Second)
 	})
 }
 

@@ -19,6 +19,9 @@ type Options struct {
 	Args []string
 	// Env is added to this process's environment.
 	Env []string
+	// CleanEnv makes Env the daemon's whole environment, for a test that
+	// controls exactly what the daemon sees (its PATH, its locale).
+	CleanEnv bool
 	// Ready tells whether the daemon is ready; Start calls it every
 	// PollInterval until it returns nil, the daemon exits or ReadyTimeout
 	// passes. Nil means ready as soon as the process started.
@@ -27,6 +30,18 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// PollInterval is the time between Ready calls (default 20 ms).
 	PollInterval time.Duration
+	// Output, if not nil, is where the daemon's output goes (and
+	// Process.Output), so Ready can read it: a daemon is often ready when
+	// it has logged something.
+	Output *Buffer
+	// StderrOnly sends only the daemon's stderr to Output and discards
+	// its stdout, for a test that parses the log lines.
+	StderrOnly bool
+	// Kill makes the end of the test kill a daemon still running
+	// (SIGKILL) without checking its exit, for a test that checks the
+	// exit itself (Stop) when it matters and leaves the daemon in states
+	// that need not end cleanly otherwise.
+	Kill bool
 	// StopTimeout is how long the daemon may take to exit after SIGTERM
 	// at the end of the test before it is killed (default 15 s).
 	StopTimeout time.Duration
@@ -60,18 +75,33 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = 15 * time.Second
 	}
-	p := &Process{Cmd: exec.Command(bin, opts.Args...), Output: &Buffer{}, done: make(chan error, 1)}
+	if opts.Output == nil {
+		opts.Output = &Buffer{}
+	}
+	p := &Process{Cmd: exec.Command(bin, opts.Args...), Output: opts.Output, done: make(chan error, 1)}
 	p.Cmd.Env = append(os.Environ(), opts.Env...)
+	if opts.CleanEnv {
+		p.Cmd.Env = append([]string(nil), opts.Env...)
+	}
 	if Race {
 		// A race-enabled binary sleeps 1 s at exit by default.
 		p.Cmd.Env = append(p.Cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	p.Cmd.Stdout, p.Cmd.Stderr = p.Output, p.Output
+	if opts.StderrOnly {
+		p.Cmd.Stdout = nil
+	}
 	if err := p.Cmd.Start(); err != nil {
 		tb.Fatalf("start %s: %v", bin, err)
 	}
 	go func() { p.done <- p.Cmd.Wait() }()
-	tb.Cleanup(func() { p.stop(tb, opts.StopTimeout) })
+	tb.Cleanup(func() {
+		if opts.Kill {
+			p.kill(tb)
+		} else {
+			p.stop(tb, opts.StopTimeout)
+		}
+	})
 
 	if opts.Ready == nil {
 		return p
@@ -114,6 +144,20 @@ func (p *Process) stop(tb testing.TB, timeout time.Duration) {
 		}
 	} else {
 		p.Stop(tb, timeout)
+	}
+	if tb.Failed() {
+		tb.Logf("daemon output:\n%s", p.Output)
+	}
+}
+
+// kill ends the daemon at the end of a test that asked for Kill: SIGKILL
+// if it still runs, its exit unchecked.
+func (p *Process) kill(tb testing.TB) {
+	tb.Helper()
+	if exited, _ := p.Exited(); !exited {
+		_ = p.Cmd.Process.Kill()
+		err := <-p.done
+		p.done <- err
 	}
 	if tb.Failed() {
 		tb.Logf("daemon output:\n%s", p.Output)
