@@ -6,11 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +21,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -47,52 +48,28 @@ func TestDaemon(t *testing.T) {
 	}
 	bin := buildDaemon(t)
 	// A short directory: socket paths must stay under 108 bytes.
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sockDir := filepath.Join(dir, "run")
-
-	var stderr syncbuf.Buffer
-	cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-v=2", "-metrics-bind-address=127.0.0.1:0")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", stderr.String())
-		}
-	})
+	sockDir := filepath.Join(sockdir.New(t, "cnp"), "run")
 
 	socket := func(api adapter.API) string {
 		return transport.Endpoint{Name: api.Name(), Options: transport.Options{SocketDir: sockDir}}.Address()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, api := range apis {
-		for {
-			if fi, err := os.Lstat(socket(api)); err == nil && fi.Mode().Type() == os.ModeSocket {
-				if fi.Mode().Perm() != 0o660 {
-					t.Errorf("%s has mode %#o, want 0660", socket(api), fi.Mode().Perm())
+	var stderr syncbuf.Buffer
+	p := daemonbin.Start(t, bin, daemonbin.Options{
+		Args:   []string{"--host=simulated", "--socket-dir=" + sockDir, "-v=2", "-metrics-bind-address=127.0.0.1:0"},
+		Output: &stderr, StderrOnly: true, AtEnd: daemonbin.Kill,
+		Ready: func() error {
+			for _, api := range apis {
+				if fi, err := os.Lstat(socket(api)); err != nil || fi.Mode().Type() != os.ModeSocket {
+					return fmt.Errorf("%s did not appear", socket(api))
 				}
-				break
 			}
-			select {
-			case err := <-exited:
-				t.Fatalf("daemon exited before serving: %v", err)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not appear", socket(api))
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		},
+		ReadyTimeout: 20 * time.Second,
+	})
+	for _, api := range apis {
+		if fi, err := os.Lstat(socket(api)); err == nil && fi.Mode().Perm() != 0o660 {
+			t.Errorf("%s has mode %#o, want 0660", socket(api), fi.Mode().Perm())
 		}
 	}
 
@@ -126,16 +103,12 @@ func TestDaemon(t *testing.T) {
 		t.Errorf("GetBIOSSerialNumber = %v, %v", bios, err)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("daemon exit after SIGTERM: %v, want status 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("daemon did not exit after SIGTERM")
+	// SIGTERM, as the kubelet and systemd stop it: a daemon that does not
+	// exit 0 within 30 s ends the test.
+	failed := t.Failed()
+	p.Stop(t, 30*time.Second)
+	if !failed && t.Failed() {
+		t.FailNow()
 	}
 	for _, api := range apis {
 		if _, err := os.Lstat(socket(api)); !errors.Is(err, os.ErrNotExist) {

@@ -6,10 +6,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +24,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
@@ -97,52 +99,32 @@ func waitReady(t *testing.T, addr string) {
 // log line, and the /deprecated report csi-node-proxyctl reads.
 func TestDaemonOperations(t *testing.T) {
 	bin := buildDaemon(t)
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp")
 	sockDir := filepath.Join(dir, "run")
 	policyPath := filepath.Join(dir, "policy.yaml")
 	writeFile(t, policyPath, opsPolicy)
 
 	start := func(prefix string) (*daemon, string) {
-		d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: sockDir, exited: make(chan error, 1)}
-		d.cmd = exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "--endpoint-prefix="+prefix,
-			"--logging-format=json", "-metrics-bind-address=127.0.0.1:0", "--policy="+policyPath, "-v=2")
-		d.cmd.Stderr = d.stderr
-		if err := d.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { d.exited <- d.cmd.Wait() }()
-		t.Cleanup(func() {
-			if d.cmd.ProcessState == nil {
-				d.cmd.Process.Kill()
-				<-d.exited
-			}
-			if t.Failed() {
-				t.Logf("daemon %s stderr:\n%s", prefix, d.stderr.String())
-			}
-		})
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			for _, l := range jsonLines(t, d.stderr.String()) {
-				if l["msg"] == "Serving metrics" {
-					addr, _ := l["address"].(string)
-					waitReady(t, addr)
-					return d, addr
+		d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: sockDir}
+		var addr string
+		d.p = daemonbin.Start(t, bin, daemonbin.Options{
+			Args: []string{"--host=simulated", "--socket-dir=" + sockDir, "--endpoint-prefix=" + prefix,
+				"--logging-format=json", "-metrics-bind-address=127.0.0.1:0", "--policy=" + policyPath, "-v=2"},
+			Output: d.stderr, StderrOnly: true, AtEnd: daemonbin.Kill,
+			Ready: func() error {
+				for _, l := range jsonLines(t, d.stderr.String()) {
+					if l["msg"] == "Serving metrics" {
+						addr, _ = l["address"].(string)
+						return nil
+					}
 				}
-			}
-			select {
-			case err := <-d.exited:
-				t.Fatalf("daemon %s exited: %v\n%s", prefix, err, d.stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("daemon %s logged no metrics address:\n%s", prefix, d.stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+				return fmt.Errorf("daemon %s logged no metrics address", prefix)
+			},
+			ReadyTimeout: 20 * time.Second,
+		})
+		d.cmd = d.p.Cmd
+		waitReady(t, addr)
+		return d, addr
 	}
 	up, upAddr := start(transport.DefaultEndpointPrefix)
 	side, sideAddr := start("csi-node-proxy")

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,8 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
@@ -32,10 +35,10 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // daemon is a running csi-node-proxy started by a test.
 type daemon struct {
+	p       *daemonbin.Process
 	cmd     *exec.Cmd
 	stderr  *syncbuf.Buffer
 	sockDir string
-	exited  chan error
 }
 
 // startDaemon runs bin with args on fresh sockets and waits until the
@@ -43,45 +46,26 @@ type daemon struct {
 // exited.
 func startDaemon(t *testing.T, bin string, wait string, args ...string) *daemon {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: filepath.Join(dir, "run"), exited: make(chan error, 1)}
-	d.cmd = exec.Command(bin, append([]string{"--host=simulated", "--socket-dir=" + d.sockDir}, args...)...)
-	d.cmd.Stderr = d.stderr
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.exited <- d.cmd.Wait() }()
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.exited
-		}
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.stderr.String())
-		}
+	dir := sockdir.New(t, "cnp")
+	d := &daemon{stderr: &syncbuf.Buffer{}, sockDir: filepath.Join(dir, "run")}
+	d.p = daemonbin.Start(t, bin, daemonbin.Options{
+		Args:   append([]string{"--host=simulated", "--socket-dir=" + d.sockDir}, args...),
+		Output: d.stderr, StderrOnly: true, AtEnd: daemonbin.Kill,
+		Ready: func() error {
+			// Every endpoint is created before the daemon logs that it
+			// started; the socket alone would not say the others exist.
+			if fi, err := os.Lstat(d.socket(wait)); err != nil || fi.Mode().Type() != os.ModeSocket {
+				return fmt.Errorf("%s did not appear", d.socket(wait))
+			}
+			if !strings.Contains(d.stderr.String(), "csi-node-proxy started") {
+				return errors.New("the daemon has not logged that it started")
+			}
+			return nil
+		},
+		ReadyTimeout: 20 * time.Second,
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		// Every endpoint is created before the daemon logs that it
-		// started; the socket alone would not say the others exist.
-		if fi, err := os.Lstat(d.socket(wait)); err == nil && fi.Mode().Type() == os.ModeSocket &&
-			strings.Contains(d.stderr.String(), "csi-node-proxy started") {
-			return d
-		}
-		select {
-		case err := <-d.exited:
-			t.Fatalf("daemon exited before serving: %v\n%s", err, d.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", d.socket(wait))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	d.cmd = d.p.Cmd
+	return d
 }
 
 func (d *daemon) socket(name string) string {
@@ -98,19 +82,14 @@ func (d *daemon) conn(t *testing.T, name string) *grpc.ClientConn {
 	return cc
 }
 
-// stop sends SIGTERM and waits for a clean exit.
+// stop sends SIGTERM and waits for a clean exit; a daemon that does not
+// exit 0 within 30 s ends the test.
 func (d *daemon) stop(t *testing.T) {
 	t.Helper()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-d.exited:
-		if err != nil {
-			t.Fatalf("daemon exit: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("daemon did not exit after SIGTERM")
+	failed := t.Failed()
+	d.p.Stop(t, 30*time.Second)
+	if !failed && t.Failed() {
+		t.FailNow()
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // The end-to-end tests build the CLI and the daemon once (TestMain), start
@@ -118,11 +118,7 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 		t.Skip("the end-to-end tests use Unix sockets in a temporary directory")
 	}
 	// Socket paths are limited to about 100 bytes; t.TempDir can be long.
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp")
 	d := &daemon{socketDir: filepath.Join(dir, "s"), logPath: filepath.Join(dir, "daemon.log"), metricsAddr: freeAddress(t)}
 	for _, a := range extra {
 		// A later flag wins, as in the daemon: a test may share a socket
@@ -134,49 +130,26 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 			d.prefix = v
 		}
 	}
-	logFile, err := os.Create(d.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := append([]string{"--host=simulated", "--socket-dir=" + d.socketDir, "--sim-config=" + worldFile,
 		"--sim-disk=" + simDiskFlag, `--working-dir=C:\csi`, "--allowed-service=MSiSCSI", "-v=5", "-metrics-bind-address=" + d.metricsAddr}, extra...)
-	cmd := exec.Command(daemonBin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logFile.Close()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(d.socketDir, d.endpointPrefix()+"-volume-v2alpha1.sock")); err == nil {
-			// Every test daemon serves disk.
-			if _, _, code := d.cli(t, "", "health", "--group", "disk"); code == exitOK {
-				return d
+	daemonbin.Start(t, daemonBin, daemonbin.Options{
+		Args:    args,
+		LogFile: d.logPath,
+		Ready: func() error {
+			if _, err := os.Stat(filepath.Join(d.socketDir, d.endpointPrefix()+"-volume-v2alpha1.sock")); err != nil {
+				return err
 			}
-		}
-		select {
-		case err := <-done:
-			log, _ := os.ReadFile(d.logPath)
-			t.Fatalf("the daemon exited: %v\n%s", err, log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(d.logPath)
-			t.Fatalf("the daemon did not serve within 20s:\n%s", log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+			// Every test daemon serves disk.
+			if _, _, code := d.cli(t, "", "health", "--group", "disk"); code != exitOK {
+				return fmt.Errorf("health --group disk exited %d", code)
+			}
+			return nil
+		},
+		ReadyTimeout: 20 * time.Second,
+		AtEnd:        daemonbin.Unchecked,
+		StopTimeout:  30 * time.Second,
+	})
+	return d
 }
 
 // cli runs the CLI binary against the daemon with stdin text; stdin is a

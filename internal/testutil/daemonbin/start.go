@@ -2,6 +2,7 @@ package daemonbin
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -37,15 +38,33 @@ type Options struct {
 	// StderrOnly sends only the daemon's stderr to Output and discards
 	// its stdout, for a test that parses the log lines.
 	StderrOnly bool
-	// Kill makes the end of the test kill a daemon still running
-	// (SIGKILL) without checking its exit, for a test that checks the
-	// exit itself (Stop) when it matters and leaves the daemon in states
-	// that need not end cleanly otherwise.
-	Kill bool
+	// AtEnd says how the end of the test ends a daemon still running;
+	// the default is Checked.
+	AtEnd End
+	// LogFile, if not "", also gets the daemon's output, for a test that
+	// reads the log as a file.
+	LogFile string
 	// StopTimeout is how long the daemon may take to exit after SIGTERM
 	// at the end of the test before it is killed (default 15 s).
 	StopTimeout time.Duration
 }
+
+// End is how the end of a test ends a daemon still running.
+type End int
+
+const (
+	// Checked sends SIGTERM, as the kubelet and systemd stop the daemon,
+	// and fails the test unless it exits 0 within StopTimeout.
+	Checked End = iota
+	// Unchecked sends SIGTERM and kills the daemon after StopTimeout,
+	// without checking its exit: for a test that checks what it needs
+	// while the daemon runs.
+	Unchecked
+	// Kill sends SIGKILL without checking the exit: for a test that
+	// checks the exit itself (Stop) when it matters and leaves the
+	// daemon in states that need not end cleanly otherwise.
+	Kill
+)
 
 // Process is a daemon Start started.
 type Process struct {
@@ -87,7 +106,16 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 		// A race-enabled binary sleeps 1 s at exit by default.
 		p.Cmd.Env = append(p.Cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
-	p.Cmd.Stdout, p.Cmd.Stderr = p.Output, p.Output
+	var out io.Writer = p.Output
+	if opts.LogFile != "" {
+		f, err := os.Create(opts.LogFile)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = f.Close() }) // runs after the daemon is ended
+		out = io.MultiWriter(p.Output, f)
+	}
+	p.Cmd.Stdout, p.Cmd.Stderr = out, out
 	if opts.StderrOnly {
 		p.Cmd.Stdout = nil
 	}
@@ -95,13 +123,7 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 		tb.Fatalf("start %s: %v", bin, err)
 	}
 	go func() { p.done <- p.Cmd.Wait() }()
-	tb.Cleanup(func() {
-		if opts.Kill {
-			p.kill(tb)
-		} else {
-			p.stop(tb, opts.StopTimeout)
-		}
-	})
+	tb.Cleanup(func() { p.end(tb, opts.AtEnd, opts.StopTimeout) })
 
 	if opts.Ready == nil {
 		return p
@@ -150,14 +172,27 @@ func (p *Process) stop(tb testing.TB, timeout time.Duration) {
 	}
 }
 
-// kill ends the daemon at the end of a test that asked for Kill: SIGKILL
-// if it still runs, its exit unchecked.
-func (p *Process) kill(tb testing.TB) {
+// end ends the daemon at the end of the test as at says.
+func (p *Process) end(tb testing.TB, at End, timeout time.Duration) {
 	tb.Helper()
+	if at == Checked {
+		p.stop(tb, timeout)
+		return
+	}
 	if exited, _ := p.Exited(); !exited {
-		_ = p.Cmd.Process.Kill()
-		err := <-p.done
-		p.done <- err
+		sig := os.Signal(syscall.SIGTERM)
+		if at == Kill {
+			sig = os.Kill
+		}
+		_ = p.Cmd.Process.Signal(sig)
+		select {
+		case err := <-p.done:
+			p.done <- err
+		case <-time.After(timeout):
+			_ = p.Cmd.Process.Kill()
+			err := <-p.done
+			p.done <- err
+		}
 	}
 	if tb.Failed() {
 		tb.Logf("daemon output:\n%s", p.Output)
