@@ -26,6 +26,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // pipeEndpoint is a named pipe of the proxy as a hostPath names it.
@@ -172,12 +173,7 @@ const (
 func startDaemon(t *testing.T, apis string) string {
 	t.Helper()
 	bin := daemonbin.Binary(t)
-	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
-	dir, err := os.MkdirTemp("", "np")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := sockdir.New(t, "np")
 	daemonbin.Start(t, bin, daemonbin.Options{
 		Args: []string{"--host=simulated", "--socket-dir=" + dir, "--apis=" + apis,
 			"--sim-disk=size=8GiB,location=1:0:0:4,page83=" + page83},

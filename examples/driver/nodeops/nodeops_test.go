@@ -1,13 +1,11 @@
 package nodeops_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/client"
 	"github.com/csi-node-proxy/csi-node-proxy/client/mounter"
@@ -17,9 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 )
 
 // The node both modes run on: the simulated Windows host with the
@@ -138,43 +134,10 @@ func startDaemon(t *testing.T) string {
 	if runtime.GOOS == "windows" {
 		t.Skip("the client dials named pipes on Windows; this test serves unix sockets")
 	}
-	// A socket path must fit in 108 bytes; t.TempDir's can be longer.
-	dir, err := os.MkdirTemp("", "nodeops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	dirs := []string{kubelet}
-	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs, RequirePrivacy: true, SimDisks: []string{simDisk}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := h.Services(dirs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{
-		Disk: svc.Disk, Volume: svc.Volume, Filesystem: svc.Filesystem, Smb: svc.SMB, Iscsi: svc.ISCSI, System: svc.System,
-	}, adapter.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil {
-			t.Errorf("stop daemon: %v", err)
-		}
-		if err := srv.Wait(); err != nil {
-			t.Errorf("daemon stopped with %v", err)
-		}
+	n := daemonserver.Start(t, daemonserver.Options{
+		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true, SimDisks: []string{simDisk}},
 	})
-	return dir
+	return n.SocketDir
 }
 
 // TestGuideShowsThisCode: docs/driver-guide.md shows nodeops.go exactly,

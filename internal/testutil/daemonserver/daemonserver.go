@@ -42,6 +42,9 @@ type Options struct {
 	// SocketDir is where the endpoints are created; "" means a fresh
 	// short directory (sockdir.New) removed when the test ends.
 	SocketDir string
+	// StopTolerates, if not nil, is an error (matched with errors.Is)
+	// that Server.Stop may return without failing the test.
+	StopTolerates error
 }
 
 // Node is a running server and what it serves.
@@ -56,6 +59,8 @@ type Node struct {
 	Server *server.Server
 	// stopped is set by Stop, so the cleanup does not stop it twice.
 	stopped bool
+	// tolerates is Options.StopTolerates.
+	tolerates error
 }
 
 // Start serves what o says until the test ends, when the server is
@@ -119,7 +124,7 @@ func StartNoCleanup(tb testing.TB, o Options) *Node {
 	if err := srv.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	return &Node{SocketDir: o.SocketDir, Set: set, Sim: set.Simulated, Server: srv}
+	return &Node{SocketDir: o.SocketDir, Set: set, Sim: set.Simulated, Server: srv, tolerates: o.StopTolerates}
 }
 
 // Stop stops the server and waits for it, failing the test if it stops
@@ -130,7 +135,7 @@ func (n *Node) Stop(tb testing.TB) {
 	n.stopped = true
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.Server.Stop(ctx); err != nil {
+	if err := n.Server.Stop(ctx); err != nil && (n.tolerates == nil || !errors.Is(err, n.tolerates)) {
 		tb.Errorf("stop daemon: %v", err)
 	}
 	if err := n.Server.Wait(); err != nil {

@@ -7,8 +7,6 @@ package simulated
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -23,9 +21,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 const kubelet = `C:\var\lib\kubelet`
@@ -34,11 +31,7 @@ func TestSanity(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the client dials named pipes on Windows; this test serves unix sockets")
 	}
-	dir, err := os.MkdirTemp("", "csisim") // short: socket paths must fit in 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := sockdir.New(t, "csisim")
 	sim := startDaemon(t, dir)
 	before := map[uint32]bool{}
 	for _, dk := range sim.ListDisks() {
@@ -119,35 +112,10 @@ func TestSanity(t *testing.T) {
 // does, and returns the host.
 func startDaemon(t *testing.T, dir string) *simulated.Host {
 	t.Helper()
-	dirs := []string{kubelet}
-	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs, RequirePrivacy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := h.Services(dirs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{
-		Disk: svc.Disk, Volume: svc.Volume, Filesystem: svc.Filesystem, Smb: svc.SMB, Iscsi: svc.ISCSI, System: svc.System,
-	}, adapter.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Stop(ctx); err != nil && !errors.Is(err, errdefs.ErrUnavailable) {
-			t.Errorf("stop daemon: %v", err)
-		}
-		if err := srv.Wait(); err != nil {
-			t.Errorf("daemon stopped with %v", err)
-		}
+	n := daemonserver.Start(t, daemonserver.Options{
+		Host:          hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true},
+		SocketDir:     dir,
+		StopTolerates: errdefs.ErrUnavailable,
 	})
-	return h.Simulated
+	return n.Sim
 }
