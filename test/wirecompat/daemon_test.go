@@ -176,7 +176,9 @@ type daemon struct {
 
 // startDaemon starts the daemon on a fresh socket directory with the
 // simulated host and waits until every socket of gvs (all served
-// group-versions when nil) accepts connections.
+// group-versions when nil) accepts connections. A copy of
+// daemonbin.Start's loop: this module imports nothing of ours (see
+// buildDaemon).
 func startDaemon(gvs []groupVersion, extra ...string) (*daemon, error) {
 	if gvs == nil {
 		gvs = served
@@ -263,7 +265,8 @@ func (d *daemon) kill() {
 
 func (d *daemon) cleanup() { os.RemoveAll(d.dir) }
 
-// syncBuffer collects the daemon's output for error messages.
+// syncBuffer collects the daemon's output for error messages. A copy of
+// syncbuf.Buffer: this module imports nothing of ours (see buildDaemon).
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
 )
 
@@ -78,12 +79,7 @@ func simConfig(t *testing.T, f flows.Fixture) string {
 func startDaemon(t *testing.T, simConfigFile string) map[string]*grpc.ClientConn {
 	t.Helper()
 	bin := daemonbin.Binary(t)
-	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
-	dir, err := os.MkdirTemp("", "dflows")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "dflows")
 	var socks []string
 	for _, ep := range endpoints {
 		socks = append(socks, filepath.Join(dir, "csi-proxy-"+ep+".sock"))

@@ -1,6 +1,0 @@
-//go:build linux && !race
-
-package linuxnode
-
-// raceEnabled: the tests run without -race.
-const raceEnabled = false
