@@ -64,6 +64,10 @@ const (
 	// checks the exit itself (Stop) when it matters and leaves the
 	// daemon in states that need not end cleanly otherwise.
 	Kill
+	// Leave does nothing: the caller ends the process itself (Stop,
+	// WaitExit), for a harness that kills and restarts one daemon across
+	// several processes and checks each end its own way.
+	Leave
 )
 
 // Process is a daemon Start started.
@@ -144,6 +148,18 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 	}
 }
 
+// WaitExit waits up to timeout for the process to exit and tells, as
+// Exited does, whether it has and with what.
+func (p *Process) WaitExit(timeout time.Duration) (bool, error) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true, err
+	case <-time.After(timeout):
+		return false, nil
+	}
+}
+
 // Exited tells whether the process has exited, and with what.
 func (p *Process) Exited() (bool, error) {
 	select {
@@ -175,8 +191,11 @@ func (p *Process) stop(tb testing.TB, timeout time.Duration) {
 // end ends the daemon at the end of the test as at says.
 func (p *Process) end(tb testing.TB, at End, timeout time.Duration) {
 	tb.Helper()
-	if at == Checked {
+	switch at {
+	case Checked:
 		p.stop(tb, timeout)
+		return
+	case Leave:
 		return
 	}
 	if exited, _ := p.Exited(); !exited {

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -80,10 +77,9 @@ type Daemon struct {
 	// mu guards the process fields: Attach and Detach may reach expose
 	// and hide from another goroutine while the test restarts the daemon.
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan error // the current process's exit, sent once
-	running bool       // cmd runs: started and neither killed nor stopped
-	starts  int        // processes started so far
+	p       *daemonbin.Process // the current process
+	running bool               // p runs: started and neither killed nor stopped
+	starts  int                // processes started so far
 }
 
 // StartDaemon starts the built daemon as the CI node would run it:
@@ -114,6 +110,8 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 		SocketDir: dir, s: s, out: &syncbuf.Buffer{}, isolated: disks == OwnDisks,
 		argv: append([]string{bin, "--host=linux", "--socket-dir=" + dir, "-kubelet-path=" + s.Kubelet}, extra...),
 	}
+	// Registered before the first process starts, so it runs after
+	// daemonbin's cleanups, which leave the process to it.
 	tb.Cleanup(func() { d.stop(tb) })
 	d.start(tb)
 	if d.isolated {
@@ -129,8 +127,8 @@ func StartDaemon(tb testing.TB, s *Scratch, disks Disks, extra ...string) *Daemo
 // is new).
 func (d *Daemon) start(tb testing.TB) {
 	tb.Helper()
-	cmd := exec.Command(d.argv[0], d.argv[1:]...)
-	cmd.Env = os.Environ()
+	prog, args := d.argv[0], d.argv[1:]
+	var env []string
 	if d.isolated {
 		// This test binary starts again, isolates itself in init and
 		// becomes the daemon (same PID). Mounts below the scratch area
@@ -140,47 +138,26 @@ func (d *Daemon) start(tb testing.TB) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		cmd = exec.Command(self, d.argv...)
-		cmd.Env = append(os.Environ(), isolateEnv+"=1", keepBelowEnv+"="+d.s.Dir)
+		prog, args = self, d.argv
+		env = []string{isolateEnv + "=1", keepBelowEnv + "=" + d.s.Dir}
 	}
-	cmd.Stdout, cmd.Stderr = d.out, d.out
-	if raceEnabled {
-		// A race-enabled binary sleeps 1 s at exit by default.
-		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	}
-	done := make(chan error, 1)
 	d.mu.Lock()
 	d.starts++
 	if d.starts > 1 {
 		_, _ = fmt.Fprintf(d.out, "linuxnode: --- daemon process %d ---\n", d.starts) // a log separator; the log buffer never fails
 	}
-	if err := cmd.Start(); err != nil {
-		d.mu.Unlock()
-		tb.Fatalf("start %s: %v", d.argv[0], err)
-	}
-	d.cmd, d.done, d.running = cmd, done, true
 	d.mu.Unlock()
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(readyTimeout)
-	for _, ep := range []string{"disk-v1", "volume-v1", "filesystem-v1"} {
-		for {
-			c, err := net.DialTimeout("unix", d.Socket(ep), 100*time.Millisecond)
-			if err == nil {
-				_ = c.Close()
-				break
-			}
-			select {
-			case err := <-done:
-				done <- err
-				tb.Fatalf("csi-node-proxy %s exited before serving: %v\n%s", strings.Join(d.argv[1:], " "), err, d.out.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("csi-node-proxy did not open %s within %v:\n%s", d.Socket(ep), readyTimeout, d.out.String())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	// AtEnd Leave: the cleanup StartDaemon registered ends the process
+	// (terminate), and Kill and Restart end earlier ones.
+	p := daemonbin.Start(tb, prog, daemonbin.Options{
+		Args: args, Env: env, Output: d.out,
+		Ready:        daemonbin.SocketsAccept(d.Socket("disk-v1"), d.Socket("volume-v1"), d.Socket("filesystem-v1")),
+		ReadyTimeout: readyTimeout, PollInterval: 5 * time.Millisecond,
+		AtEnd: daemonbin.Leave,
+	})
+	d.mu.Lock()
+	d.p, d.running = p, true
+	d.mu.Unlock()
 	if d.isolated {
 		// The node's own disk is always there; so are the loop disks
 		// the test attached before.
@@ -200,7 +177,7 @@ func (d *Daemon) start(tb testing.TB) {
 func (d *Daemon) PID() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cmd.Process.Pid
+	return d.p.Cmd.Process.Pid
 }
 
 // Kill ends the daemon's process with SIGKILL, as the OOM killer or
@@ -210,22 +187,21 @@ func (d *Daemon) PID() int {
 func (d *Daemon) Kill(tb testing.TB) {
 	tb.Helper()
 	d.mu.Lock()
-	cmd, done, running := d.cmd, d.done, d.running
+	p, running := d.p, d.running
 	d.running = false
 	d.mu.Unlock()
 	if !running {
 		tb.Fatal("linuxnode: Kill of a daemon that is not running")
 	}
-	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := p.Cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		tb.Fatalf("SIGKILL the daemon: %v", err)
 	}
-	select {
-	case err := <-done:
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			tb.Errorf("the daemon ended with %v before SIGKILL reached it", err)
-		}
-	case <-time.After(stopTimeout):
+	exited, err := p.WaitExit(stopTimeout)
+	if !exited {
 		tb.Fatalf("the daemon did not end within %v of SIGKILL", stopTimeout)
+	}
+	if ws, ok := p.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		tb.Errorf("the daemon ended with %v before SIGKILL reached it", err)
 	}
 }
 
@@ -323,7 +299,7 @@ func (d *Daemon) stop(tb testing.TB) {
 		}
 	}()
 	d.mu.Lock()
-	running := d.cmd != nil && d.running
+	running := d.p != nil && d.running
 	d.mu.Unlock()
 	if running {
 		d.terminate(tb)
@@ -331,29 +307,13 @@ func (d *Daemon) stop(tb testing.TB) {
 }
 
 // terminate sends SIGTERM to the running process and checks a clean exit:
-// status 0, no data race reported and no socket left.
+// status 0, no data race reported (daemonbin's Stop) and no socket left.
 func (d *Daemon) terminate(tb testing.TB) {
 	d.mu.Lock()
-	cmd, done := d.cmd, d.done
+	p := d.p
 	d.running = false
 	d.mu.Unlock()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		tb.Errorf("stop daemon: %v", err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			tb.Errorf("daemon exited with %v after SIGTERM, want status 0", err)
-		}
-	case <-time.After(stopTimeout):
-		_ = cmd.Process.Kill()
-		killed := <-done
-		tb.Errorf("daemon did not exit within %v of SIGTERM; killed (%v)", stopTimeout, killed)
-		return
-	}
-	if strings.Contains(d.out.String(), "WARNING: DATA RACE") {
-		tb.Errorf("the daemon reported a data race")
-	}
+	p.Stop(tb, stopTimeout)
 	entries, err := os.ReadDir(d.SocketDir)
 	if err != nil {
 		tb.Errorf("read socket dir: %v", err)
