@@ -3,12 +3,9 @@
 package inprocess
 
 import (
-	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -21,48 +18,18 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 )
 
 // TestValidationAsDaemon: a bad request is refused with the same code and
 // the same message in-process as through the daemon's v1 endpoints, since
 // both reach the same group Service.
 func TestValidationAsDaemon(t *testing.T) {
-	dir, err := os.MkdirTemp("", "inproc") // a socket path must fit in 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	dirs := []string{kubelet}
-	h, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: dirs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := h.Services(dirs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apis, err := server.SelectAPIs(adapter.All(), "filesystem-v1,volume-v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := transport.DefaultOptions()
-	opts.SocketDir = dir
-	srv, err := server.New(server.Config{Transport: opts}, adapter.Groups{Filesystem: svc.Filesystem, Volume: svc.Volume}, apis)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Stop(ctx)
-		_ = srv.Wait()
-	})
+	// The daemon's server, wired through hostset as the daemon wires it.
+	dir := daemonserver.Start(t, daemonserver.Options{
+		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}},
+		APIs: "filesystem-v1,volume-v1",
+	}).SocketDir
 	conn := func(name string) *grpc.ClientConn {
 		c, err := grpc.NewClient("unix://"+filepath.Join(dir, name+".sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
