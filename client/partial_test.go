@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // serveHealth serves, at each named endpoint in dir, only a health service
@@ -48,12 +48,7 @@ func serveHealth(t *testing.T, dir string, endpoints ...string) {
 // (t.TempDir's may not).
 func shortDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "cl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
+	return sockdir.New(t, "cl")
 }
 
 // TestDialDefaultsConnectWhatAnswers: with Options.Groups empty, a node

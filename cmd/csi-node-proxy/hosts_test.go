@@ -5,13 +5,13 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // TestServeClosesHost: the daemon closes its host backend (hostset's
@@ -30,11 +30,7 @@ func TestServeClosesHost(t *testing.T) {
 	}
 	t.Cleanup(func() { buildHost = newHost })
 	// A short directory: socket paths must stay under 108 bytes.
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp")
 	cfg, err := parseFlags([]string{"--host=simulated", "--socket-dir=" + filepath.Join(dir, "run")})
 	if err != nil {
 		t.Fatal(err)

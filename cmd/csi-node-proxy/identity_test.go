@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // testContainerID is a full container ID the fake runtime knows.
@@ -49,11 +49,7 @@ func (fakeRuntime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerS
 // endpoint.
 func startRuntime(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "cri")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cri")
 	sock := filepath.Join(dir, "cri.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -53,11 +54,7 @@ func TestDaemonConfinesObjects(t *testing.T) {
 		t.Skip("the adapter registry is empty: nothing to serve")
 	}
 	resetKlog(t)
-	dir, err := os.MkdirTemp("", "cnp") // short: socket paths stay under 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp") // short: socket paths stay under 108 bytes
 	pol := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(pol, []byte(`
 rules:

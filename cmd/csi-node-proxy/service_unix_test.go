@@ -21,6 +21,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
@@ -64,11 +65,7 @@ func (e *recordedEvents) all() []string {
 // TestWindowsService_UnderSCM_DrainsInFlightCalls.
 func TestServiceRunMode_PlatformNeutral_DrainsInFlightCalls(t *testing.T) {
 	resetKlog(t)
-	dir, err := os.MkdirTemp("", "cnp") // socket paths must stay short
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp") // socket paths must stay short
 	logFile := filepath.Join(dir, "logs", "service.log")
 	cfg, err := parseFlags([]string{"-windows-service", "--host=simulated", "--socket-dir=" + filepath.Join(dir, "run"),
 		"--apis=disk-v1", "--shutdown-timeout=20s", "-v=2", "-log_file=" + logFile})
@@ -225,11 +222,7 @@ func TestServiceRunMode_PlatformNeutral_DrainsInFlightCalls(t *testing.T) {
 // an error event naming the reason and the log.
 func TestServiceRunMode_PlatformNeutral_StartFailure(t *testing.T) {
 	resetKlog(t)
-	dir, err := os.MkdirTemp("", "cnp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp")
 	args := []string{"-windows-service", "--host=simulated", "--socket-dir=" + filepath.Join(dir, "run"), "--apis=disk-v1", "-log_file=" + filepath.Join(dir, "x.log")}
 	cfg, err := parseFlags(args)
 	if err != nil {

@@ -4,12 +4,12 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // noRuntimeWarning begins the warning for a policy naming pods or
@@ -26,11 +26,7 @@ func TestIdentityWarningsLoggedAndReady(t *testing.T) {
 		t.Skip("the adapter registry is empty: nothing to serve")
 	}
 	logs := captureKlog(t)
-	dir, err := os.MkdirTemp("", "cnp") // short: socket paths stay under 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "cnp") // short: socket paths stay under 108 bytes
 	pol := filepath.Join(dir, "policy.yaml")
 	const byNamespace = "rules:\n- {name: ns, callers: [{namespaces: [kube-system]}], allow: [{methods: ['*']}]}\n"
 	const byUID = "rules:\n- {name: uid, callers: [{uids: [0]}], allow: [{methods: ['*']}]}\n"

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // wrapped hides the connection's type, as the server's tracking wrapper
@@ -21,11 +23,7 @@ func (w wrapped) NetConn() net.Conn { return w.Conn }
 // this process.
 func pair(t *testing.T) net.Conn {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := sockdir.New(t, "id")
 	l, err := net.Listen("unix", filepath.Join(dir, "s"))
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -86,11 +87,7 @@ func smbAPI() adapter.API {
 // test name and can push socket paths past the 108-byte limit.
 func testConfig(t *testing.T) Config {
 	t.Helper()
-	d, err := os.MkdirTemp("", "srv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
+	d := sockdir.New(t, "srv")
 	o := transport.DefaultOptions()
 	o.SocketDir = d
 	return Config{Transport: o}

@@ -13,18 +13,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // shortDir returns a fresh directory with a short path: t.TempDir embeds
 // the test name and can push socket paths past the 108-byte limit.
 func shortDir(t *testing.T) string {
 	t.Helper()
-	d, err := os.MkdirTemp("", "tr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
+	return sockdir.New(t, "tr")
 }
 
 func testEndpoint(dir string) Endpoint {

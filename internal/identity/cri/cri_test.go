@@ -18,6 +18,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // fakeCRI is a container runtime speaking the real CRI RuntimeService
@@ -68,7 +69,7 @@ func startCRI(t *testing.T, f *fakeCRI) string {
 	if runtime.GOOS == "windows" {
 		t.Skip("the test runtime listens on a Unix socket")
 	}
-	sock := filepath.Join(shortTempDir(t), "cri.sock")
+	sock := filepath.Join(sockdir.New(t, "cri"), "cri.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -78,20 +79,6 @@ func startCRI(t *testing.T, f *fakeCRI) string {
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
 	return "unix://" + sock
-}
-
-// shortTempDir is a temporary directory with a path short enough for a
-// Unix socket (108 bytes).
-func shortTempDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.Abs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d) > 80 {
-		t.Fatalf("temporary directory %s too long for a socket", d)
-	}
-	return d
 }
 
 // The container and pod the tests ask about.
@@ -160,7 +147,7 @@ func TestCRIUnreachable(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Unix socket endpoint")
 	}
-	c := newTestCRI(t, Config{Endpoint: "unix://" + filepath.Join(shortTempDir(t), "absent.sock"), Timeout: 200 * time.Millisecond})
+	c := newTestCRI(t, Config{Endpoint: "unix://" + filepath.Join(sockdir.New(t, "cri"), "absent.sock"), Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	w, err := c.Workload(t.Context(), cid)
 	if err == nil || w != (identity.Workload{}) {

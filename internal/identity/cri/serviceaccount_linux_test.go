@@ -16,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // projectVolume writes a projected volume as kubelet's atomic writer
@@ -56,7 +57,7 @@ func TestServiceAccountOverCRI(t *testing.T) {
 	if err := beneath.Probe(); err != nil {
 		t.Skip(err)
 	}
-	tmp := shortTempDir(t)
+	tmp := sockdir.New(t, "cri")
 	kubelet := filepath.Join(tmp, "kubelet")
 	good := tokenFor(saNamespace, saName, saPodName, pod)
 	projected := func(podUID string) string { return filepath.Join(kubelet, "pods", podUID, "volumes", projectedDir) }
