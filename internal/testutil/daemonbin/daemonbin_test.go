@@ -1,14 +1,121 @@
 package daemonbin
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
-func TestMain(m *testing.M) { os.Exit(Main(m)) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeDaemonEnv); mode != "" {
+		fakeDaemon(mode)
+		return
+	}
+	os.Exit(Main(m))
+}
+
+// fakeDaemonEnv makes this test binary a stand-in daemon (fakeDaemon), so
+// the options of Start are tested without building the real one.
+const fakeDaemonEnv = "DAEMONBIN_FAKE_DAEMON"
+
+// fakeDaemon prints FOO and HOME to stdout and "ready" to stderr, then
+// waits for SIGTERM: mode "clean" exits 0 on it, "fail" exits 1, and
+// "stubborn" ignores it (only SIGKILL ends it).
+func fakeDaemon(mode string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	fmt.Printf("stdout FOO=%s HOME=%s\n", os.Getenv("FOO"), os.Getenv("HOME"))
+	fmt.Fprintln(os.Stderr, "ready")
+	for range sig {
+		switch mode {
+		case "clean":
+			os.Exit(0)
+		case "fail":
+			os.Exit(1)
+		}
+	}
+}
+
+// startFake starts fakeDaemon in mode with opts, ready once it said so.
+func startFake(tb testing.TB, mode string, opts Options) *Process {
+	if opts.Output == nil {
+		opts.Output = &Buffer{}
+	}
+	out := opts.Output
+	opts.Env = append(opts.Env, fakeDaemonEnv+"="+mode)
+	opts.Ready = func() error {
+		if !strings.Contains(out.String(), "ready") {
+			return errors.New("not ready")
+		}
+		return nil
+	}
+	return Start(tb, os.Args[0], opts)
+}
+
+// TestEnvOutputAndLogFile: CleanEnv gives the daemon only Env, StderrOnly
+// leaves its stdout out of Output, LogFile gets what Output gets, and
+// Stop ends a daemon that exits 0 on SIGTERM without failing the test.
+func TestEnvOutputAndLogFile(t *testing.T) {
+	t.Setenv("FOO", "inherited")
+	log := filepath.Join(t.TempDir(), "daemon.log")
+	p := startFake(t, "clean", Options{Env: []string{"FOO=given"}, CleanEnv: true, LogFile: log})
+	p.Stop(t, 10*time.Second)
+	if exited, err := p.Exited(); !exited || err != nil {
+		t.Fatalf("after Stop: exited %v, %v", exited, err)
+	}
+	out := p.Output.String()
+	if !strings.Contains(out, "FOO=given HOME=\n") {
+		t.Errorf("the daemon saw more or other than Env: %q", out)
+	}
+	if data, err := os.ReadFile(log); err != nil || string(data) != out {
+		t.Errorf("log file %q, %v; want the output %q", data, err, out)
+	}
+
+	q := startFake(t, "clean", Options{Env: []string{"FOO=added"}, StderrOnly: true})
+	q.Stop(t, 10*time.Second)
+	if out := q.Output.String(); out != "ready\n" {
+		t.Errorf("StderrOnly output %q; want only stderr's", out)
+	}
+}
+
+// TestAtEnd: Checked fails a test whose daemon does not exit 0 on
+// SIGTERM; Kill ends even a daemon that ignores SIGTERM without failing
+// it; Leave leaves the daemon running for WaitExit's caller.
+func TestAtEnd(t *testing.T) {
+	checked := &fakeTB{TB: t}
+	startFake(checked, "fail", Options{})
+	checked.runCleanups()
+	if !checked.failed {
+		t.Error("Checked: a daemon exiting 1 on SIGTERM did not fail the test")
+	}
+
+	killed := &fakeTB{TB: t}
+	p := startFake(killed, "stubborn", Options{AtEnd: Kill})
+	killed.runCleanups()
+	if exited, _ := p.Exited(); !exited || killed.failed {
+		t.Errorf("Kill: exited %v, test failed %v; want killed, not failed", exited, killed.failed)
+	}
+
+	left := &fakeTB{TB: t}
+	q := startFake(left, "stubborn", Options{AtEnd: Leave})
+	left.runCleanups()
+	if exited, _ := q.WaitExit(50 * time.Millisecond); exited || left.failed {
+		t.Fatalf("Leave: exited %v, test failed %v; want it left running", exited, left.failed)
+	}
+	if err := q.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if exited, _ := q.WaitExit(10 * time.Second); !exited {
+		t.Error("WaitExit: the killed daemon has not exited")
+	}
+}
 
 // TestRepoRoot finds the repository from this package's directory.
 func TestRepoRoot(t *testing.T) {
