@@ -921,32 +921,14 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 	}
 	rt.serve(t, filepath.Join(dir, "cri.sock"))
 
-	var log bytes.Buffer
-	cmd := d.wrap(bin, daemonArgs(t, d.args, dir, kubelet))
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", log.String())
-		}
-	})
 	sock := filepath.Join(dir, "sockets", "csi-proxy-filesystem-v1.sock")
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the daemon serves no %s", sock)
-		}
-	}
+	p := daemonbin.Start(t, bin, daemonbin.Options{
+		Args: daemonArgs(t, d.args, dir, kubelet), Command: d.wrap,
+		Ready:        daemonbin.SocketsAccept(sock),
+		ReadyTimeout: 20 * time.Second, PollInterval: 50 * time.Millisecond,
+		AtEnd: daemonbin.Kill,
+	})
+	cmd := p.Cmd
 	d.check(t, cmd.Process.Pid)
 
 	pids := map[string]int{}
@@ -958,14 +940,7 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
-	stopped = true
-	if err != nil {
-		t.Errorf("the daemon exited with %v", err)
-	}
+	p.Stop(t, 30*time.Second)
 
 	records := readAudit(t, filepath.Join(dir, "log", "audit.log"))
 	for _, c := range callers {

@@ -18,6 +18,11 @@ import (
 type Options struct {
 	// Args are the daemon's arguments, without the program name.
 	Args []string
+	// Command, if not nil, builds the command that runs bin with Args,
+	// for a test that runs the daemon as a deployment does: wrapped in
+	// setpriv, or in namespaces of its own (SysProcAttr). Start sets its
+	// environment and output.
+	Command func(bin string, args []string) *exec.Cmd
 	// Env is added to this process's environment.
 	Env []string
 	// CleanEnv makes Env the daemon's whole environment, for a test that
@@ -101,7 +106,10 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 	if opts.Output == nil {
 		opts.Output = &Buffer{}
 	}
-	p := &Process{Cmd: exec.Command(bin, opts.Args...), Output: opts.Output, done: make(chan error, 1)}
+	if opts.Command == nil {
+		opts.Command = func(bin string, args []string) *exec.Cmd { return exec.Command(bin, args...) }
+	}
+	p := &Process{Cmd: opts.Command(bin, opts.Args), Output: opts.Output, done: make(chan error, 1)}
 	p.Cmd.Env = append(os.Environ(), opts.Env...)
 	if opts.CleanEnv {
 		p.Cmd.Env = append([]string(nil), opts.Env...)
