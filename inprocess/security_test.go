@@ -21,6 +21,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 )
 
 // auditLine is one audit record as written.
@@ -269,17 +270,10 @@ func TestPolicyReload(t *testing.T) {
 	}
 }
 
+// waitFor waits up to 10 s for cond, checking every 5 ms.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met in 10 s")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	poll.Must(t, "the condition holds", 10*time.Second, 5*time.Millisecond, cond)
 }
 
 // TestRefusesToStart: what the daemon refuses at start, New refuses.

@@ -27,6 +27,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
@@ -132,15 +133,10 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
+// waitUntil waits up to 10 s for cond, checking every 20 ms.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Must(t, what, 10*time.Second, 20*time.Millisecond, cond)
 }
 
 // TestDaemonPolicyAndAudit runs the daemon with a policy and an audit

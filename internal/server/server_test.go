@@ -22,6 +22,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -146,15 +147,10 @@ func gone(address string) bool {
 	return true
 }
 
+// waitFor waits up to 10 s for cond, checking every 10 ms.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Must(t, what, 10*time.Second, 10*time.Millisecond, cond)
 }
 
 // syncBuffer is the shared syncbuf.Buffer, but its String flushes klog

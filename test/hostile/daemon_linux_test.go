@@ -337,18 +337,6 @@ func mountedBelow(dir string) []string {
 	return out
 }
 
-// waitFor polls cond every 10 ms until it holds or d has passed.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // callTimeout bounds one call: a validator that lets an input through
 // may send the backend to the network.
 const callTimeout = 10 * time.Second

@@ -20,6 +20,7 @@ import (
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 )
 
 // minCases is the least number of distinct hostile calls, and of distinct
@@ -379,7 +380,7 @@ func setUp(t *testing.T) *env {
 	}
 	e.volA, e.volB = vols[0], vols[1]
 	part := e.loops[1].dev + "p1"
-	if !waitFor(5*time.Second, func() bool { _, err := os.Stat(part); return err == nil }) {
+	if !poll.Until(5*time.Second, 10*time.Millisecond, func() bool { _, err := os.Stat(part); return err == nil }) {
 		t.Fatalf("%s did not appear", part)
 	}
 	for _, mp := range []string{e.mntB, s.Registry()} {
@@ -411,7 +412,7 @@ func tearDown(t *testing.T, e *env) {
 		}
 	}
 	for _, l := range e.loops {
-		if !waitFor(5*time.Second, func() bool { return !l.attachedTo() }) {
+		if !poll.Until(5*time.Second, 10*time.Millisecond, func() bool { return !l.attachedTo() }) {
 			t.Errorf("cleanup: %s is still attached to %s", l.dev, l.file)
 		}
 	}

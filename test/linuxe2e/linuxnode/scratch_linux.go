@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 )
 
 // Scratch is one test's area on the node: a short root directory with the
@@ -256,8 +257,8 @@ func (s *Scratch) Detach(l *Loop) error {
 	if err := l.clear(); err != nil {
 		return err
 	}
-	if err := waitFor(5*time.Second, func() bool { return !attached(l.Name, l.File) }); err != nil {
-		return fmt.Errorf("%s still attached to %s: %w", l.Name, l.File, err)
+	if !poll.Until(5*time.Second, 10*time.Millisecond, func() bool { return !attached(l.Name, l.File) }) {
+		return fmt.Errorf("%s still attached to %s: gave up after 5s", l.Name, l.File)
 	}
 	return os.Remove(l.File)
 }
@@ -342,18 +343,6 @@ func attached(name, file string) bool {
 		return false
 	}
 	return strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)") == file
-}
-
-// waitFor polls cond every 10 ms until it holds or d has passed.
-func waitFor(d time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("gave up after %v", d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return nil
 }
 
 // unmountDeepestFirst unmounts each mount point, longest path first so a
@@ -480,10 +469,10 @@ func (s *Scratch) cleanup() {
 	if s.shared {
 		// The kernel detaches loop devices asynchronously once the last
 		// opener is gone; until then their backing files keep Dir busy.
-		_ = waitFor(5*time.Second, func() bool { return unix.Unmount(s.Dir, 0) == nil })
+		_ = poll.Until(5*time.Second, 10*time.Millisecond, func() bool { return unix.Unmount(s.Dir, 0) == nil })
 	}
 	var left []string
-	_ = waitFor(5*time.Second, func() bool {
+	_ = poll.Until(5*time.Second, 10*time.Millisecond, func() bool {
 		left = s.Leftovers()
 		return len(left) == 0
 	})
