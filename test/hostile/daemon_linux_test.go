@@ -7,14 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
@@ -23,6 +21,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
+	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
 // buildDaemon returns cmd/csi-node-proxy built once per test binary
@@ -194,7 +193,7 @@ func (l *loopDisk) source(src string) bool {
 	return src == l.dev || strings.HasPrefix(src, l.dev+"p")
 }
 
-// detach removes the device's partitions (deletePartitions), clears the
+// detach removes the device's partitions (linuxnode.DeletePartitions), clears the
 // device and closes the test's descriptors.
 func (l *loopDisk) detach() error {
 	if l.detached {
@@ -202,53 +201,13 @@ func (l *loopDisk) detach() error {
 	}
 	l.detached = true
 	var errs []error
-	if err := deletePartitions(l.fd, l.name); err != nil {
+	if err := linuxnode.DeletePartitions(l.fd, l.name); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unix.IoctlSetInt(int(l.fd.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 		errs = append(errs, fmt.Errorf("LOOP_CLR_FD %s: %w", l.dev, err))
 	}
 	return errors.Join(append(errs, l.fd.Close(), l.backing.Close())...)
-}
-
-// partitionsOf returns the partition numbers the kernel has for the disk
-// name (loopN), from sysfs: /sys/block/loopN/loopNpM/partition.
-func partitionsOf(name string) []int {
-	paths, _ := filepath.Glob("/sys/block/" + name + "/" + name + "p*/partition")
-	var out []int
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// deletePartitions removes every partition of the disk open as dev
-// (BLKPG_DEL_PARTITION). Partitions added with BLKPG can outlive the loop
-// device's detach (without LO_FLAGS_PARTSCAN, or when dropping them fails
-// then), and the next user of that /dev/loopN would get EBUSY adding its
-// own; so they go first, and any left is an error.
-func deletePartitions(dev *os.File, name string) error {
-	var errs []error
-	for _, n := range partitionsOf(name) {
-		p := unix.BlkpgPartition{Pno: int32(n)}
-		arg := unix.BlkpgIoctlArg{Op: unix.BLKPG_DEL_PARTITION, Datalen: int32(unsafe.Sizeof(p)), Data: (*byte)(unsafe.Pointer(&p))}
-		_, _, errno := unix.Syscall(unix.SYS_IOCTL, dev.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg)))
-		runtime.KeepAlive(&p)
-		runtime.KeepAlive(&arg)
-		if errno != 0 && errno != unix.ENXIO { // ENXIO: already gone
-			errs = append(errs, fmt.Errorf("BLKPG_DEL_PARTITION %sp%d: %w", name, n, errno))
-		}
-	}
-	if left := partitionsOf(name); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("partitions %v of %s are still there", left, name))
-	}
-	return errors.Join(errs...)
 }
 
 // attachedTo tells whether the loop device is still attached to its file.

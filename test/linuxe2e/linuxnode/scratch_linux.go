@@ -285,8 +285,8 @@ func (l *Loop) clear() error {
 	if err := unix.IoctlSetPointerInt(int(l.dev.Fd()), unix.BLKROSET, 0); err != nil {
 		errs = append(errs, fmt.Errorf("BLKROSET 0 %s: %w", l.Path, err))
 	}
-	// Its partitions next: they may outlive the detach (deletePartitions).
-	if err := deletePartitions(l.dev, l.Name); err != nil {
+	// Its partitions next: they may outlive the detach (DeletePartitions).
+	if err := DeletePartitions(l.dev, l.Name); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
@@ -313,12 +313,12 @@ func partitionsOf(name string) []int {
 	return out
 }
 
-// deletePartitions removes every partition of the disk open as dev
+// DeletePartitions removes every partition of the disk open as dev
 // (BLKPG_DEL_PARTITION). Partitions added with BLKPG can outlive the loop
 // device's detach (without LO_FLAGS_PARTSCAN, or when dropping them fails
 // then), and the next user of that /dev/loopN would get EBUSY adding its
 // own; so they go first, and any left is an error.
-func deletePartitions(dev *os.File, name string) error {
+func DeletePartitions(dev *os.File, name string) error {
 	var errs []error
 	for _, n := range partitionsOf(name) {
 		p := unix.BlkpgPartition{Pno: int32(n)}
