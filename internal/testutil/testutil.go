@@ -1,5 +1,19 @@
 // Package testutil holds helpers shared by the project's tests: the one
 // place that decides whether a privileged test may run.
+//
+// Its subpackages are the shared test harness; every test that runs a
+// daemon uses them instead of a copy of its own:
+//   - daemonbin builds the daemon once per test process and starts it as a
+//     process (ready checks, fail-fast on early exit, how it is ended);
+//   - daemonserver runs the daemon's server in the test's process, wired
+//     through hostset as the daemon wires it;
+//   - sockdir makes short directories for unix sockets;
+//   - syncbuf is the buffer a daemon or logger writes while a test reads;
+//   - poll waits until a condition holds;
+//   - auditfault breaks an audit log the ways the audit-fault tests need.
+//
+// test/wirecompat keeps copies of daemonbin's start and syncbuf: that
+// module imports nothing of this repository by design.
 package testutil
 
 import (
