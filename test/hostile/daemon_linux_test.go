@@ -140,51 +140,17 @@ type loopDisk struct {
 }
 
 // attachLoop creates a sparse file and attaches it to a free loop device
-// in pure Go (LOOP_CTL_GET_FREE + LOOP_CONFIGURE with PARTSCAN, so BLKPG
+// with linuxnode.AttachLoopFile (LOOP_CTL_GET_FREE + LOOP_CONFIGURE with PARTSCAN, so BLKPG
 // partitions work, and AUTOCLEAR, so the device goes with its last
 // opener). The test holds the device open until detachLoop.
 func attachLoop(file string, size int64) (*loopDisk, error) {
 	l := &loopDisk{file: file}
 	var err error
-	if l.backing, err = os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+	if l.name, l.backing, l.fd, err = linuxnode.AttachLoopFile(file, size); err != nil {
 		return nil, err
 	}
-	if err := l.backing.Truncate(size); err != nil {
-		_ = l.backing.Close()
-		return nil, err
-	}
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		_ = l.backing.Close()
-		return nil, err
-	}
-	defer ctl.Close()
-	for try := 0; ; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			_ = l.backing.Close()
-			return nil, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
-		}
-		l.name = fmt.Sprintf("loop%d", n)
-		l.dev = "/dev/" + l.name
-		if l.fd, err = os.OpenFile(l.dev, os.O_RDWR, 0); err != nil {
-			_ = l.backing.Close()
-			return nil, err
-		}
-		cfg := unix.LoopConfig{Fd: uint32(l.backing.Fd()), Info: unix.LoopInfo64{Flags: unix.LO_FLAGS_PARTSCAN | unix.LO_FLAGS_AUTOCLEAR}}
-		copy(cfg.Info.File_name[:], filepath.Base(file))
-		err = unix.IoctlLoopConfigure(int(l.fd.Fd()), &cfg)
-		if err == nil {
-			return l, nil
-		}
-		_ = l.fd.Close()
-		// Another process may take the device between GET_FREE and
-		// CONFIGURE: ask again.
-		if !errors.Is(err, unix.EBUSY) || try == 10 {
-			_ = l.backing.Close()
-			return nil, fmt.Errorf("LOOP_CONFIGURE %s: %w", l.dev, err)
-		}
-	}
+	l.dev = "/dev/" + l.name
+	return l, nil
 }
 
 // source tells whether a mount source is the device or one of its

@@ -99,45 +99,10 @@ func (s *Scratch) Attach(name string, size int64) *Loop {
 func (s *Scratch) attach(name string, size int64) (*Loop, error) {
 	l := &Loop{File: filepath.Join(s.files, name)}
 	var err error
-	if l.backing, err = os.OpenFile(l.File, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+	if l.Name, l.backing, l.dev, err = AttachLoopFile(l.File, size); err != nil {
 		return nil, err
 	}
-	if err := l.backing.Truncate(size); err != nil {
-		_ = l.backing.Close()
-		return nil, err
-	}
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		_ = l.backing.Close()
-		return nil, err
-	}
-	defer ctl.Close() //nolint:errcheck // nothing was written through it
-	// Another process may take the free device between GET_FREE and
-	// CONFIGURE (EBUSY): ask again.
-	for try := 0; ; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			_ = l.backing.Close()
-			return nil, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
-		}
-		l.Name = fmt.Sprintf("loop%d", n)
-		l.Path = "/dev/" + l.Name
-		if l.dev, err = os.OpenFile(l.Path, os.O_RDWR, 0); err != nil {
-			_ = l.backing.Close()
-			return nil, err
-		}
-		cfg := unix.LoopConfig{Fd: uint32(l.backing.Fd()), Info: unix.LoopInfo64{Flags: unix.LO_FLAGS_PARTSCAN | unix.LO_FLAGS_AUTOCLEAR}}
-		copy(cfg.Info.File_name[:], name)
-		err = unix.IoctlLoopConfigure(int(l.dev.Fd()), &cfg)
-		if err == nil {
-			break
-		}
-		_ = l.dev.Close()
-		if !errors.Is(err, unix.EBUSY) || try == 10 {
-			_ = l.backing.Close()
-			return nil, fmt.Errorf("LOOP_CONFIGURE %s: %w", l.Path, err)
-		}
-	}
+	l.Path = "/dev/" + l.Name
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loops = append(s.loops, l)
@@ -147,6 +112,55 @@ func (s *Scratch) attach(name string, size int64) (*Loop, error) {
 		}
 	}
 	return l, nil
+}
+
+// AttachLoopFile creates a sparse file of size bytes at file and attaches
+// it to a free loop device with LOOP_CONFIGURE, in pure Go:
+// LO_FLAGS_PARTSCAN (without it a loop device takes no partitions, not
+// even through BLKPG), LO_FLAGS_AUTOCLEAR, and the file's base name as
+// lo_file_name. It returns the device's kernel name (loop3) and the
+// backing file and device, both open: with AUTOCLEAR the device detaches
+// as soon as its last opener goes, so dev keeps it attached until the
+// caller closes it.
+func AttachLoopFile(file string, size int64) (name string, backing, dev *os.File, err error) {
+	if backing, err = os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+		return "", nil, nil, err
+	}
+	if err := backing.Truncate(size); err != nil {
+		_ = backing.Close()
+		return "", nil, nil, err
+	}
+	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+	if err != nil {
+		_ = backing.Close()
+		return "", nil, nil, err
+	}
+	defer ctl.Close() //nolint:errcheck // nothing was written through it
+	// Another process may take the free device between GET_FREE and
+	// CONFIGURE (EBUSY): ask again.
+	for try := 0; ; try++ {
+		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
+		if err != nil {
+			_ = backing.Close()
+			return "", nil, nil, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
+		}
+		name = fmt.Sprintf("loop%d", n)
+		if dev, err = os.OpenFile("/dev/"+name, os.O_RDWR, 0); err != nil {
+			_ = backing.Close()
+			return "", nil, nil, err
+		}
+		cfg := unix.LoopConfig{Fd: uint32(backing.Fd()), Info: unix.LoopInfo64{Flags: unix.LO_FLAGS_PARTSCAN | unix.LO_FLAGS_AUTOCLEAR}}
+		copy(cfg.Info.File_name[:], filepath.Base(file))
+		err = unix.IoctlLoopConfigure(int(dev.Fd()), &cfg)
+		if err == nil {
+			return name, backing, dev, nil
+		}
+		_ = dev.Close()
+		if !errors.Is(err, unix.EBUSY) || try == 10 {
+			_ = backing.Close()
+			return "", nil, nil, fmt.Errorf("LOOP_CONFIGURE /dev/%s: %w", name, err)
+		}
+	}
 }
 
 // loopNames returns the kernel names of the attached loop disks.
