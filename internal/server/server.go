@@ -275,7 +275,9 @@ func (s *Server) Start() error {
 			// else means the endpoint broke. Upstream then stops every
 			// endpoint, and so do we: a daemon serving half its APIs
 			// looks healthy while drivers fail.
-			if err := ep.grpc.Serve(ep.lis); err != nil {
+			// ErrServerStopped: Stop reached this endpoint before Serve
+			// began; it is a stop like any other.
+			if err := ep.grpc.Serve(ep.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				s.errOnce.Do(func() { s.err = fmt.Errorf("serve %s: %w", ep.tep.Address(), err) })
 				s.forceStop()
 			}

@@ -559,3 +559,29 @@ func TestStopBeforeStart(t *testing.T) {
 		t.Errorf("Wait: %v", err)
 	}
 }
+
+// TestStopRightAfterStart: a Stop that reaches gRPC before an endpoint's
+// Serve has begun (the daemon told to stop as it starts, a test that ends
+// at once) is a stop like any other. gRPC's Serve then returns
+// grpc.ErrServerStopped, which Wait used to report as a failure.
+func TestStopRightAfterStart(t *testing.T) {
+	for i := range 30 {
+		cfg := testConfig(t)
+		s, err := New(cfg, adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Stop(context.Background()); err != nil {
+			t.Fatalf("run %d: Stop: %v", i, err)
+		}
+		if err := s.Wait(); err != nil {
+			t.Fatalf("run %d: Wait after Stop: %v", i, err)
+		}
+		if left, _ := os.ReadDir(cfg.Transport.SocketDir); len(left) > 0 {
+			t.Fatalf("run %d: %s still holds %s after Stop", i, cfg.Transport.SocketDir, left[0].Name())
+		}
+	}
+}
