@@ -46,43 +46,55 @@ func (s *Service) PathExists(ctx context.Context, req *PathExistsRequest) (*Path
 
 // Mkdir implements Interface.
 func (s *Service) Mkdir(ctx context.Context, req *MkdirRequest) (*MkdirResponse, error) {
-	p, err := s.paths.Check("path", req.Path)
+	err := s.onLockedPath(ctx, req.Path, false, func(p string) error {
+		if err := s.host.Mkdir(ctx, p); err != nil {
+			return fmt.Errorf("mkdir %q: %w", p, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return &MkdirResponse{}, nil
+}
+
+// onLockedPath checks the request's path (below: it may not be a working
+// directory itself), holds its lock and runs op on the cleaned path: the
+// shape every single-path change shares.
+func (s *Service) onLockedPath(ctx context.Context, path string, below bool, op func(p string) error) error {
+	check := s.paths.Check
+	if below {
+		check = s.paths.CheckBelow
+	}
+	p, err := check("path", path)
+	if err != nil {
+		return err
 	}
 	unlock, err := s.lockPath(ctx, p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	if err := s.host.Mkdir(ctx, p); err != nil {
-		return nil, fmt.Errorf("mkdir %q: %w", p, err)
-	}
-	return &MkdirResponse{}, nil
+	return op(p)
 }
 
 // Rmdir implements Interface.
 func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse, error) {
 	// Removing a working directory itself (C:\var\lib\kubelet) is never
 	// what a driver means.
-	p, err := s.paths.CheckBelow("path", req.Path)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := s.lockPath(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.Rmdir(ctx, p, req.Force); err != nil {
+	err := s.onLockedPath(ctx, req.Path, true, func(p string) error {
+		err := s.host.Rmdir(ctx, p, req.Force)
 		// With force, a path that is already gone is the goal reached:
 		// upstream's os.RemoveAll succeeds there, and kubelet's retried
 		// unpublish and unstage depend on it. Without force it stays an
 		// error, as upstream's os.Remove.
-		if req.Force && errors.Is(err, errdefs.ErrNotFound) {
-			return &RmdirResponse{}, nil
+		if err == nil || req.Force && errors.Is(err, errdefs.ErrNotFound) {
+			return nil
 		}
-		return nil, fmt.Errorf("rmdir %q: %w", p, err)
+		return fmt.Errorf("rmdir %q: %w", p, err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &RmdirResponse{}, nil
 }
@@ -91,17 +103,14 @@ func (s *Service) Rmdir(ctx context.Context, req *RmdirRequest) (*RmdirResponse,
 func (s *Service) RmdirContents(ctx context.Context, req *RmdirContentsRequest) (*RmdirContentsResponse, error) {
 	// Removing a working directory itself (C:\var\lib\kubelet) is never
 	// what a driver means.
-	p, err := s.paths.CheckBelow("path", req.Path)
+	err := s.onLockedPath(ctx, req.Path, true, func(p string) error {
+		if err := s.host.RmdirContents(ctx, p); err != nil {
+			return fmt.Errorf("empty %q: %w", p, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	unlock, err := s.lockPath(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.RmdirContents(ctx, p); err != nil {
-		return nil, fmt.Errorf("empty %q: %w", p, err)
 	}
 	return &RmdirContentsResponse{}, nil
 }
