@@ -15,11 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
@@ -61,6 +61,32 @@ func Default() string {
 	return ""
 }
 
+// The defaults of a node, spelled here once: the daemon's flags show and
+// use them, and library mode (package inprocess) fills its zero Options
+// with them.
+const (
+	// WindowsKubeletPath is the kubelet's directory on Windows, upstream's
+	// -kubelet-path default: the default for the Windows and simulated
+	// hosts (the simulated host is a Windows node wherever it runs, and
+	// its own default, simulated.DefaultKubeletDir, is this one).
+	WindowsKubeletPath = simulated.DefaultKubeletDir
+	// LinuxKubeletPath is the kubelet's directory on Linux, the default
+	// for the Linux host.
+	LinuxKubeletPath = "/var/lib/kubelet"
+	// DefaultLinuxFilesystem is what FormatVolume creates on the Linux
+	// host unless told otherwise (--linux-filesystem).
+	DefaultLinuxFilesystem = "ext4"
+)
+
+// KubeletPath returns the kubelet's directory on the node a backend
+// drives: LinuxKubeletPath for Linux, WindowsKubeletPath otherwise.
+func KubeletPath(host string) string {
+	if host == Linux {
+		return LinuxKubeletPath
+	}
+	return WindowsKubeletPath
+}
+
 // Config says which backend to build and how. Its fields are the
 // daemon's flags of the same meaning; error messages name those flags.
 type Config struct {
@@ -75,8 +101,7 @@ type Config struct {
 	// (--require-privacy).
 	RequirePrivacy bool
 	// LinuxFilesystem is what FormatVolume creates on the Linux host,
-	// ext4 or xfs (--linux-filesystem); "" means the block backend's
-	// default.
+	// ext4 or xfs (--linux-filesystem); "" means DefaultLinuxFilesystem.
 	LinuxFilesystem string
 	// LinuxHostMountTable is the host's mount table (a mountinfo file)
 	// the Linux block backend reads besides its own
@@ -133,55 +158,55 @@ type Set struct {
 	// Simulated, for tests that arrange or inspect the node (AddDisk,
 	// ListVolumes); nil otherwise.
 	Simulated *simulated.Host
+	// Closer releases what the backends hold between calls (nil: they
+	// hold nothing); Close calls it. New names it explicitly rather than
+	// Close looking for Close methods on the six group backends, so
+	// wrapping a group's backend (the daemon's metrics decorators) never
+	// hides it and a backend serving several groups is closed once.
+	Closer io.Closer
+	// WorkingDirs are Config.WorkingDirs, remembered so that Services
+	// confines paths to the directories the backends were built for.
+	WorkingDirs []string
 }
 
 // Close releases what the backends hold between calls: on Linux the
 // system group's D-Bus connection to systemd (opened by the first call
-// that needs it). It closes every distinct backend among the six fields
-// that has a Close method (Close() error), so a backend that comes to hold
-// something is closed as soon as it has one; the other backends (the
-// Windows ones, which open their handles and COM scopes per call, and the
-// simulated host) hold nothing. Call it after the last call has returned:
-// a call made later may open what Close closed.
+// that needs it). The other backends (the Windows ones, which open their
+// handles and COM scopes per call, and the simulated host) hold nothing.
+// Call it after the last call has returned: a call made later may open
+// what Close closed.
 func (s Set) Close() error {
-	var closers []io.Closer
-	var errs []error
-next:
-	for _, b := range []any{s.Disk, s.Volume, s.Filesystem, s.SMB, s.ISCSI, s.System} {
-		c, ok := b.(io.Closer)
-		if !ok {
-			continue
-		}
-		for _, seen := range closers {
-			// One backend may serve several groups; a type that is
-			// not comparable cannot be the same backend twice.
-			if reflect.TypeOf(c).Comparable() && seen == c {
-				continue next
-			}
-		}
-		closers = append(closers, c)
-		if err := c.Close(); err != nil {
-			errs = append(errs, err)
-		}
+	if s.Closer == nil {
+		return nil
 	}
-	return errors.Join(errs...)
+	return s.Closer.Close()
 }
 
 // New builds the backend cfg names. This is the only place that knows the
 // backends. Constructors only check configuration: nothing on the host
 // changes until a call arrives. Close the Set when done with it.
 func New(cfg Config) (Set, error) {
+	var (
+		s   Set
+		err error
+	)
 	switch cfg.Host {
 	case Simulated:
-		return newSimulated(cfg)
+		s, err = newSimulated(cfg)
 	case Windows:
-		return newWindows(cfg)
+		s, err = newWindows(cfg)
 	case Linux:
-		return newLinux(cfg)
+		s, err = newLinux(cfg)
 	case "":
 		return Set{}, fmt.Errorf("no real host backend exists for %s; use the simulated host", runtime.GOOS)
+	default:
+		return Set{}, fmt.Errorf("unknown host backend %q: want windows, linux or simulated", cfg.Host)
 	}
-	return Set{}, fmt.Errorf("unknown host backend %q: want windows, linux or simulated", cfg.Host)
+	if err != nil {
+		return Set{}, err
+	}
+	s.WorkingDirs = append([]string(nil), cfg.WorkingDirs...)
+	return s, nil
 }
 
 // newSimulated builds the simulated host from the description cfg gives.
@@ -220,8 +245,8 @@ func newSimulated(cfg Config) (Set, error) {
 		Disk:       h.Disk(),
 		Volume:     h.Volume(),
 		Filesystem: h.Filesystem(),
-		SMB:        h.Smb(),
-		ISCSI:      h.Iscsi(),
+		SMB:        h.SMB(),
+		ISCSI:      h.ISCSI(),
 		System:     h.System(),
 		Simulated:  h,
 	}, nil
@@ -282,26 +307,16 @@ next:
 	return list
 }
 
-// Services is the six group Services on one host: what both the daemon's
-// gRPC adapters and library mode call.
-type Services struct {
-	Disk       *disk.Service
-	Volume     *volume.Service
-	Filesystem *filesystem.Service
-	SMB        *smb.Service
-	ISCSI      *iscsi.Service
-	System     *system.Service
-}
-
 // Services builds the six group Services on s, confining every path to
-// workingDirs (in s's path style) and StartService and StopService to
-// allowedServices.
-func (s Set) Services(workingDirs, allowedServices []string) (Services, error) {
-	paths, err := hostpath.NewPolicy(s.Style, workingDirs)
+// the working directories s was built for (in s's path style) and
+// StartService and StopService to allowedServices. The result is what
+// both the daemon's gRPC adapters serve and library mode guards.
+func (s Set) Services(allowedServices []string) (groups.Set, error) {
+	paths, err := hostpath.NewPolicy(s.Style, s.WorkingDirs)
 	if err != nil {
-		return Services{}, err
+		return groups.Set{}, err
 	}
-	return Services{
+	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
 		Volume:     volume.NewService(s.Volume, paths),
 		Filesystem: filesystem.NewService(s.Filesystem, paths),

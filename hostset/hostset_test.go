@@ -32,7 +32,7 @@ func TestSimulated(t *testing.T) {
 	if got := s.Simulated.WorkingDirs(); !slices.Contains(got, `C:\var\lib\kubelet`) || !slices.Contains(got, `C:\csi`) {
 		t.Errorf("working dirs %v", got)
 	}
-	svc, err := s.Services([]string{`C:\var\lib\kubelet`}, nil)
+	svc, err := s.Services(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: New = %v, want an error containing %q", name, err, c.want)
 		}
 	}
-	if _, err := (Set{Style: hostpath.Windows}).Services([]string{"relative"}, nil); err == nil {
+	if _, err := (Set{Style: hostpath.Windows, WorkingDirs: []string{"relative"}}).Services(nil); err == nil {
 		t.Error("Services accepted a relative working dir")
 	}
 }

@@ -23,8 +23,12 @@ import (
 // only check configuration; nothing on the host changes until a call
 // arrives.
 func newLinux(cfg Config) (Set, error) {
+	filesystem := cfg.LinuxFilesystem
+	if filesystem == "" {
+		filesystem = DefaultLinuxFilesystem
+	}
 	blocks, err := blockdev.New(blockdev.Config{
-		Filesystem: cfg.LinuxFilesystem,
+		Filesystem: filesystem,
 		// A disk with anything mounted outside the working dirs belongs
 		// to the host and is never touched.
 		MountRoots: cfg.WorkingDirs,
@@ -52,6 +56,9 @@ func newLinux(cfg Config) (Set, error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("linux iSCSI backend: %w", err)
 	}
+	// The system group's D-Bus connection is the one thing a Linux
+	// backend holds between calls.
+	services := systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus(""))
 	return Set{
 		Style:      hostpath.POSIX,
 		Disk:       blocks.Disk(),
@@ -59,7 +66,8 @@ func newLinux(cfg Config) (Set, error) {
 		Filesystem: fs,
 		SMB:        smbHost,
 		ISCSI:      initiator,
-		System:     systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus("")),
+		System:     services,
+		Closer:     services,
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,17 @@ func TestLinuxDiskReadTimeout(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestLinuxDefaults: the node defaults hostset owns are the ones the
+// block backend falls back to when used on its own, so a driver sees
+// the same node whichever builds it.
+func TestLinuxDefaults(t *testing.T) {
+	if want := []string{LinuxKubeletPath}; !slices.Equal(blockdev.DefaultMountRoots, want) {
+		t.Errorf("blockdev.DefaultMountRoots = %v, want %v", blockdev.DefaultMountRoots, want)
+	}
+	if blockdev.DefaultFilesystem != DefaultLinuxFilesystem {
+		t.Errorf("blockdev.DefaultFilesystem = %q, want %q", blockdev.DefaultFilesystem, DefaultLinuxFilesystem)
 	}
 }

@@ -62,6 +62,7 @@ func fakeNode(t *testing.T, o Options, sys *fakeSystem) (*Node, error) {
 	}
 	sys.Host = h.System
 	h.System = sys
+	h.Closer = sys // as the Linux backend names its systemd connection
 	n, err := newNode(o, h)
 	if err == nil {
 		t.Cleanup(func() { _ = n.Close() })

@@ -331,7 +331,7 @@ func TestVolumeAtFollowsLinks(t *testing.T) {
 func TestVolumeAtSMBLink(t *testing.T) {
 	h := smbHost(t)
 	local := kubelet + `\plugins\smb\pv1`
-	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
+	must(t, h.SMB().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
 	_, err := h.Volume().VolumeAt(ctx, local)
 	wantErr(t, err, errdefs.ErrNotFound, "SMB")
 }

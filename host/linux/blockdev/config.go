@@ -16,7 +16,8 @@ type Config struct {
 	// DevRoot is the directory of block device nodes (devtmpfs). Default
 	// "/dev". Disk and partition nodes are DevRoot/<kernel name>.
 	DevRoot string
-	// Filesystem is what FormatVolume creates: "ext4" (default) or "xfs".
+	// Filesystem is what FormatVolume creates: "ext4" or "xfs"; ""
+	// means DefaultFilesystem.
 	Filesystem string
 	// DiskFilter holds glob patterns (path.Match syntax) of kernel disk
 	// names ("sd*", "nvme0n1") the proxy shows and manages; other disks do
@@ -66,6 +67,10 @@ var (
 	DefaultMountRoots = []string{"/var/lib/kubelet"}
 )
 
+// DefaultFilesystem is what FormatVolume creates when Config.Filesystem
+// is empty.
+const DefaultFilesystem = "ext4"
+
 // DefaultHostMountTable is the mount table of PID 1: the host's init when
 // the daemon runs with hostPID.
 const DefaultHostMountTable = "/proc/1/mountinfo"
@@ -94,7 +99,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	switch cfg.Filesystem {
 	case "":
-		cfg.Filesystem = "ext4"
+		cfg.Filesystem = DefaultFilesystem
 	case "ext4", "xfs":
 	default:
 		return cfg, errdefs.Errorf(errdefs.ErrInvalidArgument, "filesystem %q is not supported: use ext4 or xfs", cfg.Filesystem)
