@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/cifs"
-	iscsiinit "github.com/csi-node-proxy/csi-node-proxy/host/linux/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/localfs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/systemd"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/cifs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/iscsiinit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/localfs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/systemd"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/cifs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/cifs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )

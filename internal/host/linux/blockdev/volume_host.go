@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // ListVolumesOnDisk implements volume.Host: the unique GUIDs of the disk's

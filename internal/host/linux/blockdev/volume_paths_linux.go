@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
 )
 
 // The volume methods that take a caller's path resolve it beneath its

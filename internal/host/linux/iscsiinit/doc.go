@@ -1,8 +1,9 @@
 // Package iscsiinit is the Linux iSCSI initiator backend of the iSCSI
 // group (iscsi.Host): open-iscsi for sessions, a pure-Go SendTargets
-// client for discovery, and sysfs for the disks a session brings. It lives
-// in host/linux/iscsi; the package name says what it is, an initiator, and
-// avoids clashing with the groups/iscsi package every caller also imports.
+// client for discovery, and sysfs for the disks a session brings. The
+// name says what it is, an initiator, and avoids clashing with the
+// groups/iscsi package every caller also imports; the directory has the
+// same name, as the Windows initiator's has.
 //
 // # How the Windows RPCs map onto Linux
 //

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 

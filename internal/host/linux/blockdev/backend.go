@@ -13,8 +13,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // Backend is the disk and volume host of a Linux node. It keeps no copy of

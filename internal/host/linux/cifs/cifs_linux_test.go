@@ -17,7 +17,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // fakeKernel is a kernel with CIFS: mount(2) records the call and adds a

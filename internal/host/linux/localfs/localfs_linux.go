@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // kernel is every privileged system call the backend makes. The Linux

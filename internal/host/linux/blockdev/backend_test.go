@@ -17,8 +17,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // Disk numbers of the fixture (their diskseq).

@@ -20,8 +20,8 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // Defaults for Config fields left zero.

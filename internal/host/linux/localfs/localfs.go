@@ -31,7 +31,7 @@ import (
 	"fmt"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
 )
 
 // FS is a filesystem.Host on the local filesystem, confined to its working

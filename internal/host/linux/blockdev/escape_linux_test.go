@@ -14,7 +14,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // VolumeMounts returns every path where volume id is mounted, each once,

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // fixture is a private copy of testdata/sysfs plus a /dev of sparse files,

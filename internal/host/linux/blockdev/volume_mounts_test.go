@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // mountTable parses mountinfo text, one mount per line in the format of

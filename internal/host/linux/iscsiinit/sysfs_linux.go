@@ -20,12 +20,12 @@ import (
 
 // DiskNumberFunc returns the disk number the proxy reports for a block
 // device, by kernel name ("sdb"). The daemon wires the disk group's scheme
-// (host/linux/blockdev) so that GetTargetDisks and the disk group agree.
+// (internal/host/linux/blockdev) so that GetTargetDisks and the disk group agree.
 type DiskNumberFunc func(blockDeviceName string) (uint32, error)
 
 // DiskSeqNumber is the default DiskNumberFunc: the device's diskseq
 // (/sys/block/<name>/diskseq, Linux 5.15+), a number the kernel never
-// reuses within one boot, as host/linux/blockdev numbers disks. blockdev
+// reuses within one boot, as internal/host/linux/blockdev numbers disks. blockdev
 // numbers disks without a diskseq (kernels before 5.15, which reuse sdX
 // names and device numbers when a LUN comes back), or with one of 2^31 or
 // more, itself, from a table only it holds; DiskSeqNumber cannot know
