@@ -27,12 +27,12 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/files"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/iscsiinit"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/services"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/smbmap"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/storage"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/files"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/iscsiinit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/services"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/smbmap"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/storage"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 

@@ -280,7 +280,7 @@ func TestUnmountDanglingMountPoint(t *testing.T) {
 // to the staging mount point, and drivers ask for the volume there
 // (azuredisk NodeGetVolumeStats, NodeExpandVolume, unpublish's flush).
 // VolumeAt follows links as the Windows backend does
-// (host/windows/storage/volume.go): through a chain of links to a mount
+// (internal/host/windows/storage/volume.go): through a chain of links to a mount
 // point or a drive root it names that volume; a link to a plain folder,
 // into a folder inside a volume or to an SMB share is not a mount; a loop
 // is cut off.

@@ -25,7 +25,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // Config tunes the backend. The zero value behaves like upstream

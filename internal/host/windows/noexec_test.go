@@ -14,17 +14,17 @@ import (
 // TestNoChildProcess holds the Windows backend to its rule: nothing in the
 // Windows build of the daemon can start a process. It checks the build
 // graph (os/exec must not be linked into csi-node-proxy.exe or any
-// host/windows package) and the source (no direct process-creation call).
+// internal/host/windows package) and the source (no direct process-creation call).
 // It runs on Linux, where the go tool is, for the GOOS=windows build.
 func TestNoChildProcess(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go tool")
 	}
-	// The daemon is in the cmd module (../../cmd), which resolves this
+	// The daemon is in the cmd module (../../../cmd), which resolves this
 	// module's packages through its replace, so one listing from there
-	// covers the daemon and every host/windows package.
-	cmd := exec.Command("go", "list", "-deps", "./csi-node-proxy", "github.com/csi-node-proxy/csi-node-proxy/host/windows/...")
-	cmd.Dir = filepath.Join("..", "..", "cmd")
+	// covers the daemon and every internal/host/windows package.
+	cmd := exec.Command("go", "list", "-deps", "./csi-node-proxy", "github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/...")
+	cmd.Dir = filepath.Join("..", "..", "..", "cmd")
 	cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -26,8 +26,8 @@ import (
 //
 // Only the block drivers' flows run here. The storage backend serves the
 // disk and volume groups, and modelFS the filesystem group on the same
-// file tree; csi-driver-smb's flows need the SMB group (host/windows/smbmap)
-// and vsphere's NodeGetInfo the system group (host/windows/services), which
+// file tree; csi-driver-smb's flows need the SMB group (internal/host/windows/smbmap)
+// and vsphere's NodeGetInfo the system group (internal/host/windows/services), which
 // have seams of their own in their packages and no model on this one. Those
 // flows show up as skipped subtests naming this reason.
 
@@ -38,9 +38,9 @@ const flowsKubeletDir = `C:\var\lib\kubelet`
 func flowsNotHere(id flows.FlowID) string {
 	switch {
 	case id.Driver == "smb":
-		return "the SMB group is not part of the storage backend (host/windows/smbmap has its own seam); the block drivers' flows run here"
+		return "the SMB group is not part of the storage backend (internal/host/windows/smbmap has its own seam); the block drivers' flows run here"
 	case id.Name == "NodeGetInfo/bios-serial":
-		return "the system group is not part of the storage backend (host/windows/services has its own seam); the block drivers' flows run here"
+		return "the system group is not part of the storage backend (internal/host/windows/services has its own seam); the block drivers' flows run here"
 	}
 	return ""
 }

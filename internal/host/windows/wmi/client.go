@@ -39,7 +39,7 @@ type API interface {
 // MSFT_Volume.Format runs to completion in the provider whatever the
 // caller does, so the context is only checked before starting, and a call
 // blocks for as long as the provider takes. A caller that must not wait
-// that long (host/windows/storage bounds every call) has to run the call
+// that long (internal/host/windows/storage bounds every call) has to run the call
 // on its own goroutine and, when it stops waiting, keep any retry from
 // starting a second operation on the same object while the abandoned one
 // may still be running.

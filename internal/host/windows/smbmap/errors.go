@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // Win32 error codes the SMB client reports through the SMB WMI provider

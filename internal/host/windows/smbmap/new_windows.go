@@ -5,8 +5,8 @@ package smbmap
 import (
 	"golang.org/x/sys/windows"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/files"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/files"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // New returns the Windows SMB backend. It does no work: WMI is first

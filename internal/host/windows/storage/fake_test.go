@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // fakeSystem is the recording test double behind the system seam. Every

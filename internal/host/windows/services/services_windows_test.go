@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/windows/registry"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // requireRealWindows skips under Wine, whose services, firmware tables and

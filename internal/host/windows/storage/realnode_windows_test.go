@@ -12,15 +12,15 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // The real-node kit: the checks of issue 11 (items 2, 5, 7, 10, 11) and of
 // docs/windows-storage.md's unconfirmed list that only a real Windows node
 // can settle. Build it anywhere with
 //
-//	GOOS=windows go test -c -tags realnode -o realnode.test.exe ./host/windows/storage/
+//	GOOS=windows go test -c -tags realnode -o realnode.test.exe ./internal/host/windows/storage/
 //
 // and run it on the node in an elevated prompt:
 //

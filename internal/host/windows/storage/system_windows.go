@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // guidDevInterfaceDisk is GUID_DEVINTERFACE_DISK

@@ -34,7 +34,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/files"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/files"
 )
 
 // Config is the SMB backend's configuration.

@@ -19,8 +19,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/host/windows/wmi"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 )
 
 // winModel is a stateful model of a Windows node behind the system seam.
@@ -1578,7 +1578,7 @@ func (m *winModel) resizeDisk(n uint32, size int64) {
 // modelFS is filesystem.Host over the model's file tree, so driver flows
 // that create staging directories and publish links can run against the
 // Windows storage backend over the same world. It follows the Windows
-// filesystem backend (host/windows/files) in what it accepts; its errors
+// filesystem backend (internal/host/windows/files) in what it accepts; its errors
 // are the model's Win32 codes mapped as the storage backend maps them.
 type modelFS struct{ m *winModel }
 
