@@ -116,7 +116,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
 	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
-	./internal/winsvc/... ./test/clientneg/ ./internal/printable/ ./internal/fieldname/ ./hostset/ ./inprocess/ \
+	./internal/winsvc/... ./test/clientneg/ ./internal/printable/ ./internal/fieldname/ ./internal/hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
 
 # The same for the cmd module (the daemon's start and stop, the Windows service).

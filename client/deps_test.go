@@ -63,7 +63,7 @@ func isClientPackage(pkg string) bool {
 // Small helpers the model packages import (internal/keylock, the
 // validators' internal/printable) are allowed: they are part of the model.
 func daemonPackage(rel string) bool {
-	for _, p := range []string{"cmd/", "host/", "internal/host/", "hostset", "internal/hostset", "inprocess", "internal/adapter", "internal/server",
+	for _, p := range []string{"cmd/", "host/", "internal/host/", "internal/hostset", "inprocess", "internal/adapter", "internal/server",
 		"internal/transport", "internal/policy", "internal/audit", "internal/metrics", "internal/identity",
 		"internal/winsvc", "internal/version", "internal/convgen"} {
 		if strings.HasPrefix(rel, p) {

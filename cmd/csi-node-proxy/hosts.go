@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
