@@ -40,9 +40,9 @@ generate: ## Regenerate protobuf stubs, the versioned adapters and the Win32 sys
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter client host/windows)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter client internal/host/windows)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter client host/windows; git diff --stat -- api internal/adapter client host/windows; exit 1; \
+		git status --porcelain -- api internal/adapter client internal/host/windows; git diff --stat -- api internal/adapter client internal/host/windows; exit 1; \
 	fi
 
 .PHONY: vet
@@ -114,9 +114,9 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # storage skip under Wine with a message: Wine fakes those APIs), and the
 # Windows service, installed into Wine's service control manager, run,
 # stopped while a call is in flight and uninstalled.
-WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/keylock/ ./internal/transport/ ./internal/server/ \
-	./groups/... ./host/simulated/ ./host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
-	./internal/winsvc/... ./test/clientneg/ ./internal/printable/ ./internal/fieldname/ ./hostset/ ./inprocess/ \
+WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/leaf/keylock/ ./internal/transport/ ./internal/server/ \
+	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
+	./internal/winsvc/... ./test/clientneg/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
 
 # The same for the cmd module (the daemon's start and stop, the Windows service).
@@ -200,11 +200,11 @@ check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make d
 # when the time is up although nothing failed (golang/go#75804, fixed in
 # go1.27); a count never sets that deadline.
 FUZZ_TARGETS := ./hostpath:FuzzPOSIXClean ./hostpath:FuzzWindowsClean ./hostpath:FuzzPolicyCheck ./hostpath:FuzzReservedDeviceName \
-	./internal/printable:FuzzCheck \
+	./internal/leaf/printable:FuzzCheck \
 	./groups/smb:FuzzParseRemotePath ./groups/smb:FuzzNewSmbGlobalMapping ./groups/iscsi:FuzzParsePortal \
 	./groups/iscsi:FuzzCheckIQN ./groups/iscsi:FuzzConnectTarget ./groups/system:FuzzCheckServiceName \
 	./groups/volume:FuzzVolumeID ./internal/adapter/diskid:FuzzParse ./internal/policy:FuzzParse:15000x \
-	./host/windows/wmi:FuzzLiteral
+	./internal/host/windows/wmi:FuzzLiteral
 FUZZTIME ?= 100000x
 # Minimizing every new input for up to 60 s (go's default) stalls targets whose
 # every mutation finds new coverage (the YAML parser): 100 runs is enough.

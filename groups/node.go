@@ -34,3 +34,30 @@ type Node interface {
 	// made after Close fail.
 	Close() error
 }
+
+// Set is the six groups of one node as values, one implementation each:
+// what package hostset builds on a host backend, what the daemon's gRPC
+// adapters serve (each adapter takes its group's field) and what library
+// mode puts its call gate in front of. It is the one shape of "the six
+// groups" inside csi-node-proxy, so a seventh group or a renamed one is
+// one field here rather than a copy in every layer that passes them on.
+// Node is the same six behind methods, for drivers; a Set is not a Node
+// because a Node also owns what it must Close.
+//
+// A field may be nil where a caller serves fewer groups (a test serving
+// only the filesystem group); registering a version of a group whose
+// field is nil is the caller's mistake.
+type Set struct {
+	// Disk is the disk group.
+	Disk disk.Interface
+	// Volume is the volume group.
+	Volume volume.Interface
+	// Filesystem is the filesystem group.
+	Filesystem filesystem.Interface
+	// SMB is the SMB group.
+	SMB smb.Interface
+	// ISCSI is the iSCSI group.
+	ISCSI iscsi.Interface
+	// System is the system group.
+	System system.Interface
+}

@@ -15,7 +15,7 @@ import (
 	"unicode"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // Style is a family of path rules.

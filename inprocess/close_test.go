@@ -19,7 +19,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 )
 
 // fakeSystem is the simulated host's system backend with StartService and
@@ -62,6 +62,7 @@ func fakeNode(t *testing.T, o Options, sys *fakeSystem) (*Node, error) {
 	}
 	sys.Host = h.System
 	h.System = sys
+	h.Closer = sys // as the Linux backend names its systemd connection
 	n, err := newNode(o, h)
 	if err == nil {
 		t.Cleanup(func() { _ = n.Close() })

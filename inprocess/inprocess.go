@@ -55,9 +55,9 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -72,10 +72,11 @@ const (
 
 // The daemon's -kubelet-path defaults: the Windows kubelet's directory for
 // the Windows and simulated hosts (the simulated host is a Windows node
-// wherever it runs), the Linux kubelet's for the Linux host.
+// wherever it runs), the Linux kubelet's for the Linux host. Both are
+// hostset's, which the daemon's flags use too.
 const (
-	DefaultWindowsKubeletPath = `C:\var\lib\kubelet`
-	DefaultLinuxKubeletPath   = "/var/lib/kubelet"
+	DefaultWindowsKubeletPath = hostset.WindowsKubeletPath
+	DefaultLinuxKubeletPath   = hostset.LinuxKubeletPath
 )
 
 // Options configure a Node. The zero Options are the daemon started
@@ -101,7 +102,8 @@ type Options struct {
 	// (-require-privacy); nil means true, the daemon's default.
 	RequirePrivacy *bool
 	// LinuxFilesystem is what FormatVolume creates on the Linux host
-	// (--linux-filesystem): "ext4" (when "") or "xfs".
+	// (--linux-filesystem): "ext4" or "xfs"; "" is the daemon's default,
+	// ext4.
 	LinuxFilesystem string
 	// LinuxHostMountTable is the host's mount table the Linux host reads
 	// besides the process's own (--linux-host-mount-table), so a disk
@@ -195,13 +197,9 @@ const (
 type Node struct {
 	sec *security
 	sim *simulated.Host
-
-	disk       disk.Interface
-	volume     volume.Interface
-	filesystem filesystem.Interface
-	smb        smb.Interface
-	iscsi      iscsi.Interface
-	system     system.Interface
+	// set is the six groups behind the call gate: each field a guard
+	// in front of the group Service hostset built.
+	set groups.Set
 }
 
 var _ groups.Node = (*Node)(nil)
@@ -223,16 +221,12 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	}
 	dirs := workingDirs(o)
 	requirePrivacy := o.RequirePrivacy == nil || *o.RequirePrivacy
-	fs := o.LinuxFilesystem
-	if fs == "" {
-		fs = "ext4"
-	}
 	// The Linux SMB backend reads the policy's smbPermissions per call;
 	// the policy is loaded by newNode, after the host.
 	store := new(atomic.Pointer[policy.Store])
 	h, err := hostset.New(hostset.Config{
 		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy,
-		LinuxFilesystem: fs, LinuxHostMountTable: o.LinuxHostMountTable, Policy: store.Load,
+		LinuxFilesystem: o.LinuxFilesystem, LinuxHostMountTable: o.LinuxHostMountTable, Policy: store.Load,
 		Simulated: o.Simulated, SimConfigFile: o.SimConfigFile, SimDisks: o.SimDisks,
 	})
 	if err != nil {
@@ -249,7 +243,7 @@ func New(ctx context.Context, o Options) (*Node, error) {
 // newNode builds the Node of o on the host h, which it owns from now on:
 // h is closed by Node.Close, or before newNode returns an error.
 func newNode(o Options, h hostset.Set) (*Node, error) {
-	svc, err := h.Services(workingDirs(o), o.AllowedServices)
+	svc, err := h.Services(o.AllowedServices)
 	if err != nil {
 		_ = h.Close() // nothing ran on h; the error that matters is err
 		return nil, err
@@ -261,14 +255,16 @@ func newNode(o Options, h hostset.Set) (*Node, error) {
 	}
 	g := func(group string) *guard { return &guard{sec: sec, group: group} }
 	return &Node{
-		sec:        sec,
-		sim:        h.Simulated,
-		disk:       diskGuard{g("disk"), svc.Disk},
-		volume:     volumeGuard{g("volume"), svc.Volume},
-		filesystem: filesystemGuard{g("filesystem"), svc.Filesystem},
-		smb:        smbGuard{g("smb"), svc.SMB},
-		iscsi:      iscsiGuard{g("iscsi"), svc.ISCSI},
-		system:     systemGuard{g("system"), svc.System},
+		sec: sec,
+		sim: h.Simulated,
+		set: groups.Set{
+			Disk:       diskGuard{g("disk"), svc.Disk},
+			Volume:     volumeGuard{g("volume"), svc.Volume},
+			Filesystem: filesystemGuard{g("filesystem"), svc.Filesystem},
+			SMB:        smbGuard{g("smb"), svc.SMB},
+			ISCSI:      iscsiGuard{g("iscsi"), svc.ISCSI},
+			System:     systemGuard{g("system"), svc.System},
+		},
 	}, nil
 }
 
@@ -277,31 +273,28 @@ func newNode(o Options, h hostset.Set) (*Node, error) {
 func workingDirs(o Options) []string {
 	kubelet := o.KubeletPath
 	if kubelet == "" {
-		kubelet = DefaultWindowsKubeletPath
-		if o.Host == HostLinux {
-			kubelet = DefaultLinuxKubeletPath
-		}
+		kubelet = hostset.KubeletPath(o.Host)
 	}
 	return append(append([]string(nil), o.WorkingDirs...), kubelet)
 }
 
 // Disk returns the disk group.
-func (n *Node) Disk() disk.Interface { return n.disk }
+func (n *Node) Disk() disk.Interface { return n.set.Disk }
 
 // Volume returns the volume group.
-func (n *Node) Volume() volume.Interface { return n.volume }
+func (n *Node) Volume() volume.Interface { return n.set.Volume }
 
 // Filesystem returns the filesystem group.
-func (n *Node) Filesystem() filesystem.Interface { return n.filesystem }
+func (n *Node) Filesystem() filesystem.Interface { return n.set.Filesystem }
 
 // SMB returns the SMB group.
-func (n *Node) SMB() smb.Interface { return n.smb }
+func (n *Node) SMB() smb.Interface { return n.set.SMB }
 
 // ISCSI returns the iSCSI group.
-func (n *Node) ISCSI() iscsi.Interface { return n.iscsi }
+func (n *Node) ISCSI() iscsi.Interface { return n.set.ISCSI }
 
 // System returns the system group.
-func (n *Node) System() system.Interface { return n.system }
+func (n *Node) System() system.Interface { return n.set.System }
 
 // Simulated returns the simulated host behind the groups, for a test that
 // arranges or inspects the node (AddDisk, ListVolumes, ReadFile); nil

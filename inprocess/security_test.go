@@ -181,7 +181,7 @@ func TestPathRootsDenyAndAudit(t *testing.T) {
 func TestSecretsNeverLogged(t *testing.T) {
 	const password, chap, mutual = "Sh4re-P@ss-7731", "chap-s3cret-0042", "mutual-s3cret-0099"
 	cfg := simulated.DefaultConfig(nil)
-	cfg.SmbShares = []simulated.SmbShare{{Path: `\\fileserver\share`, Username: `CONTOSO\csi`, Password: password}}
+	cfg.SMBShares = []simulated.SMBShare{{Path: `\\fileserver\share`, Username: `CONTOSO\csi`, Password: password}}
 	log := filepath.Join(t.TempDir(), "audit.log")
 	n := simNode(t, Options{Simulated: &cfg, AuditLog: log})
 	ctx := t.Context()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 )
 
 // TestDiskReadTimeoutDefault keeps --linux-disk-read-timeout's default

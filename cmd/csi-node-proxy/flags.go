@@ -17,34 +17,18 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
-// Host backend names for --host.
+// Host backend names for --host: hostset's, which builds them.
 const (
-	hostWindows   = "windows"
-	hostLinux     = "linux"
-	hostSimulated = "simulated"
+	hostWindows   = hostset.Windows
+	hostLinux     = hostset.Linux
+	hostSimulated = hostset.Simulated
 )
-
-// defaultKubeletPath is upstream's -kubelet-path default, kept for the
-// Windows and simulated hosts (the simulated host is a Windows node
-// wherever it runs); with --host=linux the default is the Linux kubelet's
-// directory instead.
-const (
-	defaultKubeletPath      = `C:\var\lib\kubelet`
-	defaultLinuxKubeletPath = "/var/lib/kubelet"
-)
-
-// kubeletPathFor is -kubelet-path's default for a host backend.
-func kubeletPathFor(host string) string {
-	if host == hostLinux {
-		return defaultLinuxKubeletPath
-	}
-	return defaultKubeletPath
-}
 
 // Logging formats for --logging-format, the Kubernetes components' flag.
 const (
@@ -171,15 +155,7 @@ var errVersion = errors.New("version requested")
 
 // defaultHost is the real backend of the OS the daemon runs on, or "" for
 // an OS without one.
-func defaultHost() string {
-	switch runtime.GOOS {
-	case "windows":
-		return hostWindows
-	case "linux":
-		return hostLinux
-	}
-	return ""
-}
+func defaultHost() string { return hostset.Default() }
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -203,7 +179,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	}
 
 	// Upstream csi-proxy's flags.
-	set.StringVar(&cfg.KubeletPath, "kubelet-path", kubeletPathFor(defaultHost()), `The kubelet's root directory, appended to the working directories (every path a call names must lie inside one); the default is upstream's C:\var\lib\kubelet, or /var/lib/kubelet with --host=linux`)
+	set.StringVar(&cfg.KubeletPath, "kubelet-path", hostset.KubeletPath(defaultHost()), "The kubelet's root directory, appended to the working directories (every path a call names must lie inside one); the default is upstream's "+hostset.WindowsKubeletPath+", or "+hostset.LinuxKubeletPath+" with --host=linux")
 	set.Var((*stringList)(&cfg.WorkingDirs), "working-dir", "Directory callers may create, remove and link paths in (repeatable)")
 	set.BoolVar(&cfg.WindowsService, "windows-service", false, "Run under the Windows service control manager, as the service install-service registers (Windows only)")
 	set.BoolVar(&cfg.RequirePrivacy, "require-privacy", true, "Require SMB encryption (RequirePrivacy) for new SMB global mappings")
@@ -244,7 +220,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(&cfg.Transport.PipeSDDL, "pipe-sddl", transport.DefaultPipeSDDL, "Security descriptor (SDDL) of the named pipes (Windows only)")
 	set.StringVar(apis, "apis", "", "Comma-separated APIs to serve: group-versions such as disk-v1 or whole groups such as volume (default: all)")
 	set.Var((*stringList)(&cfg.AllowedServices), "allowed-service", "Service that StartService and StopService may touch (repeatable; default none)")
-	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", "ext4", "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
+	set.StringVar(&cfg.LinuxFilesystem, "linux-filesystem", hostset.DefaultLinuxFilesystem, "Filesystem FormatVolume creates with --host=linux: ext4 or xfs")
 	set.StringVar(&cfg.LinuxHostMountTable, "linux-host-mount-table", defaultHostMountTable, "With --host=linux: the host's mount table (a mountinfo file), read besides the proxy's own, so that a disk mounted only on the host, outside the working directories, is never partitioned, formatted, mounted, resized or taken offline. The default, the table of PID 1, is the host's when the daemon shares the host's PID namespace (a systemd service, a pod with hostPID) and the container's own otherwise, and is ignored when unreadable; a pod without hostPID can mount the host's /proc (at /host/proc, say) and give /host/proc/1/mountinfo. A path given must be readable or the daemon does not start; none reads only the proxy's own table")
 	set.DurationVar(&cfg.LinuxDiskReadTimeout, "linux-disk-read-timeout", defaultDiskReadTimeout, "With --host=linux: how long a call waits for one disk's partition table; a disk that does not answer in time (a passive multipath path, a failed transport) is reported unreadable and the call goes on with the other disks")
 	addSMBFlags(set, cfg)
@@ -341,7 +317,7 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 		// A v0.2 command line: its two directories were all it allowed.
 		cfg.KubeletPath = ""
 	default:
-		cfg.KubeletPath = kubeletPathFor(cfg.Host)
+		cfg.KubeletPath = hostset.KubeletPath(cfg.Host)
 	}
 	if cfg.KubeletPath != "" {
 		cfg.WorkingDirs = append(cfg.WorkingDirs, cfg.KubeletPath)

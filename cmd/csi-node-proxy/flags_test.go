@@ -12,9 +12,9 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 

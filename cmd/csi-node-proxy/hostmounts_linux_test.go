@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 )
 
 // TestHostMountTableReachesTheBackend: --linux-host-mount-table becomes

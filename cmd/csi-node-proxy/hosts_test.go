@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
@@ -23,9 +24,9 @@ func TestServeClosesHost(t *testing.T) {
 		t.Skip("the adapter registry is empty: nothing to serve")
 	}
 	var closes atomic.Int32
-	buildHost = func(cfg Config) (hostSet, error) {
+	buildHost = func(cfg Config) (hostset.Set, error) {
 		h, err := newHost(cfg)
-		h.backend = countingCloser{h.backend, &closes}
+		h.Closer = countingCloser{h.Closer, &closes}
 		return h, err
 	}
 	t.Cleanup(func() { buildHost = newHost })
@@ -79,6 +80,9 @@ type countingCloser struct {
 
 func (c countingCloser) Close() error {
 	c.n.Add(1)
+	if c.Closer == nil { // the simulated host holds nothing
+		return nil
+	}
 	return c.Closer.Close()
 }
 

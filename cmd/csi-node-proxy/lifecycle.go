@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 )
@@ -30,7 +31,7 @@ func shutdown(srv *server.Server, timeout time.Duration, n winsvc.Notifier) erro
 // closeHost releases what h's backends hold, once the server has stopped
 // and no call can reach them. A failure is only logged: the daemon is
 // going away, and its exit status is about serving.
-func closeHost(h hostSet) {
+func closeHost(h hostset.Set) {
 	if err := h.Close(); err != nil {
 		klog.ErrorS(err, "Closing the host backend")
 	}

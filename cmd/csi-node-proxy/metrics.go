@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/hostmetrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
@@ -99,7 +100,7 @@ func startMetrics(cfg Config, x metrics.Extra) (m *metrics.Metrics, stop func(),
 // instrumentHost times every operation of h's backends into m's
 // csi_node_proxy_host_operation_duration_seconds, labelled with backend
 // (--host). With metrics off (nil m) h is returned unchanged.
-func instrumentHost(h hostSet, m *metrics.Metrics, backend string) hostSet {
+func instrumentHost(h hostset.Set, m *metrics.Metrics, backend string) hostset.Set {
 	if m == nil {
 		return h
 	}
@@ -107,8 +108,8 @@ func instrumentHost(h hostSet, m *metrics.Metrics, backend string) hostSet {
 	h.Disk = hostmetrics.Disk(h.Disk, o)
 	h.Volume = hostmetrics.Volume(h.Volume, o)
 	h.Filesystem = hostmetrics.Filesystem(h.Filesystem, o)
-	h.SMB = hostmetrics.Smb(h.SMB, o)
-	h.ISCSI = hostmetrics.Iscsi(h.ISCSI, o)
+	h.SMB = hostmetrics.SMB(h.SMB, o)
+	h.ISCSI = hostmetrics.ISCSI(h.ISCSI, o)
 	h.System = hostmetrics.System(h.System, o)
 	return h
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 )
 
@@ -90,9 +91,9 @@ func TestStartMetricsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := hostSet{Set: hostset.Set{Style: hostpath.Windows, Disk: sim.Disk(), Volume: sim.Volume(), Filesystem: sim.Filesystem(),
-		SMB: sim.Smb(), ISCSI: sim.Iscsi(), System: sim.System()}}
-	if got := instrumentHost(h, nil, hostSimulated); got != h {
+	h := hostset.Set{Style: hostpath.Windows, Disk: sim.Disk(), Volume: sim.Volume(), Filesystem: sim.Filesystem(),
+		SMB: sim.SMB(), ISCSI: sim.ISCSI(), System: sim.System()}
+	if got := instrumentHost(h, nil, hostSimulated); !reflect.DeepEqual(got, h) {
 		t.Error("instrumentHost wrapped the host with metrics off")
 	}
 	trackSecurity(nil, security{}) // must not panic

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 )
 
 // TestOpsFlags: --endpoint-prefix and --logging-format take what they
@@ -72,7 +74,7 @@ func TestKubeletPathDefaultPerHost(t *testing.T) {
 	usage(&b)
 	// The flag package prints a string default quoted (%q), so a Windows
 	// path shows its backslashes doubled.
-	if want := kubeletPathFor(defaultHost()); !strings.Contains(b.String(), "(default "+strconv.Quote(want)+")") {
+	if want := hostset.KubeletPath(defaultHost()); !strings.Contains(b.String(), "(default "+strconv.Quote(want)+")") {
 		t.Errorf("help does not show this OS's default %q:\n%s", want, b.String())
 	}
 }

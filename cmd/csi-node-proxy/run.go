@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
@@ -154,9 +155,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 // runtime's answers under --cri-endpoint), sec's policy and audit log,
 // and the host h answering the policy's questions about disks and
 // volumes (object confinement: rules with objects).
-func serverConfig(cfg Config, h hostSet, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
+func serverConfig(cfg Config, h hostset.Set, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
 	return server.Config{
-		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: server.NewHostObjects(h.Set),
+		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: server.NewHostObjects(h),
 		Audit: sec.audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // Checks of positional arguments, run before anything is asked or

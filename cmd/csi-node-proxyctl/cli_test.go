@@ -63,8 +63,8 @@ func newSimNode(t *testing.T, cfg simulated.Config, allowed ...string) *simNode 
 		d:    disk.NewService(h.Disk()),
 		v:    volume.NewService(h.Volume(), paths),
 		f:    filesystem.NewService(h.Filesystem(), paths),
-		s:    smb.NewService(h.Smb(), paths),
-		i:    iscsi.NewService(h.Iscsi()),
+		s:    smb.NewService(h.SMB(), paths),
+		i:    iscsi.NewService(h.ISCSI()),
 		sys:  system.NewService(h.System(), allowed),
 	}
 }
@@ -206,7 +206,7 @@ func TestConfirmation(t *testing.T) {
 func TestSecretInput(t *testing.T) {
 	const password = "terminal-Secret-5150"
 	cfg := simulated.DefaultConfig(nil)
-	cfg.SmbShares = []simulated.SmbShare{{Path: `\\fs\share`, Username: `DOM\u`, Password: password}}
+	cfg.SMBShares = []simulated.SMBShare{{Path: `\\fs\share`, Username: `DOM\u`, Password: password}}
 	n := newSimNode(t, cfg)
 
 	var echoOffCalls, restores int
@@ -222,7 +222,7 @@ func TestSecretInput(t *testing.T) {
 	if echoOffCalls != 1 || restores != 1 {
 		t.Errorf("echo turned off %d times and restored %d times, want 1 and 1", echoOffCalls, restores)
 	}
-	if m := n.host.SmbMappings(); len(m) != 1 || m[0].Username != `DOM\u` {
+	if m := n.host.SMBMappings(); len(m) != 1 || m[0].Username != `DOM\u` {
 		t.Errorf("mappings %+v, want the share mapped as DOM\\u", m)
 	}
 	for name, s := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
@@ -237,8 +237,8 @@ func TestSecretInput(t *testing.T) {
 	// A wrong password from stdin (no terminal, --yes) is the host's
 	// permission denied, exit 4, and the message does not carry it either.
 	// Unmapped first: an existing healthy mapping would be reused.
-	if _, errOut, code := runApp(t, n.opener(), "", false, "smb", "unmap", `\\fs\share`, "--yes"); code != exitOK || len(n.host.SmbMappings()) != 0 {
-		t.Fatalf("unmap: exit %d, stderr %q, mappings %+v", code, errOut, n.host.SmbMappings())
+	if _, errOut, code := runApp(t, n.opener(), "", false, "smb", "unmap", `\\fs\share`, "--yes"); code != exitOK || len(n.host.SMBMappings()) != 0 {
+		t.Fatalf("unmap: exit %d, stderr %q, mappings %+v", code, errOut, n.host.SMBMappings())
 	}
 	const wrong = "wrong-Secret-0000"
 	_, errOut, code := runApp(t, n.opener(), wrong+"\n", false, "smb", "map", `\\fs\share\pvc`, "--user", `DOM\u`, "--password-file", "-", "--yes")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/keylock"
 )
 
 // Service is the disk group on top of a Host: the one implementation of

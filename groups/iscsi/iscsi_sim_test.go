@@ -22,7 +22,7 @@ const (
 func simService(t *testing.T) (*iscsi.Service, *simulated.Host) {
 	t.Helper()
 	cfg := simulated.DefaultConfig(nil)
-	cfg.IscsiTargets = []simulated.IscsiTarget{{
+	cfg.ISCSITargets = []simulated.ISCSITarget{{
 		Portal: iscsi.Portal{Address: "192.168.1.5"}, IQN: iqn, ChapUsername: "node1", ChapSecret: secret,
 		LUNs: []simulated.DiskSpec{{Size: 1 << 30}, {Size: 2 << 30}, {Size: 3 << 30}},
 	}}
@@ -30,7 +30,7 @@ func simService(t *testing.T) (*iscsi.Service, *simulated.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return iscsi.NewService(h.Iscsi()), h
+	return iscsi.NewService(h.ISCSI()), h
 }
 
 func must(t *testing.T, err error) {

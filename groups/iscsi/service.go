@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // DefaultPort is the iSCSI port used when a request says 0.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // Service is the SMB group on top of a Host: the one implementation of

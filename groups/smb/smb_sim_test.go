@@ -23,7 +23,7 @@ const (
 func simServices(t *testing.T) (*smb.Service, *filesystem.Service, *simulated.Host) {
 	t.Helper()
 	cfg := simulated.DefaultConfig(nil)
-	cfg.SmbShares = []simulated.SmbShare{
+	cfg.SMBShares = []simulated.SMBShare{
 		{Path: `\\files\vols`, Username: `CORP\csi`, Password: password, Dirs: []string{"pvc-1", "pvc-2"}},
 		{Path: `\\files\home`, Username: `CORP\bob`, Password: password},
 	}
@@ -38,7 +38,7 @@ func simServices(t *testing.T) (*smb.Service, *filesystem.Service, *simulated.Ho
 	if err := h.MkdirAll(kubelet + `\plugins\smb`); err != nil {
 		t.Fatal(err)
 	}
-	return smb.NewService(h.Smb(), paths), filesystem.NewService(h.Filesystem(), paths), h
+	return smb.NewService(h.SMB(), paths), filesystem.NewService(h.Filesystem(), paths), h
 }
 
 func must(t *testing.T, err error) {
@@ -70,7 +70,7 @@ func TestSimStageTwoVolumesOnOneShare(t *testing.T) {
 			t.Errorf("IsSymlink(%s) = %+v, %v", local, r, err)
 		}
 	}
-	if m := h.SmbMappings(); len(m) != 1 || m[0].Share != `\\files\vols` {
+	if m := h.SMBMappings(); len(m) != 1 || m[0].Share != `\\files\vols` {
 		t.Errorf("mappings = %+v; want one for the share root", m)
 	}
 	// Removing by a path below the share removes the share's mapping.
@@ -107,10 +107,10 @@ func TestSimSmbErrors(t *testing.T) {
 		t.Errorf("the error %q does not name Windows error 1219", err)
 	}
 	// A stale mapping is re-created.
-	must(t, h.DisconnectSmb(`\\files\vols`))
+	must(t, h.DisconnectSMB(`\\files\vols`))
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\vols`, Username: `CORP\csi`, Password: password})
 	must(t, err)
-	if m := h.SmbMappings(); m[0].Status != simulated.SmbOK {
+	if m := h.SMBMappings(); m[0].Status != simulated.SMBOK {
 		t.Errorf("mapping status = %s", m[0].Status)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/keylock"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/keylock"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // Service is the system group on top of a Host: the one implementation of

@@ -15,8 +15,8 @@ import (
 // in parallel with readers and other groups; run it with -race.
 func TestConcurrentUse(t *testing.T) {
 	cfg := simulated.DefaultConfig(nil)
-	cfg.SmbShares = []simulated.SmbShare{{Path: `\\srv\share`, Username: "u", Password: secret, Dirs: []string{"d"}}}
-	cfg.IscsiTargets = []simulated.IscsiTarget{{Portal: portal, IQN: openIQN, LUNs: []simulated.DiskSpec{{Size: 64 << 20}}}}
+	cfg.SMBShares = []simulated.SMBShare{{Path: `\\srv\share`, Username: "u", Password: secret, Dirs: []string{"d"}}}
+	cfg.ISCSITargets = []simulated.ISCSITarget{{Portal: portal, IQN: openIQN, LUNs: []simulated.DiskSpec{{Size: 64 << 20}}}}
 	h := newHost(t, cfg)
 	const workers = 8
 	var wg sync.WaitGroup
@@ -76,8 +76,8 @@ func TestConcurrentUse(t *testing.T) {
 	m := mapping(t, `\\srv\share\d`, "", "u", secret)
 	wg.Go(func() {
 		for range 50 {
-			report(h.Smb().NewSmbGlobalMapping(ctx, m))
-			report(h.Smb().RemoveSmbGlobalMapping(ctx, m.Share))
+			report(h.SMB().NewSmbGlobalMapping(ctx, m))
+			report(h.SMB().RemoveSmbGlobalMapping(ctx, m.Share))
 		}
 	})
 	wg.Go(func() {
@@ -87,10 +87,10 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	})
 	wg.Go(func() {
-		report(h.Iscsi().AddTargetPortal(ctx, portal))
+		report(h.ISCSI().AddTargetPortal(ctx, portal))
 		for range 20 {
-			report(h.Iscsi().ConnectTarget(ctx, iscsi.Login{Portal: portal, IQN: openIQN}))
-			report(h.Iscsi().DisconnectTarget(ctx, portal, openIQN))
+			report(h.ISCSI().ConnectTarget(ctx, iscsi.Login{Portal: portal, IQN: openIQN}))
+			report(h.ISCSI().DisconnectTarget(ctx, portal, openIQN))
 		}
 	})
 	wg.Wait()

@@ -61,10 +61,10 @@ type Config struct {
 	SystemDiskSize Size `json:"systemDiskSize,omitempty"`
 	// Disks are the data disks attached at start.
 	Disks []DiskSpec `json:"disks,omitempty"`
-	// SmbShares are the SMB shares the simulated network offers.
-	SmbShares []SmbShare `json:"smbShares,omitempty"`
-	// IscsiTargets are the iSCSI targets the simulated network offers.
-	IscsiTargets []IscsiTarget `json:"iscsiTargets,omitempty"`
+	// SMBShares are the SMB shares the simulated network offers.
+	SMBShares []SMBShare `json:"smbShares,omitempty"`
+	// ISCSITargets are the iSCSI targets the simulated network offers.
+	ISCSITargets []ISCSITarget `json:"iscsiTargets,omitempty"`
 	// BIOSSerial is the BIOS serial number; "" means DefaultBIOSSerial.
 	BIOSSerial string `json:"biosSerial,omitempty"`
 	// Services are the host's services. nil means DefaultServices(); an
@@ -76,7 +76,7 @@ type Config struct {
 }
 
 // DiskSpec describes a disk: a data disk in Config.Disks or AddDisk, or an
-// iSCSI LUN in IscsiTarget.LUNs. Only Size is required; a disk is RAW
+// iSCSI LUN in ISCSITarget.LUNs. Only Size is required; a disk is RAW
 // (uninitialised), online and without a location unless the spec says
 // otherwise.
 type DiskSpec struct {
@@ -125,8 +125,8 @@ type DiskSpec struct {
 	DriveLetter string `json:"driveLetter,omitempty"`
 }
 
-// SmbShare is a share the simulated network offers.
-type SmbShare struct {
+// SMBShare is a share the simulated network offers.
+type SMBShare struct {
 	// Path is the share root, \\server\share.
 	Path string `json:"path"`
 	// Username is the account allowed to map the share, compared without
@@ -140,8 +140,8 @@ type SmbShare struct {
 	Dirs []string `json:"dirs,omitempty"`
 }
 
-// IscsiTarget is an iSCSI target the simulated network offers.
-type IscsiTarget struct {
+// ISCSITarget is an iSCSI target the simulated network offers.
+type ISCSITarget struct {
 	// Portal is where the target answers; port 0 means 3260. In JSON:
 	// {"address": "10.0.0.5", "port": 3260}.
 	Portal iscsi.Portal `json:"portal"`
@@ -298,7 +298,7 @@ func (c Config) Validate() error {
 	}
 
 	shares := map[string]bool{}
-	for i, s := range c.SmbShares {
+	for i, s := range c.SMBShares {
 		where := fmt.Sprintf("smbShares[%d]", i)
 		root, full, err := smb.ParseRemotePath(s.Path)
 		if err != nil {
@@ -320,7 +320,7 @@ func (c Config) Validate() error {
 	}
 
 	iqns := map[string]bool{}
-	for i, t := range c.IscsiTargets {
+	for i, t := range c.ISCSITargets {
 		if err := t.validate(); err != nil {
 			bad("iscsiTargets[%d]: %w", i, err)
 			continue
@@ -387,7 +387,7 @@ func (d DiskSpec) validate(lun bool) error {
 	return nil
 }
 
-func (t IscsiTarget) validate() error {
+func (t ISCSITarget) validate() error {
 	addr := strings.Trim(t.Portal.Address, "[]")
 	if addr == "" {
 		return errors.New("portal.address is empty")

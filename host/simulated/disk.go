@@ -242,8 +242,8 @@ type DiskInfo struct {
 	Serial   string
 	// System marks the system disk.
 	System bool
-	// IscsiTarget is the IQN of the target providing the disk, or "".
-	IscsiTarget string
+	// ISCSITarget is the IQN of the target providing the disk, or "".
+	ISCSITarget string
 	Partitions  []PartitionInfo
 }
 
@@ -280,7 +280,7 @@ func (h *Host) ListDisks() []DiskInfo {
 				di.BusType = "NVMe"
 			}
 			if d.target != nil {
-				di.IscsiTarget = d.target.iqn
+				di.ISCSITarget = d.target.iqn
 			}
 			for _, p := range d.parts {
 				pi := PartitionInfo{Number: p.number, Offset: p.offset, Size: p.size, Type: p.kind.String()}

@@ -66,14 +66,14 @@
 // on Windows, a link created while its source is not an existing directory
 // is a file link and cannot later be traversed as a directory.
 //
-// SMB: Config.SmbShares are the shares on the simulated network. Global
+// SMB: Config.SMBShares are the shares on the simulated network. Global
 // mappings are keyed by share root and carry the user name and a status,
-// OK or Disconnected (DisconnectSmb). One user name per server, as Windows
+// OK or Disconnected (DisconnectSMB). One user name per server, as Windows
 // error 1219 enforces. A link to a UNC path resolves while the share's
 // mapping is OK and the directory exists on the share (Config dirs,
 // MkdirAll and WriteFile can create them server-side).
 //
-// iSCSI: Config.IscsiTargets are the targets on the network, each at one
+// iSCSI: Config.ISCSITargets are the targets on the network, each at one
 // portal, with optional one-way and mutual CHAP and LUNs. Connecting
 // attaches the LUNs as disks with fresh numbers; disconnecting detaches
 // them; their partitions and files persist in the target between sessions.

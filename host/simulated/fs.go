@@ -139,7 +139,7 @@ func (wk *walker) root(p string) (place, string, []string, error) {
 			switch m := w.mappings[key]; {
 			case m == nil:
 				return place{}, "", nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "share %s has no SMB global mapping, so %q cannot be reached", sh.path, p)
-			case m.status != SmbOK:
+			case m.status != SMBOK:
 				return place{}, "", nil, errdefs.Errorf(errdefs.ErrUnavailable, "the SMB global mapping of %s is %s, so %q cannot be reached", sh.path, m.status, p)
 			}
 		}

@@ -52,10 +52,10 @@ func (h *Host) Volume() volume.Host { return volumeView{h} }
 func (h *Host) Filesystem() filesystem.Host { return fsView{h} }
 
 // Smb returns the SMB group backend.
-func (h *Host) Smb() smb.Host { return smbView{h} }
+func (h *Host) SMB() smb.Host { return smbView{h} }
 
 // Iscsi returns the iSCSI group backend.
-func (h *Host) Iscsi() iscsi.Host { return iscsiView{h} }
+func (h *Host) ISCSI() iscsi.Host { return iscsiView{h} }
 
 // System returns the system group backend.
 func (h *Host) System() system.Host { return systemView{h} }
@@ -255,12 +255,12 @@ func New(cfg Config) (*Host, error) {
 		}
 		w.workingDirs = append(w.workingDirs, p)
 	}
-	for _, s := range cfg.SmbShares {
+	for _, s := range cfg.SMBShares {
 		if err := w.addShare(s); err != nil {
 			return nil, err
 		}
 	}
-	for _, t := range cfg.IscsiTargets {
+	for _, t := range cfg.ISCSITargets {
 		w.addTarget(t)
 	}
 	specs := cfg.Services

@@ -40,7 +40,7 @@ func portalString(p iscsi.Portal) string {
 	return net.JoinHostPort(p.Address, strconv.FormatUint(uint64(p.Port), 10))
 }
 
-func (w *world) addTarget(t IscsiTarget) {
+func (w *world) addTarget(t ISCSITarget) {
 	p := iscsi.Portal{Address: strings.Trim(t.Portal.Address, "[]"), Port: t.Portal.Port}
 	if p.Port == 0 {
 		p.Port = iscsi.DefaultPort

@@ -25,7 +25,7 @@ var (
 func iscsiHost(t *testing.T) *simulated.Host {
 	t.Helper()
 	cfg := simulated.DefaultConfig(nil)
-	cfg.IscsiTargets = []simulated.IscsiTarget{
+	cfg.ISCSITargets = []simulated.ISCSITarget{
 		{Portal: iscsi.Portal{Address: "10.0.0.10"}, IQN: chapIQN, ChapUsername: "initiator", ChapSecret: chapSecret, MutualSecret: mutualSecret,
 			LUNs: []simulated.DiskSpec{{Size: 1 << 30, Page83: "lun0"}}},
 		{Portal: portal, IQN: openIQN, LUNs: []simulated.DiskSpec{{Size: 512 << 20}, {Size: 256 << 20, Offline: true}}},
@@ -36,7 +36,7 @@ func iscsiHost(t *testing.T) *simulated.Host {
 
 func TestIscsiPortals(t *testing.T) {
 	h := iscsiHost(t)
-	is := h.Iscsi()
+	is := h.ISCSI()
 	wantErr(t, is.AddTargetPortal(ctx, other), errdefs.ErrNotFound, "no iSCSI portal answers at 10.0.0.99:3260")
 	wantErr(t, is.AddTargetPortal(ctx, iscsi.Portal{Address: "10.0.0.11", Port: 3260}), errdefs.ErrNotFound)
 	must(t, is.AddTargetPortal(ctx, portal))
@@ -62,7 +62,7 @@ func TestIscsiPortals(t *testing.T) {
 
 func TestIscsiConnectAttachesDisks(t *testing.T) {
 	h := iscsiHost(t)
-	is := h.Iscsi()
+	is := h.ISCSI()
 	login := iscsi.Login{Portal: portal, IQN: openIQN}
 	wantErr(t, is.ConnectTarget(ctx, login), errdefs.ErrFailedPrecondition, "not registered")
 	must(t, is.AddTargetPortal(ctx, portal))
@@ -83,7 +83,7 @@ func TestIscsiConnectAttachesDisks(t *testing.T) {
 		t.Fatalf("TargetDisks = %v, %v; want [3 4]", disks, err)
 	}
 	all := h.ListDisks()
-	if d := all[3]; d.Size != 512<<20 || !d.Online || d.PartitionStyle != "RAW" || d.IscsiTarget != openIQN {
+	if d := all[3]; d.Size != 512<<20 || !d.Online || d.PartitionStyle != "RAW" || d.ISCSITarget != openIQN {
 		t.Errorf("disk 3 = %+v", d)
 	}
 	if d := all[4]; d.Online {
@@ -123,7 +123,7 @@ func TestIscsiConnectAttachesDisks(t *testing.T) {
 
 func TestIscsiChap(t *testing.T) {
 	h := iscsiHost(t)
-	is := h.Iscsi()
+	is := h.ISCSI()
 	must(t, is.AddTargetPortal(ctx, portal))
 	oneWay := iscsi.Login{Portal: portal, IQN: chapIQN, AuthType: iscsi.AuthOneWayCHAP, Username: "initiator", Secret: chapSecret}
 
@@ -168,9 +168,9 @@ func TestIscsiChap(t *testing.T) {
 func TestIscsiViewAppliesDefaultPort(t *testing.T) {
 	h := iscsiHost(t)
 	zero := iscsi.Portal{Address: "10.0.0.10"}
-	must(t, h.Iscsi().AddTargetPortal(ctx, zero))
-	must(t, h.Iscsi().ConnectTarget(ctx, iscsi.Login{Portal: zero, IQN: openIQN}))
-	if got, _ := h.Iscsi().ListTargetPortals(ctx); !reflect.DeepEqual(got, []iscsi.Portal{portal}) {
+	must(t, h.ISCSI().AddTargetPortal(ctx, zero))
+	must(t, h.ISCSI().ConnectTarget(ctx, iscsi.Login{Portal: zero, IQN: openIQN}))
+	if got, _ := h.ISCSI().ListTargetPortals(ctx); !reflect.DeepEqual(got, []iscsi.Portal{portal}) {
 		t.Errorf("ListTargetPortals = %v; want %v", got, []iscsi.Portal{portal})
 	}
 }

@@ -9,17 +9,17 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 )
 
-// SmbStatus is the state of an SMB global mapping, as
+// SMBStatus is the state of an SMB global mapping, as
 // MSFT_SmbGlobalMapping.Status names it.
-type SmbStatus string
+type SMBStatus string
 
 // The mapping states the simulation models.
 const (
-	// SmbOK is a healthy mapping.
-	SmbOK SmbStatus = "OK"
-	// SmbDisconnected is a stale mapping: the server dropped the session.
+	// SMBOK is a healthy mapping.
+	SMBOK SMBStatus = "OK"
+	// SMBDisconnected is a stale mapping: the server dropped the session.
 	// NewSmbGlobalMapping removes and re-creates it.
-	SmbDisconnected SmbStatus = "Disconnected"
+	SMBDisconnected SMBStatus = "Disconnected"
 )
 
 // share is a share the simulated network offers, with its files.
@@ -35,10 +35,10 @@ type share struct {
 type mapping struct {
 	share    *share
 	username string
-	status   SmbStatus
+	status   SMBStatus
 }
 
-func (w *world) addShare(s SmbShare) error {
+func (w *world) addShare(s SMBShare) error {
 	key, full, _ := smb.ParseRemotePath(s.Path) // Validate checked it
 	sh := &share{path: full, server: strings.ToLower(split(full)[0]), username: s.Username, password: s.Password, root: newDir("")}
 	w.shares[key] = sh
@@ -95,12 +95,12 @@ func (v smbView) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 			return errdefs.Errorf(errdefs.ErrNotFound, "share %s not found: the network path was not found", m.Share)
 		}
 		existing := w.mappings[key]
-		if existing != nil && existing.status != SmbOK {
+		if existing != nil && existing.status != SMBOK {
 			existing = nil // stale: re-created below
 		}
 		if existing == nil {
 			for k, other := range w.mappings {
-				if k != key && other.status == SmbOK && other.share.server == sh.server && !strings.EqualFold(other.username, m.Username) {
+				if k != key && other.status == SMBOK && other.share.server == sh.server && !strings.EqualFold(other.username, m.Username) {
 					return errorMultipleUsers(other.share.path, other.username)
 				}
 			}
@@ -124,12 +124,12 @@ func (v smbView) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 				if pl.dir == nil || pl.n != nil && !sameLink {
 					return errdefs.Errorf(errdefs.ErrAlreadyExists, "local path %q already exists", lp)
 				}
-				w.mappings[key] = &mapping{share: sh, username: m.Username, status: SmbOK}
+				w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK}
 			}
 			return w.link(wk, pl, lp, m.RemotePath, true)
 		}
 		if existing == nil {
-			w.mappings[key] = &mapping{share: sh, username: m.Username, status: SmbOK}
+			w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK}
 		}
 		return nil
 	})
@@ -153,11 +153,11 @@ func (v smbView) RemoveSmbGlobalMapping(ctx context.Context, shareRoot string) e
 	})
 }
 
-// DisconnectSmb makes the mapping of share (\\server\share, any case) stale,
+// DisconnectSMB makes the mapping of share (\\server\share, any case) stale,
 // as a server restart would: links through it stop resolving until
 // NewSmbGlobalMapping re-creates it. A share that is not mapped is
 // errdefs.ErrNotFound.
-func (h *Host) DisconnectSmb(shareRoot string) error {
+func (h *Host) DisconnectSMB(shareRoot string) error {
 	key, _, err := smb.ParseRemotePath(shareRoot)
 	if err != nil {
 		return err
@@ -167,25 +167,25 @@ func (h *Host) DisconnectSmb(shareRoot string) error {
 		if m == nil {
 			return errdefs.Errorf(errdefs.ErrNotFound, "no SMB global mapping for %s", key)
 		}
-		m.status = SmbDisconnected
+		m.status = SMBDisconnected
 		return nil
 	})
 }
 
-// SmbMappingInfo is a snapshot of an SMB global mapping.
-type SmbMappingInfo struct {
+// SMBMappingInfo is a snapshot of an SMB global mapping.
+type SMBMappingInfo struct {
 	// Share is the lower-case \\server\share.
 	Share    string
 	Username string
-	Status   SmbStatus
+	Status   SMBStatus
 }
 
-// SmbMappings returns a snapshot of the SMB global mappings, by share.
-func (h *Host) SmbMappings() []SmbMappingInfo {
-	var out []SmbMappingInfo
+// SMBMappings returns a snapshot of the SMB global mappings, by share.
+func (h *Host) SMBMappings() []SMBMappingInfo {
+	var out []SMBMappingInfo
 	_ = h.locked(func(w *world) error {
 		for k, m := range w.mappings {
-			out = append(out, SmbMappingInfo{Share: k, Username: m.username, Status: m.status})
+			out = append(out, SMBMappingInfo{Share: k, Username: m.username, Status: m.status})
 		}
 		return nil
 	})

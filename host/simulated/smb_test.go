@@ -15,7 +15,7 @@ const secret = "S3cr3t-Passw0rd"
 func smbHost(t *testing.T) *simulated.Host {
 	t.Helper()
 	cfg := simulated.DefaultConfig(nil)
-	cfg.SmbShares = []simulated.SmbShare{
+	cfg.SMBShares = []simulated.SMBShare{
 		{Path: `\\FileServer\Share`, Username: `CONTOSO\csi`, Password: secret, Dirs: []string{"pvc-1"}},
 		{Path: `\\fileserver\extra`, Username: `CONTOSO\csi`, Password: secret},
 		{Path: `\\fileserver\second`, Username: `CONTOSO\someone`, Password: secret},
@@ -38,9 +38,9 @@ func TestSmbMappingAndLink(t *testing.T) {
 	h := smbHost(t)
 	fs := h.Filesystem()
 	local := kubelet + `\plugins\smb\pv1`
-	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `contoso\CSI`, secret)))
-	if got := h.SmbMappings(); !reflect.DeepEqual(got, []simulated.SmbMappingInfo{{Share: `\\fileserver\share`, Username: `contoso\CSI`, Status: simulated.SmbOK}}) {
-		t.Errorf("SmbMappings = %+v", got)
+	must(t, h.SMB().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `contoso\CSI`, secret)))
+	if got := h.SMBMappings(); !reflect.DeepEqual(got, []simulated.SMBMappingInfo{{Share: `\\fileserver\share`, Username: `contoso\CSI`, Status: simulated.SMBOK}}) {
+		t.Errorf("SMBMappings = %+v", got)
 	}
 	if ok, err := fs.IsSymlink(ctx, local); !ok || err != nil {
 		t.Errorf("IsSymlink(SMB link) = %v, %v", ok, err)
@@ -55,15 +55,15 @@ func TestSmbMappingAndLink(t *testing.T) {
 		t.Errorf("ReadFile through the link = %q, %v", got, err)
 	}
 	// Again, same user in another case: reused; the link exists already.
-	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\FILESERVER\share\pvc-1`, local, `CONTOSO\csi`, secret)))
+	must(t, h.SMB().NewSmbGlobalMapping(ctx, mapping(t, `\\FILESERVER\share\pvc-1`, local, `CONTOSO\csi`, secret)))
 	// A link to a directory the share does not have does not count.
-	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-404`, kubelet+`\plugins\smb\pv404`, `CONTOSO\csi`, secret)))
+	must(t, h.SMB().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-404`, kubelet+`\plugins\smb\pv404`, `CONTOSO\csi`, secret)))
 	if ok, _ := fs.IsSymlink(ctx, kubelet+`\plugins\smb\pv404`); ok {
 		t.Error("IsSymlink is true for a link to a missing directory on the share")
 	}
 	// Removing the mapping leaves the link, which stops resolving.
-	must(t, h.Smb().RemoveSmbGlobalMapping(ctx, `\\fileserver\share`))
-	wantErr(t, h.Smb().RemoveSmbGlobalMapping(ctx, `\\fileserver\share`), errdefs.ErrNotFound, "no SMB global mapping")
+	must(t, h.SMB().RemoveSmbGlobalMapping(ctx, `\\fileserver\share`))
+	wantErr(t, h.SMB().RemoveSmbGlobalMapping(ctx, `\\fileserver\share`), errdefs.ErrNotFound, "no SMB global mapping")
 	if ok, _ := fs.PathExists(ctx, local); !ok {
 		t.Error("the link went with the mapping")
 	}
@@ -81,7 +81,7 @@ func TestSmbMappingAndLink(t *testing.T) {
 
 func TestSmbErrors(t *testing.T) {
 	h := smbHost(t)
-	s := h.Smb()
+	s := h.SMB()
 	err := s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\csi`, "wrong-"+secret))
 	wantErr(t, err, errdefs.ErrPermissionDenied, "logon failure", `CONTOSO\\csi`)
 	if strings.Contains(err.Error(), secret) {
@@ -90,7 +90,7 @@ func TestSmbErrors(t *testing.T) {
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\eve`, secret)), errdefs.ErrPermissionDenied)
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\nothere`, "", "u", "p")), errdefs.ErrNotFound, "network name cannot be found")
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\elsewhere\share`, "", "u", "p")), errdefs.ErrNotFound, "network path was not found")
-	if m := h.SmbMappings(); len(m) != 0 {
+	if m := h.SMBMappings(); len(m) != 0 {
 		t.Errorf("failed calls left mappings: %+v", m)
 	}
 
@@ -99,7 +99,7 @@ func TestSmbErrors(t *testing.T) {
 	must(t, h.Filesystem().Mkdir(ctx, kubelet+`\busy`))
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, kubelet+`\busy`, `CONTOSO\csi`, secret)), errdefs.ErrAlreadyExists)
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, kubelet+`\no\parent`, `CONTOSO\csi`, secret)), errdefs.ErrNotFound)
-	if m := h.SmbMappings(); len(m) != 0 {
+	if m := h.SMBMappings(); len(m) != 0 {
 		t.Errorf("failed calls left mappings: %+v", m)
 	}
 	// Guest shares take any credentials.
@@ -108,7 +108,7 @@ func TestSmbErrors(t *testing.T) {
 
 func TestSmbError1219(t *testing.T) {
 	h := smbHost(t)
-	s := h.Smb()
+	s := h.SMB()
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\csi`, secret)))
 	// Another share on the same server, another user: Windows allows one
 	// user name per server, so Create fails.
@@ -124,7 +124,7 @@ func TestSmbError1219(t *testing.T) {
 // user spelled without its domain, and keeps the user that made it.
 func TestSmbHealthyMappingReusedWhateverTheUser(t *testing.T) {
 	h := smbHost(t)
-	s := h.Smb()
+	s := h.SMB()
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share`, "", `CONTOSO\csi`, secret)))
 	for i, user := range []string{`csi`, `CONTOSO\someone`, `csi@contoso.example`} {
 		local := kubelet + `\plugins\smb\pv` + string(rune('a'+i))
@@ -135,19 +135,19 @@ func TestSmbHealthyMappingReusedWhateverTheUser(t *testing.T) {
 			t.Errorf("IsSymlink(%s) = %v, %v; want a working link", local, ok, err)
 		}
 	}
-	if m := h.SmbMappings(); len(m) != 1 || m[0].Username != `CONTOSO\csi` || m[0].Status != simulated.SmbOK {
+	if m := h.SMBMappings(); len(m) != 1 || m[0].Username != `CONTOSO\csi` || m[0].Status != simulated.SMBOK {
 		t.Errorf("mappings %+v; want the one OK mapping of CONTOSO\\csi", m)
 	}
 }
 
 func TestSmbStaleMappingIsRecreated(t *testing.T) {
 	h := smbHost(t)
-	s, fs := h.Smb(), h.Filesystem()
+	s, fs := h.SMB(), h.Filesystem()
 	local := kubelet + `\plugins\smb\pv1`
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
-	must(t, h.DisconnectSmb(`\\FileServer\Share`))
-	wantErr(t, h.DisconnectSmb(`\\nas\public`), errdefs.ErrNotFound)
-	if m := h.SmbMappings(); m[0].Status != simulated.SmbDisconnected {
+	must(t, h.DisconnectSMB(`\\FileServer\Share`))
+	wantErr(t, h.DisconnectSMB(`\\nas\public`), errdefs.ErrNotFound)
+	if m := h.SMBMappings(); m[0].Status != simulated.SMBDisconnected {
 		t.Fatalf("status = %s", m[0].Status)
 	}
 	if ok, _ := fs.IsSymlink(ctx, local); ok {
@@ -159,7 +159,7 @@ func TestSmbStaleMappingIsRecreated(t *testing.T) {
 	// checked again when it is re-created.
 	wantErr(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, "bad")), errdefs.ErrPermissionDenied)
 	must(t, s.NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
-	if m := h.SmbMappings(); m[0].Status != simulated.SmbOK {
+	if m := h.SMBMappings(); m[0].Status != simulated.SMBOK {
 		t.Errorf("status after re-mapping = %s", m[0].Status)
 	}
 	if ok, _ := fs.IsSymlink(ctx, local); !ok {
@@ -174,6 +174,6 @@ func TestSmbViewChecksDirectCallers(t *testing.T) {
 		{Share: "share", RemotePath: "share"},
 		{Share: `\\fileserver\share`, RemotePath: `\\fileserver\extra\x`},
 	} {
-		wantErr(t, h.Smb().NewSmbGlobalMapping(ctx, m), errdefs.ErrInvalidArgument)
+		wantErr(t, h.SMB().NewSmbGlobalMapping(ctx, m), errdefs.ErrInvalidArgument)
 	}
 }

@@ -236,7 +236,7 @@ func (v volumeView) DiskNumber(ctx context.Context, volumeID string) (uint32, er
 }
 
 // maxVolumeAtHops bounds how many links VolumeAt follows, as the Windows
-// backend bounds it (host/windows/storage/volume.go), so a link loop ends
+// backend bounds it (internal/host/windows/storage/volume.go), so a link loop ends
 // in an error rather than a hang.
 const maxVolumeAtHops = 32
 

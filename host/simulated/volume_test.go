@@ -280,7 +280,7 @@ func TestUnmountDanglingMountPoint(t *testing.T) {
 // to the staging mount point, and drivers ask for the volume there
 // (azuredisk NodeGetVolumeStats, NodeExpandVolume, unpublish's flush).
 // VolumeAt follows links as the Windows backend does
-// (host/windows/storage/volume.go): through a chain of links to a mount
+// (internal/host/windows/storage/volume.go): through a chain of links to a mount
 // point or a drive root it names that volume; a link to a plain folder,
 // into a folder inside a volume or to an SMB share is not a mount; a loop
 // is cut off.
@@ -331,7 +331,7 @@ func TestVolumeAtFollowsLinks(t *testing.T) {
 func TestVolumeAtSMBLink(t *testing.T) {
 	h := smbHost(t)
 	local := kubelet + `\plugins\smb\pv1`
-	must(t, h.Smb().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
+	must(t, h.SMB().NewSmbGlobalMapping(ctx, mapping(t, `\\fileserver\share\pvc-1`, local, `CONTOSO\csi`, secret)))
 	_, err := h.Volume().VolumeAt(ctx, local)
 	wantErr(t, err, errdefs.ErrNotFound, "SMB")
 }

@@ -11,23 +11,8 @@ package adapter
 import (
 	"google.golang.org/grpc"
 
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 )
-
-// Groups holds one implementation of every group; adapters pick theirs.
-type Groups struct {
-	Disk       disk.Interface
-	Volume     volume.Interface
-	Filesystem filesystem.Interface
-	Smb        smb.Interface
-	Iscsi      iscsi.Interface
-	System     system.Interface
-}
 
 // API is one servable group-version.
 type API struct {
@@ -38,8 +23,9 @@ type API struct {
 	Version string
 	// Service is the fully qualified gRPC service name, e.g. v1.Disk.
 	Service string
-	// Register adds the group-version's gRPC service to s, backed by g.
-	Register func(s grpc.ServiceRegistrar, g Groups)
+	// Register adds the group-version's gRPC service to s, backed by
+	// its group's field of g.
+	Register func(s grpc.ServiceRegistrar, g groups.Set)
 }
 
 // Name returns the endpoint name of the group-version:

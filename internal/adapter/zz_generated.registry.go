@@ -5,6 +5,7 @@ package adapter
 import (
 	"google.golang.org/grpc"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskv1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskv1beta1"
@@ -31,27 +32,27 @@ import (
 )
 
 var generated = []API{
-	{Group: "disk", Version: "v1alpha1", Service: diskv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { diskv1alpha1.Register(s, g.Disk) }},
-	{Group: "disk", Version: "v1beta1", Service: diskv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { diskv1beta1.Register(s, g.Disk) }},
-	{Group: "disk", Version: "v1beta2", Service: diskv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { diskv1beta2.Register(s, g.Disk) }},
-	{Group: "disk", Version: "v1beta3", Service: diskv1beta3.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { diskv1beta3.Register(s, g.Disk) }},
-	{Group: "disk", Version: "v1", Service: diskv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { diskv1.Register(s, g.Disk) }},
-	{Group: "filesystem", Version: "v1alpha1", Service: filesystemv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { filesystemv1alpha1.Register(s, g.Filesystem) }},
-	{Group: "filesystem", Version: "v1beta1", Service: filesystemv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { filesystemv1beta1.Register(s, g.Filesystem) }},
-	{Group: "filesystem", Version: "v1beta2", Service: filesystemv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { filesystemv1beta2.Register(s, g.Filesystem) }},
-	{Group: "filesystem", Version: "v1", Service: filesystemv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { filesystemv1.Register(s, g.Filesystem) }},
-	{Group: "filesystem", Version: "v2alpha1", Service: filesystemv2alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { filesystemv2alpha1.Register(s, g.Filesystem) }},
-	{Group: "iscsi", Version: "v1alpha1", Service: iscsiv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { iscsiv1alpha1.Register(s, g.Iscsi) }},
-	{Group: "iscsi", Version: "v1alpha2", Service: iscsiv1alpha2.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { iscsiv1alpha2.Register(s, g.Iscsi) }},
-	{Group: "smb", Version: "v1alpha1", Service: smbv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { smbv1alpha1.Register(s, g.Smb) }},
-	{Group: "smb", Version: "v1beta1", Service: smbv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { smbv1beta1.Register(s, g.Smb) }},
-	{Group: "smb", Version: "v1beta2", Service: smbv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { smbv1beta2.Register(s, g.Smb) }},
-	{Group: "smb", Version: "v1", Service: smbv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { smbv1.Register(s, g.Smb) }},
-	{Group: "system", Version: "v1alpha1", Service: systemv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { systemv1alpha1.Register(s, g.System) }},
-	{Group: "volume", Version: "v1alpha1", Service: volumev1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev1alpha1.Register(s, g.Volume) }},
-	{Group: "volume", Version: "v1beta1", Service: volumev1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev1beta1.Register(s, g.Volume) }},
-	{Group: "volume", Version: "v1beta2", Service: volumev1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev1beta2.Register(s, g.Volume) }},
-	{Group: "volume", Version: "v1beta3", Service: volumev1beta3.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev1beta3.Register(s, g.Volume) }},
-	{Group: "volume", Version: "v1", Service: volumev1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev1.Register(s, g.Volume) }},
-	{Group: "volume", Version: "v2alpha1", Service: volumev2alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g Groups) { volumev2alpha1.Register(s, g.Volume) }},
+	{Group: "disk", Version: "v1alpha1", Service: diskv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { diskv1alpha1.Register(s, g.Disk) }},
+	{Group: "disk", Version: "v1beta1", Service: diskv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { diskv1beta1.Register(s, g.Disk) }},
+	{Group: "disk", Version: "v1beta2", Service: diskv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { diskv1beta2.Register(s, g.Disk) }},
+	{Group: "disk", Version: "v1beta3", Service: diskv1beta3.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { diskv1beta3.Register(s, g.Disk) }},
+	{Group: "disk", Version: "v1", Service: diskv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { diskv1.Register(s, g.Disk) }},
+	{Group: "filesystem", Version: "v1alpha1", Service: filesystemv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { filesystemv1alpha1.Register(s, g.Filesystem) }},
+	{Group: "filesystem", Version: "v1beta1", Service: filesystemv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { filesystemv1beta1.Register(s, g.Filesystem) }},
+	{Group: "filesystem", Version: "v1beta2", Service: filesystemv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { filesystemv1beta2.Register(s, g.Filesystem) }},
+	{Group: "filesystem", Version: "v1", Service: filesystemv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { filesystemv1.Register(s, g.Filesystem) }},
+	{Group: "filesystem", Version: "v2alpha1", Service: filesystemv2alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { filesystemv2alpha1.Register(s, g.Filesystem) }},
+	{Group: "iscsi", Version: "v1alpha1", Service: iscsiv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { iscsiv1alpha1.Register(s, g.ISCSI) }},
+	{Group: "iscsi", Version: "v1alpha2", Service: iscsiv1alpha2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { iscsiv1alpha2.Register(s, g.ISCSI) }},
+	{Group: "smb", Version: "v1alpha1", Service: smbv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1alpha1.Register(s, g.SMB) }},
+	{Group: "smb", Version: "v1beta1", Service: smbv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1beta1.Register(s, g.SMB) }},
+	{Group: "smb", Version: "v1beta2", Service: smbv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1beta2.Register(s, g.SMB) }},
+	{Group: "smb", Version: "v1", Service: smbv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1.Register(s, g.SMB) }},
+	{Group: "system", Version: "v1alpha1", Service: systemv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { systemv1alpha1.Register(s, g.System) }},
+	{Group: "volume", Version: "v1alpha1", Service: volumev1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1alpha1.Register(s, g.Volume) }},
+	{Group: "volume", Version: "v1beta1", Service: volumev1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1beta1.Register(s, g.Volume) }},
+	{Group: "volume", Version: "v1beta2", Service: volumev1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1beta2.Register(s, g.Volume) }},
+	{Group: "volume", Version: "v1beta3", Service: volumev1beta3.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1beta3.Register(s, g.Volume) }},
+	{Group: "volume", Version: "v1", Service: volumev1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1.Register(s, g.Volume) }},
+	{Group: "volume", Version: "v2alpha1", Service: volumev2alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev2alpha1.Register(s, g.Volume) }},
 }

@@ -59,7 +59,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 )
 
 // Stderr is the destination that Open reads as "write to stderr".

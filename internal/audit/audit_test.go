@@ -16,8 +16,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
 )
 
 // TestEveryMethodClassified: every method of every API the daemon can

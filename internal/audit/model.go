@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/fieldname"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/fieldname"
 )
 
 // Redacted replaces the value of every non-empty secret string in a

@@ -44,8 +44,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
 )
 
 // The reasons a Metrics hook is given for a call refused before it ran: a

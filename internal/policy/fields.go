@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/fieldname"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/fieldname"
 )
 
 // PathField is one host path in a request.

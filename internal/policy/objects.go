@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/fieldname"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/fieldname"
 )
 
 // Objects confines the disks and volumes a rule's requests may name, as

@@ -9,10 +9,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
 )
 
@@ -28,7 +29,7 @@ func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.Fi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
-	svc, err := set.Services([]string{simKubelet}, nil)
+	svc, err := set.Services(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.Fi
 	}
 	cfg := testConfig(t)
 	cfg.Audit = al
-	s, err := New(cfg, adapter.Groups{Filesystem: svc.Filesystem}, []adapter.API{api})
+	s, err := New(cfg, groups.Set{Filesystem: svc.Filesystem}, []adapter.API{api})
 	if err != nil {
 		t.Fatal(err)
 	}

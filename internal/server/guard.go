@@ -17,9 +17,9 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/printable"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/statuscode"
 )
 
 // healthPrefix begins the full method names of the health service, which

@@ -21,6 +21,7 @@ import (
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
@@ -57,7 +58,7 @@ func smbGroupAPI(f *callerSmb) adapter.API {
 	// The policy names the group; a unique version keeps pipe names
 	// (global on Windows) apart.
 	api.Group, api.Version = "smb", "v"+uniqueGroup()
-	api.Register = func(s grpc.ServiceRegistrar, _ adapter.Groups) { smbv1.RegisterSmbServer(s, f) }
+	api.Register = func(s grpc.ServiceRegistrar, _ groups.Set) { smbv1.RegisterSmbServer(s, f) }
 	return api
 }
 

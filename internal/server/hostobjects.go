@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 )
 

@@ -9,9 +9,10 @@ import (
 
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 )
 
 // Over the wire, on the simulated host: a driver confined to its plugin
@@ -27,7 +28,7 @@ func TestObjectConfinementOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
-	svc, err := set.Services([]string{kubelet}, nil)
+	svc, err := set.Services(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ rules:
 			apis = append(apis, a)
 		}
 	}
-	s, err := New(cfg, adapter.Groups{Disk: svc.Disk, Volume: svc.Volume}, apis)
+	s, err := New(cfg, groups.Set{Disk: svc.Disk, Volume: svc.Volume}, apis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
@@ -184,7 +185,7 @@ func (unavailableSystem) GetService(context.Context, *systemv1alpha1.GetServiceR
 func TestHostUnavailableLoggedAsError(t *testing.T) {
 	logs := captureLogs(t, 0)
 	api := systemAPI(newFakeSystem())
-	api.Register = func(s grpc.ServiceRegistrar, _ adapter.Groups) {
+	api.Register = func(s grpc.ServiceRegistrar, _ groups.Set) {
 		systemv1alpha1.RegisterSystemServer(s, unavailableSystem{})
 	}
 	s := start(t, testConfig(t), api)
@@ -229,7 +230,7 @@ func TestEndpointPrefix(t *testing.T) {
 		}
 	}
 	cfg.EndpointPrefix = "../x"
-	if _, err := New(cfg, adapter.Groups{}, []adapter.API{api}); err == nil {
+	if _, err := New(cfg, groups.Set{}, []adapter.API{api}); err == nil {
 		t.Error("a prefix with a path separator was accepted")
 	}
 }
@@ -240,7 +241,7 @@ func TestReady(t *testing.T) {
 	captureLogs(t, 0)
 	cfg := testConfig(t)
 	sys, smb := systemAPI(newFakeSystem()), smbAPI()
-	s, err := New(cfg, adapter.Groups{}, []adapter.API{sys, smb})
+	s, err := New(cfg, groups.Set{}, []adapter.API{sys, smb})
 	if err != nil {
 		t.Fatal(err)
 	}

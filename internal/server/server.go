@@ -51,6 +51,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
@@ -154,10 +155,10 @@ type endpoint struct {
 	lis    *trackingListener
 }
 
-// New builds a server for apis, each backed by groups. It only prepares:
-// nothing listens until Start or Serve. An empty apis, two APIs with the
+// New builds a server for apis, each backed by its group's field of set.
+// It only prepares: nothing listens until Start or Serve. An empty apis, two APIs with the
 // same endpoint name, or an API without a Register function is an error.
-func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error) {
+func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if len(apis) == 0 {
 		return nil, errors.New("no APIs to serve")
@@ -219,7 +220,7 @@ func New(cfg Config, groups adapter.Groups, apis []adapter.API) (*Server, error)
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 		hs.SetServingStatus(api.Service, healthpb.HealthCheckResponse_SERVING)
 		healthpb.RegisterHealthServer(gs, hs)
-		api.Register(gs, groups)
+		api.Register(gs, set)
 
 		s.eps = append(s.eps, &endpoint{
 			api:    api,

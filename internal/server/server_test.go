@@ -21,6 +21,7 @@ import (
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
@@ -73,14 +74,14 @@ func uniqueGroup() string { return fmt.Sprintf("t%d%d", os.Getpid(), groupSeq.Ad
 func systemAPI(f *fakeSystem) adapter.API {
 	return adapter.API{
 		Group: uniqueGroup(), Version: "v1alpha1", Service: "v1alpha1.System",
-		Register: func(s grpc.ServiceRegistrar, _ adapter.Groups) { systemv1alpha1.RegisterSystemServer(s, f) },
+		Register: func(s grpc.ServiceRegistrar, _ groups.Set) { systemv1alpha1.RegisterSystemServer(s, f) },
 	}
 }
 
 func smbAPI() adapter.API {
 	return adapter.API{
 		Group: uniqueGroup(), Version: "v1", Service: "v1.Smb",
-		Register: func(s grpc.ServiceRegistrar, _ adapter.Groups) { smbv1.RegisterSmbServer(s, fakeSmb{}) },
+		Register: func(s grpc.ServiceRegistrar, _ groups.Set) { smbv1.RegisterSmbServer(s, fakeSmb{}) },
 	}
 }
 
@@ -97,7 +98,7 @@ func testConfig(t *testing.T) Config {
 // start serves apis and stops the server when the test ends.
 func start(t *testing.T, cfg Config, apis ...adapter.API) *Server {
 	t.Helper()
-	s, err := New(cfg, adapter.Groups{}, apis)
+	s, err := New(cfg, groups.Set{}, apis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestLoggingQuietByDefault(t *testing.T) {
 // Upstream's client opens a probe connection and never uses or closes it.
 // It must not hold up other callers nor shutdown.
 func TestIdleConnection(t *testing.T) {
-	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func TestIdleConnection(t *testing.T) {
 
 func TestGracefulStop(t *testing.T) {
 	f := newFakeSystem()
-	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(f), smbAPI()})
+	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(f), smbAPI()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestForcedStop(t *testing.T) {
 	captureLogs(t, 0)
 	f := newFakeSystem()
 	defer close(f.release)
-	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(f)})
+	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(f)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +485,7 @@ func TestEndpointInUse(t *testing.T) {
 	api := systemAPI(newFakeSystem())
 	first := start(t, cfg, api)
 
-	second, err := New(cfg, adapter.Groups{}, []adapter.API{api})
+	second, err := New(cfg, groups.Set{}, []adapter.API{api})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +511,7 @@ func TestStartAllOrNothing(t *testing.T) {
 	start(t, cfg, taken)
 
 	free := smbAPI()
-	s, err := New(cfg, adapter.Groups{}, []adapter.API{free, taken})
+	s, err := New(cfg, groups.Set{}, []adapter.API{free, taken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,14 +539,14 @@ func TestNewRejects(t *testing.T) {
 		"no register": {noReg},
 		"no service":  {{Group: "g", Version: "v1", Register: api.Register}},
 	} {
-		if _, err := New(Config{}, adapter.Groups{}, apis); err == nil {
+		if _, err := New(Config{}, groups.Set{}, apis); err == nil {
 			t.Errorf("%s: New succeeded", name)
 		}
 	}
 }
 
 func TestStopBeforeStart(t *testing.T) {
-	s, err := New(testConfig(t), adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +568,7 @@ func TestStopBeforeStart(t *testing.T) {
 func TestStopRightAfterStart(t *testing.T) {
 	for i := range 30 {
 		cfg := testConfig(t)
-		s, err := New(cfg, adapter.Groups{}, []adapter.API{systemAPI(newFakeSystem())})
+		s, err := New(cfg, groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )

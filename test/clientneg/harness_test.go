@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )

@@ -28,7 +28,7 @@ func simConfig(f flows.Fixture) simulated.Config {
 		})
 	}
 	for _, s := range f.Shares {
-		cfg.SmbShares = append(cfg.SmbShares, simulated.SmbShare{Path: s.Path, Username: s.Username, Password: s.Password, Dirs: s.Dirs})
+		cfg.SMBShares = append(cfg.SMBShares, simulated.SMBShare{Path: s.Path, Username: s.Username, Password: s.Password, Dirs: s.Dirs})
 	}
 	return cfg
 }

@@ -146,7 +146,7 @@ func linuxNotApplicable(withDisk map[flows.FlowID]bool) flows.NotApplicable {
 	return func(id flows.FlowID) string {
 		switch {
 		case id.Driver == "smb":
-			return "csi-driver-smb's Windows flow needs an SMB server for each fixture share (\\\\smb-N-NN\\share) and kernel CIFS, which the CI kernel lacks (docs/linux.md); host/linux/cifs tests the SMB group"
+			return "csi-driver-smb's Windows flow needs an SMB server for each fixture share (\\\\smb-N-NN\\share) and kernel CIFS, which the CI kernel lacks (docs/linux.md); internal/host/linux/cifs tests the SMB group"
 		case id.Name == "NodeGetInfo/bios-serial":
 			return "the BIOS serial is the machine's (/sys/class/dmi/id/product_serial), which the runner cannot set to the fixture's VMware serial"
 		case !withDisk[id]:

@@ -22,7 +22,7 @@ import (
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	volumev2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"

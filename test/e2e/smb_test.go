@@ -37,8 +37,8 @@ func TestSmbV1(t *testing.T) {
 		ok(t, "IsSymlink", err)
 		return r.GetIsSymlink()
 	}
-	mappings := func() []simulated.SmbMappingInfo { return e.host.SmbMappings() }
-	shareMapped := []simulated.SmbMappingInfo{{Share: smbShare, Username: smbUser, Status: simulated.SmbOK}}
+	mappings := func() []simulated.SMBMappingInfo { return e.host.SMBMappings() }
+	shareMapped := []simulated.SMBMappingInfo{{Share: smbShare, Username: smbUser, Status: simulated.SMBOK}}
 
 	remote := smbShare + `\pvc-1`
 	podDir := kubelet + `\pods\3a4b\volumes\kubernetes.io~csi\pvc-smb`
@@ -130,7 +130,7 @@ func TestSmbV1(t *testing.T) {
 		t.Error("IsSymlink(local path) = false after re-staging, want true")
 	}
 	// A stale (Disconnected) mapping is re-created.
-	ok(t, "DisconnectSmb", e.host.DisconnectSmb(smbShare))
+	ok(t, "DisconnectSMB", e.host.DisconnectSMB(smbShare))
 	if isSymlink(local) {
 		t.Error("IsSymlink(local path) = true through a disconnected mapping, want false")
 	}

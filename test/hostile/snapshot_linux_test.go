@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
 // snapshot is what the suite compares before and after the table: each

@@ -25,8 +25,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 )
 
@@ -58,7 +58,7 @@ func config() simulated.Config {
 		simulated.DiskSpec{Size: simulated.Size(2 * gib), Location: "2:0:0:7"},
 		simulated.DiskSpec{Size: simulated.Size(2 * gib), Location: "3:0:0:7"},
 	)
-	cfg.SmbShares = []simulated.SmbShare{{Path: share, Username: smbUser, Password: smbPass, Dirs: []string{"pvc-1", "pvc-2"}}}
+	cfg.SMBShares = []simulated.SMBShare{{Path: share, Username: smbUser, Password: smbPass, Dirs: []string{"pvc-1", "pvc-2"}}}
 	return cfg
 }
 
@@ -371,7 +371,7 @@ func (s *logSink) all() string {
 // mappings returns the simulated host's SMB mappings by share.
 func mappings(sim *simulated.Host) []string {
 	var out []string
-	for _, m := range sim.SmbMappings() {
+	for _, m := range sim.SMBMappings() {
 		out = append(out, m.Share)
 	}
 	return out

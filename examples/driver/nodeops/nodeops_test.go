@@ -13,8 +13,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/examples/driver/nodeops"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 )
 

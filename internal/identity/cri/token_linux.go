@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/csi-node-proxy/csi-node-proxy/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
 )
 
 // nativeStyle is the path style of the host the daemon runs on, which

@@ -30,8 +30,8 @@ const (
 	GroupDisk       = "disk"
 	GroupVolume     = "volume"
 	GroupFilesystem = "filesystem"
-	GroupSmb        = "smb"
-	GroupIscsi      = "iscsi"
+	GroupSMB        = "smb"
+	GroupISCSI      = "iscsi"
 	GroupSystem     = "system"
 )
 
@@ -82,7 +82,7 @@ func Filesystem(h filesystem.Host, o Observer) filesystem.Host {
 }
 
 // Smb returns h with every operation timed into o; a nil o returns h.
-func Smb(h smb.Host, o Observer) smb.Host {
+func SMB(h smb.Host, o Observer) smb.Host {
 	if o == nil {
 		return h
 	}
@@ -90,7 +90,7 @@ func Smb(h smb.Host, o Observer) smb.Host {
 }
 
 // Iscsi returns h with every operation timed into o; a nil o returns h.
-func Iscsi(h iscsi.Host, o Observer) iscsi.Host {
+func ISCSI(h iscsi.Host, o Observer) iscsi.Host {
 	if o == nil {
 		return h
 	}

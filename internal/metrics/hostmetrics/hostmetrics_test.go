@@ -72,8 +72,8 @@ func TestEveryMethodTimedAndPassedThrough(t *testing.T) {
 		{GroupDisk, reflect.TypeFor[disk.Host](), direct.Disk(), Disk(wrapped.Disk(), rec)},
 		{GroupVolume, reflect.TypeFor[volume.Host](), direct.Volume(), Volume(wrapped.Volume(), rec)},
 		{GroupFilesystem, reflect.TypeFor[filesystem.Host](), direct.Filesystem(), Filesystem(wrapped.Filesystem(), rec)},
-		{GroupSmb, reflect.TypeFor[smb.Host](), direct.Smb(), Smb(wrapped.Smb(), rec)},
-		{GroupIscsi, reflect.TypeFor[iscsi.Host](), direct.Iscsi(), Iscsi(wrapped.Iscsi(), rec)},
+		{GroupSMB, reflect.TypeFor[smb.Host](), direct.SMB(), SMB(wrapped.SMB(), rec)},
+		{GroupISCSI, reflect.TypeFor[iscsi.Host](), direct.ISCSI(), ISCSI(wrapped.ISCSI(), rec)},
 		{GroupSystem, reflect.TypeFor[system.Host](), direct.System(), System(wrapped.System(), rec)},
 	} {
 		if reflect.TypeOf(tc.wrap) == reflect.TypeOf(tc.direct) {
@@ -131,8 +131,8 @@ func render(vs []reflect.Value) string {
 func TestNilObserverLeavesHostAlone(t *testing.T) {
 	h := newSim(t)
 	if Disk(h.Disk(), nil) != h.Disk() || Volume(h.Volume(), nil) != h.Volume() ||
-		Filesystem(h.Filesystem(), nil) != h.Filesystem() || Smb(h.Smb(), nil) != h.Smb() ||
-		Iscsi(h.Iscsi(), nil) != h.Iscsi() || System(h.System(), nil) != h.System() {
+		Filesystem(h.Filesystem(), nil) != h.Filesystem() || SMB(h.SMB(), nil) != h.SMB() ||
+		ISCSI(h.ISCSI(), nil) != h.ISCSI() || System(h.System(), nil) != h.System() {
 		t.Error("a nil Observer wrapped a host")
 	}
 }

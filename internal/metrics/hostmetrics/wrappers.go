@@ -244,7 +244,7 @@ var _ smb.Host = smbHost{}
 
 // NewSmbGlobalMapping times the wrapped Host's NewSmbGlobalMapping.
 func (w smbHost) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
-	t := begin(w.o, GroupSmb, "NewSmbGlobalMapping")
+	t := begin(w.o, GroupSMB, "NewSmbGlobalMapping")
 	err := w.h.NewSmbGlobalMapping(ctx, m)
 	t.done(err)
 	return err
@@ -252,7 +252,7 @@ func (w smbHost) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 
 // RemoveSmbGlobalMapping times the wrapped Host's RemoveSmbGlobalMapping.
 func (w smbHost) RemoveSmbGlobalMapping(ctx context.Context, share string) error {
-	t := begin(w.o, GroupSmb, "RemoveSmbGlobalMapping")
+	t := begin(w.o, GroupSMB, "RemoveSmbGlobalMapping")
 	err := w.h.RemoveSmbGlobalMapping(ctx, share)
 	t.done(err)
 	return err
@@ -267,7 +267,7 @@ var _ iscsi.Host = iscsiHost{}
 
 // AddTargetPortal times the wrapped Host's AddTargetPortal.
 func (w iscsiHost) AddTargetPortal(ctx context.Context, p iscsi.Portal) error {
-	t := begin(w.o, GroupIscsi, "AddTargetPortal")
+	t := begin(w.o, GroupISCSI, "AddTargetPortal")
 	err := w.h.AddTargetPortal(ctx, p)
 	t.done(err)
 	return err
@@ -275,7 +275,7 @@ func (w iscsiHost) AddTargetPortal(ctx context.Context, p iscsi.Portal) error {
 
 // DiscoverTargetPortal times the wrapped Host's DiscoverTargetPortal.
 func (w iscsiHost) DiscoverTargetPortal(ctx context.Context, p iscsi.Portal) ([]string, error) {
-	t := begin(w.o, GroupIscsi, "DiscoverTargetPortal")
+	t := begin(w.o, GroupISCSI, "DiscoverTargetPortal")
 	r, err := w.h.DiscoverTargetPortal(ctx, p)
 	t.done(err)
 	return r, err
@@ -283,7 +283,7 @@ func (w iscsiHost) DiscoverTargetPortal(ctx context.Context, p iscsi.Portal) ([]
 
 // RemoveTargetPortal times the wrapped Host's RemoveTargetPortal.
 func (w iscsiHost) RemoveTargetPortal(ctx context.Context, p iscsi.Portal) error {
-	t := begin(w.o, GroupIscsi, "RemoveTargetPortal")
+	t := begin(w.o, GroupISCSI, "RemoveTargetPortal")
 	err := w.h.RemoveTargetPortal(ctx, p)
 	t.done(err)
 	return err
@@ -291,7 +291,7 @@ func (w iscsiHost) RemoveTargetPortal(ctx context.Context, p iscsi.Portal) error
 
 // ListTargetPortals times the wrapped Host's ListTargetPortals.
 func (w iscsiHost) ListTargetPortals(ctx context.Context) ([]iscsi.Portal, error) {
-	t := begin(w.o, GroupIscsi, "ListTargetPortals")
+	t := begin(w.o, GroupISCSI, "ListTargetPortals")
 	r, err := w.h.ListTargetPortals(ctx)
 	t.done(err)
 	return r, err
@@ -299,7 +299,7 @@ func (w iscsiHost) ListTargetPortals(ctx context.Context) ([]iscsi.Portal, error
 
 // ConnectTarget times the wrapped Host's ConnectTarget.
 func (w iscsiHost) ConnectTarget(ctx context.Context, l iscsi.Login) error {
-	t := begin(w.o, GroupIscsi, "ConnectTarget")
+	t := begin(w.o, GroupISCSI, "ConnectTarget")
 	err := w.h.ConnectTarget(ctx, l)
 	t.done(err)
 	return err
@@ -307,7 +307,7 @@ func (w iscsiHost) ConnectTarget(ctx context.Context, l iscsi.Login) error {
 
 // DisconnectTarget times the wrapped Host's DisconnectTarget.
 func (w iscsiHost) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn string) error {
-	t := begin(w.o, GroupIscsi, "DisconnectTarget")
+	t := begin(w.o, GroupISCSI, "DisconnectTarget")
 	err := w.h.DisconnectTarget(ctx, p, iqn)
 	t.done(err)
 	return err
@@ -315,7 +315,7 @@ func (w iscsiHost) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn str
 
 // TargetDisks times the wrapped Host's TargetDisks.
 func (w iscsiHost) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) ([]uint32, error) {
-	t := begin(w.o, GroupIscsi, "TargetDisks")
+	t := begin(w.o, GroupISCSI, "TargetDisks")
 	r, err := w.h.TargetDisks(ctx, p, iqn)
 	t.done(err)
 	return r, err
@@ -323,7 +323,7 @@ func (w iscsiHost) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) 
 
 // SetMutualChapSecret times the wrapped Host's SetMutualChapSecret.
 func (w iscsiHost) SetMutualChapSecret(ctx context.Context, secret string) error {
-	t := begin(w.o, GroupIscsi, "SetMutualChapSecret")
+	t := begin(w.o, GroupISCSI, "SetMutualChapSecret")
 	err := w.h.SetMutualChapSecret(ctx, secret)
 	t.done(err)
 	return err

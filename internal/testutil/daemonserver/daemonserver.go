@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -95,13 +95,9 @@ func StartNoCleanup(tb testing.TB, o Options) *Node {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = set.Close() })
-	svc, err := set.Services(o.Host.WorkingDirs, o.AllowedServices)
+	groups, err := set.Services(o.AllowedServices)
 	if err != nil {
 		tb.Fatal(err)
-	}
-	groups := adapter.Groups{
-		Disk: svc.Disk, Volume: svc.Volume, Filesystem: svc.Filesystem,
-		Smb: svc.SMB, Iscsi: svc.ISCSI, System: svc.System,
 	}
 	apis, err := server.SelectAPIs(adapter.All(), o.APIs)
 	if err != nil {

@@ -15,7 +15,7 @@
 // upstream's generated protos and ours panics at start (same proto names).
 // Runners: test/drivers (library mode, and the Linux backend as root),
 // test/drivers/upstreamwire (upstream v1.3.0's stubs against the daemon on
-// the simulated host) and host/windows/storage (the Windows backend over its
+// the simulated host) and internal/host/windows/storage (the Windows backend over its
 // model of a Windows node).
 //
 // A MounterPlan runs the same flows with each driver's node operations
@@ -24,5 +24,5 @@
 // checks, so that a driver adopting the mounter is shown to end where the
 // five drivers' own mounters end. Its runners: library mode, our client
 // against the daemon and the Linux backend as root (test/drivers), and the
-// Windows backend over its model (host/windows/storage).
+// Windows backend over its model (internal/host/windows/storage).
 package flows

@@ -54,13 +54,13 @@ func simConfig(t *testing.T, f flows.Fixture) string {
 		WorkingDirs []string    `json:"workingDirs"`
 		BIOSSerial  string      `json:"biosSerial"`
 		Disks       []diskJSON  `json:"disks"`
-		SmbShares   []shareJSON `json:"smbShares"`
+		SMBShares   []shareJSON `json:"smbShares"`
 	}{WorkingDirs: []string{kubeletDir}, BIOSSerial: f.BIOSSerial}
 	for _, d := range f.Disks {
 		cfg.Disks = append(cfg.Disks, diskJSON{d.Number, d.Size, d.Location, d.Page83, d.Serial, d.Offline})
 	}
 	for _, s := range f.Shares {
-		cfg.SmbShares = append(cfg.SmbShares, shareJSON{s.Path, s.Username, s.Password, s.Dirs})
+		cfg.SMBShares = append(cfg.SMBShares, shareJSON{s.Path, s.Username, s.Password, s.Dirs})
 	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

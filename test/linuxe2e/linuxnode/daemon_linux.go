@@ -48,7 +48,7 @@ const (
 	// area's loop disks. The Linux backend reconciles the partitions of
 	// every disk it sees on every listing (BLKPG), so a daemon seeing all
 	// disks races other tests that partition their own loop disks at the
-	// same moment (host/linux/blockdev's root tests, run in parallel by
+	// same moment (internal/host/linux/blockdev's root tests, run in parallel by
 	// go test ./...): their BLKPG add fails with EBUSY. The daemon runs in
 	// a mount namespace of its own (see isolate), where /sys/block is a
 	// tmpfs holding links to just those disks; Scratch.Attach adds a link,

@@ -20,7 +20,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/examples/csi-driver/sanity/sanitytest"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )

@@ -1,0 +1,452 @@
+package blockdev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+)
+
+// ListDiskLocations implements disk.Host: SCSI disks (sd, including iSCSI
+// and virtio-scsi) report host:channel:target:lun as Adapter, Bus, Target
+// and LUNID; other disks (virtio-blk, NVMe, loop) have no such location
+// and are left out, as Windows leaves out disks without one.
+func (b *Backend) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]disk.DiskLocation{}
+	for _, d := range s.disks {
+		if a := d.scsi; a != nil {
+			out[d.number] = disk.DiskLocation{Adapter: a.host, Bus: a.channel, Target: a.target, LUNID: a.lun}
+		}
+	}
+	return out, nil
+}
+
+// ListDiskIDs implements disk.Host. Page83 is the device's VPD page 0x83 ID
+// (upstream's rule, see page83ID) or its kernel wwid; SerialNumber is its
+// serial (virtio serial, VPD page 0x80, NVMe serial). A device that reports
+// neither (a loop device) gets its GPT disk GUID as Page83 and, for a loop
+// device, its backing file path as SerialNumber, so tests and tools can
+// still find it by a stable name.
+func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
+	s, err := b.scan(ctx, scanTables)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]disk.DiskIDs{}
+	for _, d := range s.disks {
+		ids := disk.DiskIDs{Page83: d.page83, SerialNumber: d.serial}
+		if ids.Page83 == "" && ids.SerialNumber == "" {
+			if d.table != nil {
+				ids.Page83 = d.table.diskGUID.String()
+			}
+			ids.SerialNumber = d.loopBacking
+		}
+		out[d.number] = ids
+	}
+	return out, nil
+}
+
+// PartitionDisk implements disk.Host. A disk with a GPT that has a data
+// partition (any but Microsoft Reserved) is left alone, after making sure
+// the kernel has a device for each of its partitions; so is a disk holding
+// a whole-disk filesystem (it is a volume already, see wholeVolume).
+// Otherwise the disk
+// gets a GPT (a new one with a random disk GUID, or the existing empty one)
+// and one partition of type Linux filesystem with a random unique GUID,
+// spanning the largest free extent, start and end aligned to 1 MiB. The
+// table is written directly (no re-read, which would drop partitions on
+// this kernel) and the partition is announced with BLKPG.
+//
+// The layout is read before the disk's state matters: an offline disk
+// with a data partition or a whole-disk filesystem is left alone, offline. Any other offline disk is
+// brought online first (SetDiskOnline), then handled as below.
+//
+// It refuses, with errdefs.ErrFailedPrecondition, a host disk, a disk
+// with anything mounted, a damaged GPT, an MBR partition table
+// and a whole disk holding a filesystem or other signature: a disk whose
+// content it cannot account for is never overwritten.
+func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
+	// The disk's lock for the decision and the write, so no scan reads
+	// the table half written and no other partitioning interleaves. Only
+	// this disk is read: another that does not answer cannot hold it up.
+	_, d, unlock, err := b.lockDisk(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if d.host != "" {
+		return d.hostErr("partition")
+	}
+	if d.offline && !d.partitioned() {
+		// The layout is read first, as upstream reads MSFT_Disk and
+		// MSFT_Partition while the disk is offline: gcp-pd, aws-ebs and
+		// vsphere partition before SetDiskState(online), and re-staging
+		// meets a disk NodeUnstage took offline. Only a disk that may need
+		// writing (or, being an offline SCSI disk, cannot be read) is
+		// brought online first, as the Windows backend does.
+		if err := b.setOnlineLocked(d, true); err != nil {
+			return fmt.Errorf("bring %s online to partition it: %w", d.describe(), err)
+		}
+		if _, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+			return err
+		}
+		if d.offline {
+			return d.offlineErr("partition")
+		}
+	}
+	if d.tableErr != nil {
+		return tableError(d)
+	}
+	if d.wholeVolume() != "" || d.mbrPartitioned() {
+		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
+		// already a volume, as upstream counts a disk with a partition.
+		// Writing a table would destroy it. An MBR disk with partitions
+		// is initialised and partitioned in upstream's sense too.
+		return nil
+	}
+	if d.table != nil && hasDataPartition(d.table) {
+		if d.reconcileErr != nil {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.describe(), d.reconcileErr)
+		}
+		return nil
+	}
+	if why := d.inUse(); why != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to partition %s: %s", d.describe(), why)
+	}
+	if d.table == nil {
+		switch {
+		case d.content.Type != "":
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.describe(), d.content.Type)
+		case d.mbr != mbrNone:
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
+				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.describe())
+		}
+	}
+	return b.createPartition(d)
+}
+
+// partitioned tells whether the disk's layout, read without changing it,
+// already holds a volume: a GPT with a data partition, or a whole-disk
+// filesystem. PartitionDisk leaves such a disk alone, offline or not.
+func (d *diskState) partitioned() bool {
+	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "" || d.mbrPartitioned())
+}
+
+// mbrPartitioned tells whether a disk without a GPT has an MBR (DOS)
+// partition table with partitions: upstream's PartitionDisk finds such a
+// disk initialised with a basic partition and leaves it alone, and so does
+// this backend (its partitions are not listed as volumes: they have no
+// GUID).
+func (d *diskState) mbrPartitioned() bool {
+	return d.table == nil && d.tableErr == nil && (d.mbr == mbrPartitions || d.mbr == mbrHybrid)
+}
+
+// hasDataPartition tells whether the table has a partition Windows would
+// count as data: anything but Microsoft Reserved.
+func hasDataPartition(t *gptTable) bool {
+	for _, e := range t.entries {
+		if e.typeGUID != typeMicrosoftReserved {
+			return true
+		}
+	}
+	return false
+}
+
+// tableError explains a partition table that could not be read.
+func tableError(d *diskState) error {
+	if errors.Is(d.tableErr, errDamagedGPT) {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s: %v; repair it (gdisk, sgdisk -e) or wipe the disk", d.describe(), d.tableErr)
+	}
+	return fmt.Errorf("read the partition table of %s: %w", d.describe(), d.tableErr)
+}
+
+// createPartition writes the table with one new data partition and makes
+// the kernel see it. The disk's lock is held.
+func (b *Backend) createPartition(d *diskState) (err error) {
+	lbs := d.logicalBlock
+	t := d.table
+	// Kernel partitions the table does not list (a reused device's
+	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
+	// A multipath map has none: its partitions are kpartx's.
+	if d.dmUUID == "" {
+		if err := b.dropStaleParts(d, t, "partition"); err != nil {
+			return err
+		}
+	}
+	fresh := t == nil
+	if fresh {
+		g, err := randomGUID()
+		if err != nil {
+			return err
+		}
+		t = newGPT(lbs, g)
+	}
+	first, last, ok := t.largestFree(uint64(d.size / lbs))
+	if !ok {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "%s (%d bytes) has no free 1 MiB-aligned space for a partition", d.describe(), d.size)
+	}
+	index, ok := t.freeIndex()
+	if !ok {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "the partition table of %s has no free entry", d.describe())
+	}
+	id, err := randomGUID()
+	if err != nil {
+		return err
+	}
+	t.entries = append(t.entries, gptEntry{index: index, typeGUID: typeLinuxData, id: id, first: first, last: last, name: "csi-node-proxy"})
+	// O_EXCL on a block device fails with EBUSY while anything (a mount, a
+	// device-mapper table) holds it: a last guard against rewriting a disk
+	// in use that the checks above missed.
+	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to write its partition table: %w", d.describe(), err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s after writing its partition table: %w", d.describe(), cerr)
+		}
+	}()
+	if fresh {
+		old := make([]byte, lbs)
+		if _, err := f.ReadAt(old, 0); err != nil {
+			return fmt.Errorf("read sector 0 of %s: %w", d.describe(), err)
+		}
+		if _, err := f.WriteAt(protectiveMBR(old, lbs, uint64(d.size/lbs)), 0); err != nil {
+			return fmt.Errorf("write the protective MBR of %s: %w", d.describe(), err)
+		}
+	}
+	if err := writeTable(f, t, d.size); err != nil {
+		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+	}
+	if d.dmUUID != "" {
+		// Device-mapper takes no BLKPG partitions: kpartx gives the
+		// partition a device when multipathd's udev rules see the table
+		// change (closing the disk after writing raises that event).
+		// Until then calls that need the device are Unavailable.
+		return nil
+	}
+	start, length := int64(first)*lbs, int64(last-first+1)*lbs
+	if err := b.k.addPartition(d.path, index, start, length); err != nil {
+		return errdefs.Errorf(errdefs.ErrUnavailable, "%s: the partition table was written, but the kernel refused partition %d (%v); PartitionDisk again retries", d.describe(), index, err)
+	}
+	return nil
+}
+
+// Rescan implements disk.Host. Every call reads sysfs afresh anyway, so
+// what Rescan adds is asking the buses to look: each SCSI host scans for
+// new LUNs ("- - -" to scsi_host/*/scan), each SCSI disk re-reads its
+// capacity (device/rescan) and each NVMe controller rescans its
+// namespaces. virtio-blk disks report size changes by themselves; a loop
+// device's size changes only when its owner calls LOOP_SET_CAPACITY, which
+// is not the proxy's to do. Finally every disk's GPT partitions get kernel
+// devices. Buses that refuse a scan (some do not support it) are skipped;
+// only a refusal for lack of privilege is an error.
+func (b *Backend) Rescan(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var writes []string
+	for _, glob := range []string{"class/scsi_host/*/scan", "class/nvme/*/rescan_controller"} {
+		m, _ := filepath.Glob(filepath.Join(b.cfg.SysfsRoot, filepath.FromSlash(glob)))
+		writes = append(writes, m...)
+	}
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return err
+	}
+	for _, d := range s.disks {
+		if d.scsi != nil {
+			writes = append(writes, filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "rescan"))
+		}
+	}
+	for _, w := range writes {
+		val := "1"
+		if filepath.Base(w) == "scan" {
+			val = "- - -" // every channel, target and LUN
+		}
+		if err := writeAttr(w, val); errors.Is(err, fs.ErrPermission) {
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "rescan: cannot write %s: %v (the proxy must run as root)", w, err)
+		}
+	}
+	_, err = b.scan(ctx, scanTables)
+	return err
+}
+
+// writeAttr writes a sysfs attribute.
+func writeAttr(path, val string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(val)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// DiskSize implements disk.Host: the size sysfs reports.
+func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return 0, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return 0, err
+	}
+	return d.size, nil
+}
+
+// SetDiskOnline implements disk.Host. Linux has no Windows-style disk
+// offline state, so the backend maps it (docs/linux-block.md): a SCSI disk
+// goes to device state "offline" (the kernel fails all I/O to it) and back
+// to "running"; any other disk gets the kernel's read-only flag (BLKROSET),
+// which its partitions follow, and the backend refuses to partition,
+// format, mount or resize it while the flag is set. Taking a disk offline
+// first flushes it, and is refused while anything on it is mounted.
+// Bringing a disk online (even one already online) also gives it new
+// identities when it is an unmounted clone of another attached disk (see
+// reidentifyLocked).
+func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
+	var others *snapshot
+	if online {
+		// Every disk's table, to find identities a clone shares; read
+		// before taking this disk's lock, which the scan would wait for.
+		var err error
+		if others, err = b.scan(ctx, scanTables); err != nil {
+			return err
+		}
+	}
+	_, d, unlock, err := b.lockDisk(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := b.setOnlineLocked(d, online); err != nil || !online {
+		return err
+	}
+	return b.reidentifyLocked(others, d)
+}
+
+// reidentifyLocked gives a disk that shares its GPT disk GUID or a
+// partition GUID with another attached disk (a snapshot restore or a PVC
+// clone is a byte copy) new random GUIDs, as Windows gives a disk whose
+// signature collides a new one when it comes online. Only a disk with
+// nothing mounted, not the host's, is changed: the one in use keeps its
+// identity. The partitions keep their places, so their kernel devices
+// stay as they are. The disk's lock is held; s holds the other disks.
+func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
+	if d.table == nil || d.tableErr != nil || d.inUse() != "" || d.offline {
+		return nil
+	}
+	ids := map[guid]bool{d.table.diskGUID: true}
+	for _, e := range d.table.entries {
+		ids[e.id] = true
+	}
+	var twin *diskState
+	for _, o := range s.disks {
+		if o.number == d.number || o.table == nil {
+			continue
+		}
+		if ids[o.table.diskGUID] {
+			twin = o
+		}
+		for _, e := range o.table.entries {
+			if ids[e.id] {
+				twin = o
+			}
+		}
+	}
+	if twin == nil {
+		return nil
+	}
+	g, err := randomGUID()
+	if err != nil {
+		return err
+	}
+	d.table.diskGUID = g
+	for i := range d.table.entries {
+		if d.table.entries[i].id, err = randomGUID(); err != nil {
+			return err
+		}
+	}
+	// O_EXCL: nothing may hold the disk while its identities change.
+	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	err = writeTable(f, d.table, d.size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write new identities to %s (a clone of %s): %w", d.describe(), twin.describe(), err)
+	}
+	return nil
+}
+
+// setOnlineLocked is SetDiskOnline on a scanned disk; its lock is held.
+func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
+	if online == !d.offline {
+		return nil
+	}
+	if d.host != "" {
+		return d.hostErr("change the state of")
+	}
+	state := filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "state")
+	if !online {
+		if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
+			m := all[0]
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.describe(), m.Source, m.MountPoint)
+		}
+		if err := b.k.flushDevice(d.path, true); err != nil {
+			return fmt.Errorf("flush %s before taking it offline: %w", d.describe(), err)
+		}
+		b.mu.Lock()
+		delete(b.deviceReadOnly, d.number)
+		b.mu.Unlock()
+		if d.scsi != nil {
+			return writeAttr(state, "offline")
+		}
+		return b.k.setReadOnly(d.path, true)
+	}
+	if d.scsi != nil {
+		return writeAttr(state, "running")
+	}
+	if err := b.k.setReadOnly(d.path, false); err != nil {
+		return err
+	}
+	// A device that is read-only by itself (a read-only attachment) keeps
+	// the flag: it is as online as it can be.
+	if ro, err := readAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.name), "ro"); err == nil && ro == "1" {
+		b.mu.Lock()
+		b.deviceReadOnly[d.number] = true
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// IsDiskOnline implements disk.Host; see SetDiskOnline for the mapping.
+func (b *Backend) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return false, err
+	}
+	d, err := s.disk(n, b.cfg.DiskFilter)
+	if err != nil {
+		return false, err
+	}
+	return !d.offline, nil
+}

@@ -1,0 +1,695 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
+)
+
+var ctx = context.Background()
+
+// Device interface paths as CM_Get_Device_Interface_List returns them.
+const (
+	ifHyperV0 = `\\?\scsi#disk&ven_msft&prod_virtual_disk#000000#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+	ifHyperV1 = `\\?\scsi#disk&ven_msft&prod_virtual_disk#000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+	ifNVMe    = `\\?\scsi#disk&ven_nvme&prod_amazon_elastic_b#4&1a2b3c4d&0&000000#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+	ifGone    = `\\?\usbstor#disk&ven_generic#0001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+)
+
+const (
+	drive3 = `\\.\PhysicalDrive3`
+	drive9 = `\\.\PhysicalDrive9`
+)
+
+func TestListDiskLocations(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0, ifHyperV1, ifNVMe, ifGone}
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0))).
+		on(ifHyperV0, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0)))
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12)))
+	// A disk on a bus without SCSI addresses: omitted, as upstream omits
+	// disks without a Location. None of these answers the bus-type query
+	// (StorageDeviceProperty), so all take the SCSI path.
+	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
+		on(ifNVMe, ioctlSCSIGetAddress, fails(errInvalidFunction))
+	// ifGone has no device: it disappeared after enumeration.
+
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]disk.DiskLocation{
+		0: {Adapter: "0", Bus: "", Target: "0", LUNID: "0"},
+		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[2] != want[2] {
+		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
+	}
+	f.expect(
+		"diskInterfaces",
+		"open "+ifHyperV0+" query",
+		"ioctl "+ifHyperV0+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV0+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
+		"ioctl "+ifHyperV0+" IOCTL_SCSI_GET_ADDRESS out=8",
+		"close "+ifHyperV0,
+		"open "+ifHyperV1+" query",
+		"ioctl "+ifHyperV1+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifHyperV1+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
+		"ioctl "+ifHyperV1+" IOCTL_SCSI_GET_ADDRESS out=8",
+		"close "+ifHyperV1,
+		"open "+ifNVMe+" query",
+		"ioctl "+ifNVMe+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
+		"ioctl "+ifNVMe+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
+		"ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS out=8",
+		"close "+ifNVMe,
+		"open "+ifGone+" query",
+	)
+}
+
+// Location strings as MSFT_Disk reports them (fact sheet §1.2; comments
+// in kubernetes-csi/csi-proxy pkg/os/disk/api.go and
+// kubernetes-sigs/azuredisk-csi-driver pkg/os/disk/disk.go).
+const (
+	locationNVMe = "Integrated : Bus 2 : Device 0 : Function 0 : Adapter 0"
+	locationSCSI = "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0"
+)
+
+// TestListDiskLocationsNVMe: on NVMe disks IOCTL_SCSI_GET_ADDRESS reads
+// LUN 0 (azuredisk's own pkg/os/disk says so for "Virtual_Disk NVME
+// Premium"), where upstream's parse of MSFT_Disk.Location gives Adapter
+// "0", Bus X and empty Target and LUNID. azuredisk's FindDiskByLun("0")
+// must not pick an NVMe disk (or the OS disk) by mistake, so NVMe disks
+// (STORAGE_DEVICE_DESCRIPTOR.BusType 17) are answered from Location with
+// upstream's rule, and SCSI disks keep the IOCTL.
+func TestListDiskLocationsNVMe(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV1, ifNVMe}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "Msft    ", "Virtual Disk    ", "1.0 ", "")))
+	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
+		on(ifNVMe, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0))).
+		on(ifNVMe, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeNVMe, "", "Amazon Elastic Block Store", "1.0", "vol0123456789abcdef0")))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		return []wmi.Props{
+			{"Number": int64(1), "Location": locationNVMe},
+			{"Number": int64(2), "Location": locationSCSI},
+		}, nil
+	}
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]disk.DiskLocation{
+		1: {Adapter: "0", Bus: "2", Target: "", LUNID: ""},
+		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
+	}
+	if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
+	}
+	for n, l := range got {
+		if l.LUNID == "0" {
+			t.Errorf("disk %d answers LUN 0: FindDiskByLun(\"0\") would pick it", n)
+		}
+	}
+	if f.called("ioctl " + ifNVMe + " IOCTL_SCSI_GET_ADDRESS") {
+		t.Errorf("the NVMe disk's SCSI address was used: %v", f.calls)
+	}
+	if n := f.count("wmi query SELECT Number, Location FROM MSFT_Disk"); n != 1 {
+		t.Errorf("%d Location queries, want 1: %v", n, f.calls)
+	}
+
+	// Without NVMe disks no WMI is needed.
+	f = newFake(t)
+	f.diskList = []string{ifHyperV1}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "", "", "", "")))
+	if _, err := f.backend().Disk().ListDiskLocations(ctx); err != nil || f.called("wmi") {
+		t.Errorf("SCSI only: %v, calls %v", err, f.calls)
+	}
+}
+
+// TestParseLocation checks upstream's rule on the Location forms seen:
+// split on ":", at least five parts, only two-word parts count (Adapter,
+// Target, LUN, Bus; Port, Device, Function and "PCI Slot 3" ignored).
+func TestParseLocation(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want disk.DiskLocation
+		ok   bool
+	}{
+		{locationSCSI, disk.DiskLocation{Adapter: "0", Target: "1", LUNID: "0"}, true},
+		{"Integrated : Adapter 1 : Port 0 : Target 0 : LUN 63", disk.DiskLocation{Adapter: "1", Target: "0", LUNID: "63"}, true},
+		{locationNVMe, disk.DiskLocation{Adapter: "0", Bus: "2"}, true},
+		{"Integrated : Bus 0 : Device 65535 : Function 65535 : Adapter 3", disk.DiskLocation{Adapter: "3", Bus: "0"}, true},
+		{"", disk.DiskLocation{}, false},
+		{"PCIROOT(0)#PCI(1C00)#PCI(0000)#SCSI(P00T01L01)", disk.DiskLocation{}, false},
+		{"Adapter 0 : Target 1 : LUN 0", disk.DiskLocation{}, false}, // fewer than five parts
+		{"a : b : c : d : e", disk.DiskLocation{}, false},            // no two-word part
+	} {
+		got, ok := parseLocation(c.in)
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseLocation(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestListDiskLocationsFailures(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0}
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0))).
+		on(ifHyperV0, ioctlSCSIGetAddress, fails(errAccessDenied))
+	if _, err := f.backend().Disk().ListDiskLocations(ctx); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("access denied: %v", err)
+	}
+
+	f = newFake(t)
+	f.diskList = []string{ifHyperV0}
+	f.device(ifHyperV0).openErr = syscall.Errno(errAccessDenied)
+	if _, err := f.backend().Disk().ListDiskLocations(ctx); !errors.Is(err, errdefs.ErrPermissionDenied) {
+		t.Errorf("open denied: %v", err)
+	}
+
+	f = newFake(t)
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil || got == nil || len(got) != 0 {
+		t.Errorf("no disks: %v, %v; want an empty map", got, err)
+	}
+}
+
+func TestListDiskIDs(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0, ifNVMe}
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0)))
+	f.device(ifHyperV0).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		switch le.Uint32(in) {
+		case storageDeviceIDProperty:
+			return truncating(deviceIDDescriptorBuf(naaVSphere, t10GCE))(in, outLen)
+		case storageDeviceProperty:
+			return truncating(deviceDescriptorBuf(1, "VMware  ", "Virtual disk    ", "2.0 ", "6000c29abcdef0123456789abcdef012"))(in, outLen)
+		}
+		return nil, syscall.Errno(errInvalidParameter)
+	}
+	// The NVMe disk has no identification page: its Page83 is empty
+	// rather than failing the call.
+	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0)))
+	f.device(ifNVMe).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return nil, syscall.Errno(errNotSupported)
+		}
+		return truncating(deviceDescriptorBuf(17, "", "Amazon Elastic Block Store", "1.0", "vol0123456789abcdef0"))(in, outLen)
+	}
+
+	got, err := f.backend().Disk().ListDiskIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != (disk.DiskIDs{Page83: "6000c29abcdef0123456789abcdef012", SerialNumber: "6000c29abcdef0123456789abcdef012"}) {
+		t.Errorf("disk 0 = %+v", got[0])
+	}
+	if got[1] != (disk.DiskIDs{Page83: "", SerialNumber: "vol0123456789abcdef0"}) {
+		t.Errorf("disk 1 = %+v", got[1])
+	}
+	if n := f.count("IOCTL_STORAGE_QUERY_PROPERTY(2) out=4096"); n != 2 {
+		t.Errorf("%d StorageDeviceIdProperty queries with 4 KiB, want 2", n)
+	}
+}
+
+// TestListDiskIDsLargeDescriptor checks the size protocol: a descriptor
+// bigger than 4 KiB is fetched again with the size its header reports.
+func TestListDiskIDsLargeDescriptor(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0}
+	ids := []storageID{}
+	for range 300 { // 300 × 20 bytes of port-associated identifiers first
+		ids = append(ids, portRelative)
+	}
+	ids = append(ids, naaVSphere)
+	big := deviceIDDescriptorBuf(ids...)
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 4, 0)))
+	f.device(ifHyperV0).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(big)(in, outLen)
+		}
+		return truncating(deviceDescriptorBuf(1, "", "", "", ""))(in, outLen)
+	}
+	got, err := f.backend().Disk().ListDiskIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[4].Page83 != "6000c29abcdef0123456789abcdef012" {
+		t.Errorf("Page83 = %q", got[4].Page83)
+	}
+	if !f.called("IOCTL_STORAGE_QUERY_PROPERTY(2) out=" + strconv.Itoa(len(big))) {
+		t.Errorf("no retry with the descriptor's size %d: %v", len(big), f.calls)
+	}
+}
+
+// TestListDiskIDsMalformedDescriptor: one disk whose device-ID
+// descriptor is malformed (an identifier claiming more bytes than the
+// descriptor holds) gets an empty page83 and a warning; the other disks
+// are still listed (issue 11 item 8).
+func TestListDiskIDsMalformedDescriptor(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0, ifHyperV1}
+	bad := deviceIDDescriptorBuf(naaVSphere)
+	bad = bad[:len(bad)-8] // the identifier runs past the end
+	put32(bad, 4, uint32(len(bad)))
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0)))
+	f.device(ifHyperV0).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(bad)(in, outLen)
+		}
+		return truncating(deviceDescriptorBuf(1, "", "", "", "serial-0"))(in, outLen)
+	}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0)))
+	f.device(ifHyperV1).ioctls[ioctlStorageQueryProperty] = func(in []byte, outLen int) ([]byte, error) {
+		if le.Uint32(in) == storageDeviceIDProperty {
+			return truncating(deviceIDDescriptorBuf(t10GCE))(in, outLen)
+		}
+		return truncating([]byte{1, 2, 3})(in, outLen) // a malformed device descriptor too
+	}
+	var warnings []string
+	b, err := newBackend(f, Config{Warnf: func(format string, args ...any) {
+		warnings = append(warnings, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Disk().ListDiskIDs(ctx)
+	if err != nil {
+		t.Fatalf("ListDiskIDs = %v, want the other disks listed", err)
+	}
+	if got[0] != (disk.DiskIDs{Page83: "", SerialNumber: "serial-0"}) {
+		t.Errorf("disk 0 = %+v, want an empty page83 and its serial", got[0])
+	}
+	if got[1].Page83 == "" || got[1].SerialNumber != "" {
+		t.Errorf("disk 1 = %+v, want its page83 and an empty serial", got[1])
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "disk 0") || !strings.Contains(warnings[1], "disk 1") {
+		t.Errorf("warnings = %q, want one naming each disk", warnings)
+	}
+}
+
+func TestListDiskIDsFailure(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifHyperV0}
+	f.on(ifHyperV0, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 0, 0))).
+		on(ifHyperV0, ioctlStorageQueryProperty, fails(errNotReady))
+	if _, err := f.backend().Disk().ListDiskIDs(ctx); !errors.Is(err, errdefs.ErrUnavailable) {
+		t.Errorf("ListDiskIDs = %v, want unavailable", err)
+	}
+}
+
+func TestDiskSize(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetLengthInfo, fixed(lengthInfoBuf(10<<30)))
+	size, err := f.backend().Disk().DiskSize(ctx, 3)
+	if err != nil || size != 10<<30 {
+		t.Errorf("DiskSize = %d, %v", size, err)
+	}
+	f.expect("open "+drive3+" read", "ioctl "+drive3+" IOCTL_DISK_GET_LENGTH_INFO out=8", "close "+drive3)
+}
+
+func TestMissingDisk(t *testing.T) {
+	f := newFake(t)
+	d := f.backend().Disk()
+	for name, call := range map[string]func() error{
+		"DiskSize":      func() error { _, err := d.DiskSize(ctx, 9); return err },
+		"IsDiskOnline":  func() error { _, err := d.IsDiskOnline(ctx, 9); return err },
+		"SetDiskOnline": func() error { return d.SetDiskOnline(ctx, 9, true) },
+		"PartitionDisk": func() error { return d.PartitionDisk(ctx, 9) },
+	} {
+		err := call()
+		if !errors.Is(err, errdefs.ErrNotFound) || !strings.Contains(err.Error(), "disk 9 does not exist") {
+			t.Errorf("%s on a missing disk: %v", name, err)
+		}
+	}
+	if f.called("wmi") {
+		t.Errorf("WMI was called for a missing disk: %v", f.calls)
+	}
+}
+
+func TestDiskOnlineState(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+	if on, err := f.backend().Disk().IsDiskOnline(ctx, 3); err != nil || !on {
+		t.Errorf("IsDiskOnline = %v, %v", on, err)
+	}
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline)))
+	if on, err := f.backend().Disk().IsDiskOnline(ctx, 3); err != nil || on {
+		t.Errorf("IsDiskOnline(offline) = %v, %v", on, err)
+	}
+}
+
+func TestSetDiskOnline(t *testing.T) {
+	t.Run("already in that state: no WMI", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+		if err := f.backend().Disk().SetDiskOnline(ctx, 3, true); err != nil {
+			t.Fatal(err)
+		}
+		f.expect("open "+drive3+" query", "ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16", "close "+drive3)
+	})
+	t.Run("offline to online through MSFT_Disk.Online", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline)))
+		if err := f.backend().Disk().SetDiskOnline(ctx, 3, true); err != nil {
+			t.Fatal(err)
+		}
+		f.expect("open "+drive3+" query", "ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16", "close "+drive3,
+			"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()")
+	})
+	t.Run("online to offline", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+		if err := f.backend().Disk().SetDiskOnline(ctx, 3, false); err != nil {
+			t.Fatal(err)
+		}
+		if !f.called("MSFT_Disk WHERE Number = 3 .Offline()") {
+			t.Errorf("calls = %v", f.calls)
+		}
+	})
+	t.Run("a disk the provider has not seen yet: refresh the cache, retry", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline)))
+		tries := 0
+		f.wmiCall = func(q, method string, _ []wmi.Param) (wmi.Props, error) {
+			if tries++; tries == 1 {
+				return nil, errdefs.Errorf(errdefs.ErrNotFound, "no MSFT_Disk instance matches %s", q)
+			}
+			return wmi.Props{"ReturnValue": int64(0)}, nil
+		}
+		if err := f.backend().Disk().SetDiskOnline(ctx, 3, true); err != nil {
+			t.Fatal(err)
+		}
+		f.expect("open "+drive3+" query", "ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16", "close "+drive3,
+			"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()",
+			"wmi static MSFT_StorageSetting.UpdateHostStorageCache",
+			"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()")
+	})
+	t.Run("the system disk cannot go offline", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+		f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+			return wmi.Props{"ReturnValue": int64(41009)}, &wmi.MethodError{Class: "MSFT_Disk", Method: method, Code: 41009}
+		}
+		err := f.backend().Disk().SetDiskOnline(ctx, 3, false)
+		if !errors.Is(err, errdefs.ErrFailedPrecondition) {
+			t.Errorf("SetDiskOnline = %v, want failed precondition", err)
+		}
+	})
+}
+
+func TestRescan(t *testing.T) {
+	f := newFake(t)
+	if err := f.backend().Disk().Rescan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.expect("wmi static MSFT_StorageSetting.UpdateHostStorageCache")
+
+	f = newFake(t)
+	f.wmiStatic = func(string, string) (wmi.Props, error) {
+		return nil, &wmi.COMError{Op: "ConnectServer", HRESULT: 0x80020009, SCode: 0x8004100E}
+	}
+	if err := f.backend().Disk().Rescan(ctx); !errors.Is(err, errdefs.ErrUnimplemented) {
+		t.Errorf("Rescan without the storage namespace = %v, want unimplemented", err)
+	}
+}
+
+// partitionedAfterCreate makes the layout of drive3 change once
+// CreatePartition has run, as it would on Windows.
+func partitionedAfterCreate(f *fakeSystem, before []byte, after []byte) {
+	created := false
+	f.on(drive3, ioctlDiskGetDriveLayoutEx, func(in []byte, outLen int) ([]byte, error) {
+		if created {
+			return fixed(after)(in, outLen)
+		}
+		return fixed(before)(in, outLen)
+	})
+	prev := f.wmiCall
+	f.wmiCall = func(q, method string, in []wmi.Param) (wmi.Props, error) {
+		if method == "CreatePartition" {
+			created = true
+		}
+		if prev != nil {
+			return prev(q, method, in)
+		}
+		return wmi.Props{"ReturnValue": int64(0)}, nil
+	}
+}
+
+var afterCreate = gptLayoutBuf(
+	gptEntry{1, gptMicrosoftReserved, 17408, 16 << 20},
+	gptEntry{2, gptBasicData, 17 << 20, 1006 << 20},
+)
+
+func TestPartitionDiskRAW(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+	partitionedAfterCreate(f, rawLayoutBuf(), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
+	)
+}
+
+func TestPartitionDiskIdempotent(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(afterCreate))
+	b := f.backend()
+	for range 2 {
+		if err := b.Disk().PartitionDisk(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.called("wmi") {
+		t.Errorf("an already partitioned disk caused WMI calls: %v", f.calls)
+	}
+}
+
+func TestPartitionDiskMSROnly(t *testing.T) {
+	// Initialised (GPT, perhaps with only the MSR partition) but no data
+	// partition: no Initialize, straight to CreatePartition.
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+	partitionedAfterCreate(f, gptLayoutBuf(gptEntry{1, gptMicrosoftReserved, 17408, 16 << 20}), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if f.called(".Initialize(") || !f.called(".CreatePartition(") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+func TestPartitionDiskEmptyMBR(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+	partitionedAfterCreate(f, mbrLayoutBuf(), mbrLayoutBuf(mbrEntry{1, 0x07, 1 << 20, 1 << 30}))
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if !f.called(".CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false)") || f.called("GptType") {
+		t.Errorf("an MBR disk got GPT parameters: %v", f.calls)
+	}
+	if !f.called("PartitionNumber = 1 .Online()") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+// gcp-pd, aws-ebs and vsphere call PartitionDisk before SetDiskState(online),
+// and re-stage disks their NodeUnstage took offline: an offline disk that
+// already has its data partition is done, and nothing is written to it
+// (upstream reads PartitionStyle and the partitions, which are readable
+// while offline, and returns).
+func TestPartitionDiskOfflinePartitioned(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(afterCreate))
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk(offline, partitioned) = %v, want success", err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+	)
+}
+
+// An offline disk whose partition table the IOCTL cannot read is judged
+// from the storage provider's view, as upstream judges every disk:
+// MSFT_Disk.PartitionStyle and the non-MSR MSFT_Partition rows.
+func TestPartitionDiskOfflineLayoutFromProvider(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fails(errNotReady))
+	f.wmiQuery = func(q string) ([]wmi.Props, error) {
+		switch {
+		case strings.Contains(q, "FROM MSFT_Disk "):
+			return []wmi.Props{{"PartitionStyle": int64(2)}}, nil
+		case strings.Contains(q, "FROM MSFT_Partition "):
+			return []wmi.Props{
+				{"PartitionNumber": int64(1), "GptType": "{e3c9e316-0b5c-4db8-817d-f92df00215ae}", "MbrType": nil},
+				{"PartitionNumber": int64(2), "GptType": "{EBD0A0A2-B9E5-4433-87C0-68B6B72699C7}", "MbrType": nil},
+			}, nil
+		}
+		return nil, nil
+	}
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk = %v, want success", err)
+	}
+	if f.called("wmi call") {
+		t.Errorf("a partitioned offline disk was written to: %v", f.calls)
+	}
+	if !f.called("wmi query SELECT PartitionStyle FROM MSFT_Disk WHERE Number = 3") ||
+		!f.called("wmi query SELECT PartitionNumber, GptType, MbrType FROM MSFT_Partition WHERE DiskNumber = 3") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+// A RAW disk that arrives offline (the OfflineShared SAN policy) is
+// brought online before it is initialised, and its layout is read again
+// once online before anything is written.
+func TestPartitionDiskOfflineRAW(t *testing.T) {
+	f := newFake(t)
+	online := false
+	f.on(drive3, ioctlDiskGetDiskAttributes, func(in []byte, outLen int) ([]byte, error) {
+		if online {
+			return fixed(diskAttributesBuf(0))(in, outLen)
+		}
+		return fixed(diskAttributesBuf(diskAttributeOffline))(in, outLen)
+	})
+	f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+		if method == "Online" {
+			online = true
+		}
+		return wmi.Props{"ReturnValue": int64(0)}, nil
+	}
+	partitionedAfterCreate(f, rawLayoutBuf(), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.expect(
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
+		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
+		"open "+drive3+" query",
+		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+		"close "+drive3,
+		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
+	)
+}
+
+// A disk that stays offline after Online (the provider refused quietly,
+// or a policy put it back) is not written to.
+func TestPartitionDiskOfflineStaysOffline(t *testing.T) {
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(diskAttributeOffline))).
+		on(drive3, ioctlDiskGetDriveLayoutEx, fixed(rawLayoutBuf()))
+	err := f.backend().Disk().PartitionDisk(ctx, 3)
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "offline") {
+		t.Errorf("PartitionDisk = %v, want failed precondition (still offline)", err)
+	}
+	if f.called(".Initialize(") || f.called(".CreatePartition(") {
+		t.Errorf("an offline disk was written to: %v", f.calls)
+	}
+}
+
+func TestPartitionDiskToleratedCodes(t *testing.T) {
+	// 41001 from Initialize (the provider saw the disk initialised after
+	// all) and 42002 from CreatePartition (upstream tolerates it) are
+	// success.
+	f := newFake(t)
+	f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+	f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+		switch method {
+		case "Initialize":
+			return wmi.Props{"ReturnValue": int64(41001)}, &wmi.MethodError{Class: "MSFT_Disk", Method: method, Code: wmi.DiskAlreadyInitialized}
+		case "CreatePartition":
+			return wmi.Props{"ReturnValue": int64(42002)}, &wmi.MethodError{Class: "MSFT_Disk", Method: method, Code: wmi.AccessPathAlreadyInUse}
+		}
+		return wmi.Props{"ReturnValue": int64(0)}, nil
+	}
+	partitionedAfterCreate(f, rawLayoutBuf(), afterCreate)
+	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+		t.Fatalf("PartitionDisk = %v", err)
+	}
+	if !f.called("PartitionNumber = 2 .Online()") {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+func TestPartitionDiskFailures(t *testing.T) {
+	t.Run("read-only disk", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0))).
+			on(drive3, ioctlDiskGetDriveLayoutEx, fixed(rawLayoutBuf()))
+		f.wmiCall = func(_, method string, _ []wmi.Param) (wmi.Props, error) {
+			return wmi.Props{"ReturnValue": int64(41002)}, &wmi.MethodError{Class: "MSFT_Disk", Method: method, Code: wmi.DiskReadOnly}
+		}
+		err := f.backend().Disk().PartitionDisk(ctx, 3)
+		if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "read only") {
+			t.Errorf("PartitionDisk = %v", err)
+		}
+		if f.called("CreatePartition") {
+			t.Error("CreatePartition ran after Initialize failed")
+		}
+	})
+	t.Run("no data partition after CreatePartition", func(t *testing.T) {
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0)))
+		partitionedAfterCreate(f, rawLayoutBuf(), gptLayoutBuf(gptEntry{1, gptMicrosoftReserved, 17408, 16 << 20}))
+		if err := f.backend().Disk().PartitionDisk(ctx, 3); err == nil || !strings.Contains(err.Error(), "no data partition") {
+			t.Errorf("PartitionDisk = %v", err)
+		}
+	})
+	t.Run("large layout needs a bigger buffer", func(t *testing.T) {
+		entries := []gptEntry{}
+		for i := range 40 {
+			entries = append(entries, gptEntry{uint32(i + 1), gptMicrosoftReserved, uint64(i) << 20, 1 << 20})
+		}
+		entries = append(entries, gptEntry{41, gptBasicData, 50 << 20, 1 << 30})
+		f := newFake(t)
+		f.on(drive3, ioctlDiskGetDiskAttributes, fixed(diskAttributesBuf(0))).
+			on(drive3, ioctlDiskGetDriveLayoutEx, fixed(gptLayoutBuf(entries...)))
+		if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if !f.called("IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=" + strconv.Itoa(layoutSize(64))) {
+			t.Errorf("calls = %v", f.calls)
+		}
+	})
+}
