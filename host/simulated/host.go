@@ -51,10 +51,10 @@ func (h *Host) Volume() volume.Host { return volumeView{h} }
 // Filesystem returns the filesystem group backend.
 func (h *Host) Filesystem() filesystem.Host { return fsView{h} }
 
-// Smb returns the SMB group backend.
+// SMB returns the SMB group backend.
 func (h *Host) SMB() smb.Host { return smbView{h} }
 
-// Iscsi returns the iSCSI group backend.
+// ISCSI returns the iSCSI group backend.
 func (h *Host) ISCSI() iscsi.Host { return iscsiView{h} }
 
 // System returns the system group backend.

@@ -81,7 +81,7 @@ func Filesystem(h filesystem.Host, o Observer) filesystem.Host {
 	return filesystemHost{h: h, o: o}
 }
 
-// Smb returns h with every operation timed into o; a nil o returns h.
+// SMB returns h with every operation timed into o; a nil o returns h.
 func SMB(h smb.Host, o Observer) smb.Host {
 	if o == nil {
 		return h
@@ -89,7 +89,7 @@ func SMB(h smb.Host, o Observer) smb.Host {
 	return smbHost{h: h, o: o}
 }
 
-// Iscsi returns h with every operation timed into o; a nil o returns h.
+// ISCSI returns h with every operation timed into o; a nil o returns h.
 func ISCSI(h iscsi.Host, o Observer) iscsi.Host {
 	if o == nil {
 		return h
