@@ -1,6 +1,7 @@
 package linuxnode
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -40,14 +41,17 @@ func init() {
 // other tests' loop-disk mounts would pin those filesystems for as long as
 // the daemon runs (after their unmount the device would stay busy: e2fsck,
 // mkfs and loop detach fail), so they are detached at once, microseconds
-// after the copy, before anything else; not those below the daemon's own
-// scratch directory (keepBelowEnv), which are its own volumes, mounted by
-// an earlier process of it before Kill or Restart, and peers of the test's
-// mounts (unmounting them would unmount the test's too). Then /sys becomes
-// private in the
-// namespace, so the tmpfs over /sys/block can never propagate to the
-// machine's. Everything runs on the main thread (package init is locked to
-// it), which exec turns into the daemon with its namespace.
+// after the copy; not those below the daemon's own scratch directory
+// (keepBelowEnv), which are its own volumes, mounted by an earlier process
+// of it before Kill or Restart, and peers of the test's mounts (unmounting
+// them would unmount the test's too). Copies of shared mounts are peers of
+// the originals, and an unmount propagates to peers: so every mount outside
+// the scratch directory is made private before anything is detached, or
+// the detach would unmount other tests' volumes under them. Then /sys
+// becomes private in the namespace, recursively, so the tmpfs over
+// /sys/block can never propagate to the machine's. Everything runs on the
+// main thread (package init is locked to it), which exec turns into the
+// daemon with its namespace.
 func isolate(argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("no daemon to run")
@@ -69,9 +73,32 @@ func isolate(argv []string) error {
 	// of the test's mount, and unmounting it here would unmount the
 	// test's too. Those are the daemon's own volumes anyway.
 	keep := os.Getenv(keepBelowEnv)
+	below := func(mp string) bool { return keep != "" && (mp == keep || strings.HasPrefix(mp, keep+"/")) }
+	// The copies of shared mounts are peers of the originals too: of other
+	// tests' scratch areas (shared bind mounts, in any test process) and,
+	// on a host whose / is shared (systemd), of / itself. An unmount here
+	// propagates to every peer of the unmounted mount's parent, so
+	// detaching the copy of another test's volume would unmount the
+	// volume itself, in that test's namespace and its daemon's, under a
+	// running flow. Every mount outside the daemon's own area becomes
+	// private first, before anything is unmounted: nothing done in this
+	// namespace leaves it, and nothing mounted elsewhere later arrives.
+	// A loop mount below is unmounted through its path, so its parent is
+	// the topmost mount at the parent's mount point: one of those made
+	// private here.
+	for _, m := range mounts {
+		if below(m.MountPoint) {
+			continue
+		}
+		// ENOENT, EINVAL: the path no longer leads to a mount (hidden by
+		// another, or gone); nothing below it can be unmounted through it.
+		if err := unix.Mount("", m.MountPoint, "", unix.MS_PRIVATE, ""); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("make %s private: %w", m.MountPoint, err)
+		}
+	}
 	var loops []string
 	for _, m := range mounts {
-		if keep != "" && (m.MountPoint == keep || strings.HasPrefix(m.MountPoint, keep+"/")) {
+		if below(m.MountPoint) {
 			continue
 		}
 		if strings.HasPrefix(m.Source, "/dev/loop") {

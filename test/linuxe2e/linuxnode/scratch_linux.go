@@ -188,6 +188,17 @@ func (s *Scratch) share() error {
 		return fmt.Errorf("bind-mount %s: %w", s.Dir, err)
 	}
 	s.shared = true // the cleanup unmounts it with the rest
+	// A bind mount of a directory on a shared mount joins that mount's
+	// peer group: where / is shared (systemd), Dir would be a peer of /,
+	// and every volume mounted below Dir would be mounted a second time
+	// on / under the bind mount (a hidden duplicate in the mount table,
+	// which no path reaches: "unmount ...: invalid argument" for the
+	// second of the two, and propagation of the area's mounts to every
+	// namespace holding a peer of /). Leaving the group first (private)
+	// gives Dir a peer group of its own: the test's and its daemons'.
+	if err := unix.Mount("", s.Dir, "", unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make %s a private mount: %w", s.Dir, err)
+	}
 	if err := unix.Mount("", s.Dir, "", unix.MS_SHARED, ""); err != nil {
 		return fmt.Errorf("make %s a shared mount: %w", s.Dir, err)
 	}
