@@ -18,7 +18,6 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
@@ -88,7 +87,7 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scfg := serverConfig(cfg, hostset.Set{}, sec, nil, nil)
+	scfg := serverConfig(cfg, nil, sec, nil, nil)
 	if scfg.Identity.Workloads == nil {
 		t.Fatal("--cri-endpoint set, but the server identifies callers without the runtime")
 	}
@@ -111,7 +110,7 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := serverConfig(cfg, hostset.Set{}, sec, nil, nil).Identity.Workloads; w != nil {
+	if w := serverConfig(cfg, nil, sec, nil, nil).Identity.Workloads; w != nil {
 		t.Errorf("--cri-endpoint= still asks a runtime (%T)", w)
 	}
 	sec.close()

@@ -13,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/hostmetrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
@@ -95,6 +96,17 @@ func startMetrics(cfg Config, x metrics.Extra) (m *metrics.Metrics, stop func(),
 			klog.ErrorS(err, "Stopping the metrics server")
 		}
 	}, nil
+}
+
+// instrumentHostWithObjects is instrumentHost, plus the answers to the
+// policy's questions about disks and volumes (object confinement), which
+// come from h's own backends: a metrics decorator carries a backend's
+// group interface only, not the optional ones the object answers look
+// for (objecthost.VolumeMounter: where the Linux block backend's volumes
+// are mounted), so answers built on the decorated set would fail every
+// confined call closed whenever metrics are on.
+func instrumentHostWithObjects(h hostset.Set, m *metrics.Metrics, backend string) (hostset.Set, *objecthost.HostObjects) {
+	return instrumentHost(h, m, backend), objecthost.NewHostObjects(h)
 }
 
 // instrumentHost times every operation of h's backends into m's

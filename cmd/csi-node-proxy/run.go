@@ -12,8 +12,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
@@ -82,7 +82,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	// Runs after every defer below, so after shutdown (or a failed
 	// start) has stopped the server.
 	defer closeHost(h)
-	h = instrumentHost(h, mx, cfg.Host) // metrics.go; unchanged when metrics are off
+	h, objects := instrumentHostWithObjects(h, mx, cfg.Host) // metrics.go; h unchanged when metrics are off
 	groups, err := newGroups(cfg, h)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	cfg.policy.Store(sec.policy)
 	warnings.Store(sec.warnings) // /readyz shows them from now on
 	trackSecurity(mx, sec)       // metrics.go
-	srv, err := server.New(serverConfig(cfg, h, sec, mx, deps), groups, cfg.APIs)
+	srv, err := server.New(serverConfig(cfg, objects, sec, mx, deps), groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
@@ -153,11 +153,11 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 // serverConfig is how the endpoints serve: the transport and names the
 // flags give, callers identified as sec says (with the container
 // runtime's answers under --cri-endpoint), sec's policy and audit log,
-// and the host h answering the policy's questions about disks and
-// volumes (object confinement: rules with objects).
-func serverConfig(cfg Config, h hostset.Set, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
+// and objects answering the policy's questions about disks and volumes
+// (object confinement: rules with objects).
+func serverConfig(cfg Config, objects *objecthost.HostObjects, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
 	return server.Config{
-		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: server.NewHostObjects(h),
+		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: objects,
 		Audit: sec.audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
 	}
 }
