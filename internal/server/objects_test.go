@@ -13,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 )
 
 // Over the wire, on the simulated host: a driver confined to its plugin
@@ -66,7 +67,7 @@ rules:
   pathRoots: ['`+kubelet+`\plugins\a']
   objects: {onlyMountedBeneathPathRoots: true}
 `)
-	cfg.Objects = NewHostObjects(set)
+	cfg.Objects = objecthost.NewHostObjects(set)
 	var apis []adapter.API
 	for _, a := range adapter.All() {
 		if (a.Group == "disk" || a.Group == "volume") && a.Version == "v1" {

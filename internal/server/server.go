@@ -92,7 +92,7 @@ type Config struct {
 	Policy *policy.Store
 	// Objects answers where the disks and volumes a request names are
 	// mounted, for policy rules that confine them (policy.Objects); see
-	// NewHostObjects. Nil: such rules refuse every call naming a disk or
+	// objecthost.NewHostObjects. Nil: such rules refuse every call naming a disk or
 	// volume.
 	Objects policy.ObjectHost
 	// Audit receives a record of every call that changes the node, every

@@ -34,7 +34,7 @@
 //     but never changed.
 //
 // Backend.VolumeMounts also tells where a volume is mounted anywhere on the
-// node, for the policy's object confinement (server.NewHostObjects asks
+// node, for the policy's object confinement (objecthost.NewHostObjects asks
 // it), from the same two mount tables, by device number.
 //
 // Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in

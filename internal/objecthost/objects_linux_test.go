@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package objecthost
 
 import (
 	"errors"
@@ -9,13 +9,12 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 )
 
 // The Linux block backend is the one NewHostObjects asks where a volume
 // is mounted; a rename of its method would silently leave Linux failing
 // closed again.
-var _ objecthost.VolumeMounter = (*blockdev.Backend)(nil)
+var _ VolumeMounter = (*blockdev.Backend)(nil)
 
 // TestLinuxHostObjectsAskTheBlockBackend: on the Linux host, the object
 // answers come from the block backend: a volume that does not exist is
@@ -32,7 +31,7 @@ func TestLinuxHostObjectsAskTheBlockBackend(t *testing.T) {
 	if o.Mounts == nil {
 		t.Fatal("the Linux host's object answers cannot tell where a volume is mounted")
 	}
-	_, err = o.VolumeMounts(callCtx(t), "not-a-volume")
+	_, err = o.VolumeMounts(t.Context(), "not-a-volume")
 	if !errors.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("VolumeMounts of no volume = %v, want NotFound from the block backend", err)
 	}
