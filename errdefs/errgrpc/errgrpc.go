@@ -14,47 +14,24 @@ package errgrpc
 
 import (
 	"context"
-	"errors"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 )
-
-// kinds pairs each sentinel with its gRPC code. Order matters only when an
-// error wraps several sentinels: the first match wins.
-var kinds = []struct {
-	err  error
-	code codes.Code
-}{
-	{errdefs.ErrInvalidArgument, codes.InvalidArgument},
-	{errdefs.ErrPermissionDenied, codes.PermissionDenied},
-	{errdefs.ErrNotFound, codes.NotFound},
-	{errdefs.ErrAlreadyExists, codes.AlreadyExists},
-	{errdefs.ErrFailedPrecondition, codes.FailedPrecondition},
-	{errdefs.ErrOutOfRange, codes.OutOfRange},
-	{errdefs.ErrUnimplemented, codes.Unimplemented},
-	{errdefs.ErrUnavailable, codes.Unavailable},
-}
 
 // Code returns the gRPC code for err: the code of the first sentinel it
 // wraps, Canceled or DeadlineExceeded for context errors, the code of a
 // status error passed through, and Internal for anything else.
+//
+// The sentinel-to-code table is statuscode's (whose numbers are gRPC's),
+// so the daemon's answers, its audit records and library mode's outcomes
+// cannot disagree.
 func Code(err error) codes.Code {
-	if err == nil {
-		return codes.OK
-	}
-	for _, k := range kinds {
-		if errors.Is(err, k.err) {
-			return k.code
-		}
-	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return codes.DeadlineExceeded
+	c := statuscode.Of(err)
+	if c != statuscode.Internal {
+		return codes.Code(c)
 	}
 	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
 		return s.Code()
@@ -91,10 +68,8 @@ func FromGRPC(err error) error {
 	if !ok || err == nil {
 		return err
 	}
-	for _, k := range kinds {
-		if k.code == s.Code() {
-			return &remoteError{msg: s.Message(), kind: k.err, st: s}
-		}
+	if kind := statuscode.Kind(statuscode.Code(s.Code())); kind != nil {
+		return &remoteError{msg: s.Message(), kind: kind, st: s}
 	}
 	switch s.Code() {
 	case codes.DeadlineExceeded:

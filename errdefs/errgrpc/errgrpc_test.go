@@ -8,7 +8,25 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
+
+// kinds is the mapping the daemon's answers promise: each errdefs
+// sentinel and its gRPC code.
+var kinds = []struct {
+	err  error
+	code codes.Code
+}{
+	{errdefs.ErrInvalidArgument, codes.InvalidArgument},
+	{errdefs.ErrPermissionDenied, codes.PermissionDenied},
+	{errdefs.ErrNotFound, codes.NotFound},
+	{errdefs.ErrAlreadyExists, codes.AlreadyExists},
+	{errdefs.ErrFailedPrecondition, codes.FailedPrecondition},
+	{errdefs.ErrOutOfRange, codes.OutOfRange},
+	{errdefs.ErrUnimplemented, codes.Unimplemented},
+	{errdefs.ErrUnavailable, codes.Unavailable},
+}
 
 func TestToGRPCMapsEverySentinel(t *testing.T) {
 	for _, k := range kinds {

@@ -6,8 +6,8 @@
 // The daemon converts a gRPC status code to a Code by number
 // (statuscode.Code(status.Code(err))); the numbers are part of gRPC's
 // wire contract and never change. Of maps a Go error that wraps an
-// errdefs sentinel to its Code, as errgrpc.Code does for errors that are
-// not gRPC statuses; TestOfAgreesWithErrdefs holds the two together.
+// errdefs sentinel to its Code; errgrpc.Code is built on it, so the
+// daemon's status codes and these cannot disagree.
 package statuscode
 
 import (
@@ -77,6 +77,18 @@ var kinds = []struct {
 	{errdefs.ErrOutOfRange, OutOfRange},
 	{errdefs.ErrUnimplemented, Unimplemented},
 	{errdefs.ErrUnavailable, Unavailable},
+}
+
+// Kind returns the errdefs sentinel whose code c is, or nil when no
+// sentinel has it (OK, Canceled, DeadlineExceeded, Internal, ...): the
+// way back from a code to an error kind, for errgrpc.FromGRPC.
+func Kind(c Code) error {
+	for _, k := range kinds {
+		if k.code == c {
+			return k.err
+		}
+	}
+	return nil
 }
 
 // Of returns the code of err: OK for nil, the code of the first errdefs

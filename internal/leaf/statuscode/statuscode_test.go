@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 )
 
 // TestNamesAreGRPCs holds every name and number to gRPC's, which audit
@@ -22,19 +21,36 @@ func TestNamesAreGRPCs(t *testing.T) {
 	}
 }
 
-// TestOfAgreesWithErrdefs holds Of to errgrpc.Code for every error that
-// is not a gRPC status.
-func TestOfAgreesWithErrdefs(t *testing.T) {
-	errs := []error{
-		nil, errors.New("host failure"), context.Canceled, fmt.Errorf("x: %w", context.DeadlineExceeded),
-		errdefs.ErrInvalidArgument, errdefs.ErrNotFound, errdefs.ErrAlreadyExists,
-		errdefs.ErrFailedPrecondition, errdefs.ErrPermissionDenied, errdefs.ErrUnimplemented,
-		errdefs.ErrOutOfRange, errdefs.ErrUnavailable,
-		fmt.Errorf("both: %w, %w", errdefs.ErrNotFound, errdefs.ErrInvalidArgument),
-	}
-	for _, err := range errs {
-		if got, want := Of(err), errgrpc.Code(err); uint32(got) != uint32(want) {
-			t.Errorf("Of(%v) = %v, errgrpc.Code says %v", err, got, want)
+// TestOf states the mapping every answer uses (the daemon's status codes
+// through errgrpc.Code, audit records, library mode's outcomes): each
+// errdefs sentinel, context errors, and anything else as Internal.
+func TestOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want Code
+	}{
+		{nil, OK},
+		{errors.New("host failure"), Internal},
+		{context.Canceled, Canceled},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), DeadlineExceeded},
+		{errdefs.ErrInvalidArgument, InvalidArgument},
+		{errdefs.ErrNotFound, NotFound},
+		{errdefs.ErrAlreadyExists, AlreadyExists},
+		{errdefs.ErrFailedPrecondition, FailedPrecondition},
+		{errdefs.ErrPermissionDenied, PermissionDenied},
+		{errdefs.ErrUnimplemented, Unimplemented},
+		{errdefs.ErrOutOfRange, OutOfRange},
+		{errdefs.ErrUnavailable, Unavailable},
+		{fmt.Errorf("both: %w, %w", errdefs.ErrNotFound, errdefs.ErrInvalidArgument), InvalidArgument},
+	} {
+		if got := Of(c.err); got != c.want {
+			t.Errorf("Of(%v) = %v, want %v", c.err, got, c.want)
 		}
+		if c.want != OK && c.want != Internal && c.want != Canceled && c.want != DeadlineExceeded && !errors.Is(c.err, Kind(c.want)) {
+			t.Errorf("Kind(%v) = %v, which %v does not wrap", c.want, Kind(c.want), c.err)
+		}
+	}
+	if k := Kind(Internal); k != nil {
+		t.Errorf("Kind(Internal) = %v, want none", k)
 	}
 }
