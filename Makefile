@@ -115,7 +115,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # Windows service, installed into Wine's service control manager, run,
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/leaf/keylock/ ./internal/transport/ ./internal/server/ \
-	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/ ./internal/policy/ ./internal/audit/ \
+	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/... ./internal/policy/ ./internal/audit/ \
 	./internal/winsvc/... ./test/clientneg/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
 

@@ -81,8 +81,8 @@ const (
 
 // SchemaVersion is the "schema" of every record: readers tell record
 // layouts apart by it. v2 added schema, node, request_id and the caller's
-// executable, start_time, pod_namespace, pod_name and container_name
-// (issue 16, one release).
+// executable, start_time, pod_namespace, pod_name, container_name and
+// service_account (issue 16, one release).
 const SchemaVersion = "csi-node-proxy.audit/v2"
 
 // RequestIDMetadata is the gRPC metadata key whose value a call's record

@@ -65,7 +65,9 @@ const maxCache = 4096
 
 // Resolver resolves workloads through the container runtime's CRI
 // RuntimeService (ContainerStatus), caching answers per container ID.
-// Failures are not cached: the next connection asks again.
+// A failure to ask the runtime is not cached: the next connection asks
+// again. An answer is cached whole, a ServiceAccount that could not be
+// learned (its reason in Workload.Incomplete) included, for Config.TTL.
 type Resolver struct {
 	cfg    Config
 	conn   *grpc.ClientConn
@@ -163,8 +165,9 @@ func (c *Resolver) Workload(ctx context.Context, containerID string) (identity.W
 		return identity.Workload{}, fmt.Errorf("container %s lacks kubelet's pod labels, so it is no container of a pod: %w", containerID, errdefs.ErrNotFound)
 	}
 	// The token is checked against the pod UID of the runtime's label;
-	// identity believes none of this unless that UID is also the one of
-	// the caller's cgroup.
+	// on Linux identity believes none of this unless that UID is also the
+	// one of the caller's cgroup (Windows has no kernel pod UID to hold
+	// it to: there the runtime's answer for the job's container stands).
 	var why string
 	if w.ServiceAccount, why = c.serviceAccount(podRef{namespace: w.Namespace, podUID: w.PodUID}, st.GetMounts()); why != "" {
 		w.Incomplete = "service account unknown: " + why

@@ -57,6 +57,16 @@ import (
 // act as any pod of the node. The claims must also name this very pod
 // (pod.uid) and its namespace, so a token copied from another pod is
 // refused.
+//
+// What the place does not prove: kubelet writes ConfigMap and Secret
+// items into the same projected volume directories, so someone who may
+// put such an item named "token" into a pod's projected volume (and
+// update it once the pod's UID is known) can claim any ServiceAccount of
+// that pod's namespace. That is no more than the right to create pods in
+// the namespace already gives (a pod may name any ServiceAccount there),
+// so a serviceAccounts selector is worth exactly that; docs/security.md
+// says so. Requiring every token mounted into the container to agree
+// only stops a forger who also leaves the real token mounted.
 
 const (
 	// tokenMountPath is where the ServiceAccount admission plugin mounts
@@ -244,3 +254,10 @@ func (c *Resolver) serviceAccount(w podRef, mounts []*runtimeapi.Mount) (string,
 // podRef is the pod whose ServiceAccount is sought, as the runtime's
 // labels name it.
 type podRef struct{ namespace, podUID string }
+
+// strictlyBeneath tells whether the Windows final path final (as
+// GetFinalPathNameByHandle spells it) lies below the directory dir's, not
+// at it: where the token file a link led to must lie.
+func strictlyBeneath(final, dir string) bool {
+	return hostpath.Windows.Within(final, dir) && !hostpath.Windows.Equal(final, dir)
+}

@@ -48,7 +48,7 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find where the token file lies: %w", err)
 	}
-	if len(final) <= len(volFinal) || !strings.EqualFold(final[:len(volFinal)], volFinal) || final[len(volFinal)] != '\\' {
+	if !strictlyBeneath(final, volFinal) {
 		return nil, errors.New("the token file leads out of its volume")
 	}
 	if t, err := windows.GetFileType(h); err != nil || t != windows.FILE_TYPE_DISK {
