@@ -10,7 +10,8 @@
 //	 "endpoint":"csi-proxy-disk-v1","group":"disk","version":"v1",
 //	 "method":"PartitionDisk","full_method":"/v1.Disk/PartitionDisk","kind":"mutate",
 //	 "caller":{"pid":4242,"uid":0,"gid":0,"container_id":"0123…","pod_uid":"6f1c…",
-//	           "pod_namespace":"kube-system","pod_name":"csi-azuredisk-node-x7k2p","container_name":"azuredisk"},
+//	           "pod_namespace":"kube-system","pod_name":"csi-azuredisk-node-x7k2p","container_name":"azuredisk",
+//	           "service_account":"csi-azuredisk-node-sa"},
 //	 "decision":"allow","rule":"azuredisk","request":{"disk_number":1},"code":"OK","duration_ms":3.2}
 //
 // A call that changes the node has two records with the same "id": an
