@@ -44,6 +44,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/k8sname"
 )
 
 // File is the policy file's schema.
@@ -160,13 +161,8 @@ type rule struct {
 
 var (
 	hex64   = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	podUID  = regexp.MustCompile(`^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$`)
 	sidForm = regexp.MustCompile(`^(?i)S-1-[0-9]+(-[0-9]+)*$`)
 	ruleNam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-	// dnsLabel is an RFC 1123 label: namespaces and container names.
-	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	// dnsSubdomain is an RFC 1123 subdomain: ServiceAccount names.
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// podNamePattern is what a pattern over RFC 1123 subdomains (pod
 	// names) may contain.
 	podNamePattern = regexp.MustCompile(`^[-a-z0-9.*?\[\]^]{1,253}$`)
@@ -282,7 +278,7 @@ func validateSelector(c CallerSelector) []error {
 		errs = append(errs, errors.New("empty: name namespaces, podNames, containerNames, serviceAccounts, uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
 	}
 	for _, n := range c.Namespaces {
-		if !dnsLabel.MatchString(n) {
+		if !k8sname.IsDNSLabel(n) {
 			errs = append(errs, fmt.Errorf("namespaces: %q is not a namespace (lower-case RFC 1123 label)", n))
 		}
 	}
@@ -292,13 +288,13 @@ func validateSelector(c CallerSelector) []error {
 		}
 	}
 	for _, n := range c.ContainerNames {
-		if !dnsLabel.MatchString(n) {
+		if !k8sname.IsDNSLabel(n) {
 			errs = append(errs, fmt.Errorf("containerNames: %q is not a container name (lower-case RFC 1123 label)", n))
 		}
 	}
 	for _, sa := range c.ServiceAccounts {
 		ns, name, ok := strings.Cut(sa, "/")
-		if !ok || !dnsLabel.MatchString(ns) || len(name) > 253 || !dnsSubdomain.MatchString(name) {
+		if !ok || !k8sname.IsDNSLabel(ns) || !k8sname.IsDNSSubdomain(name) {
 			errs = append(errs, fmt.Errorf("serviceAccounts: %q is not namespace/name (a namespace, '/', and a ServiceAccount name: lower-case RFC 1123 subdomain)", sa))
 		}
 	}
@@ -308,7 +304,7 @@ func validateSelector(c CallerSelector) []error {
 		}
 	}
 	for _, u := range c.PodUIDs {
-		if !podUID.MatchString(u) {
+		if !k8sname.IsPodUID(u) {
 			errs = append(errs, fmt.Errorf("podUIDs: %q is not a pod UID", u))
 		}
 	}

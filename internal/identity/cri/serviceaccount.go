@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/k8sname"
 )
 
 // How a pod's ServiceAccount is learned on the node, without the API
@@ -84,17 +84,6 @@ const (
 	maxTokenMounts = 8
 )
 
-var (
-	// podUIDForm is a pod UID as kubelet names its directory: a UUID, or
-	// 32 hex digits for a static pod. Nothing else may become a path
-	// element.
-	podUIDForm = regexp.MustCompile(`^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$`)
-	// dnsLabel is an RFC 1123 label (namespaces, volume names).
-	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	// dnsSubdomain is an RFC 1123 subdomain (ServiceAccount names).
-	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-)
-
 // tokenClaims is the part of a ServiceAccount token's payload read here.
 type tokenClaims struct {
 	Subject    string `json:"sub"`
@@ -138,7 +127,7 @@ func serviceAccountOf(token []byte, namespace, podUID string) (string, error) {
 		return "", fmt.Errorf("the token is bound to another pod than %s", podUID)
 	case k.Namespace != namespace:
 		return "", fmt.Errorf("the token is of another namespace than %s", namespace)
-	case !dnsSubdomain.MatchString(k.ServiceAccount.Name) || len(k.ServiceAccount.Name) > 253:
+	case !k8sname.IsDNSSubdomain(k.ServiceAccount.Name):
 		return "", errors.New("the token's ServiceAccount name is not a valid name")
 	case c.Subject != "system:serviceaccount:"+namespace+":"+k.ServiceAccount.Name:
 		// The API server always sets the subject from the same
@@ -161,7 +150,7 @@ type tokenMount struct {
 // that leaves the volume directory) is ignored, whatever its container
 // path.
 func tokenMounts(style hostpath.Style, kubelet, podUID string, mounts []*runtimeapi.Mount) []tokenMount {
-	if !podUIDForm.MatchString(podUID) {
+	if !k8sname.IsPodUID(podUID) {
 		return nil
 	}
 	pol, err := hostpath.NewPolicy(style, []string{kubelet})
@@ -177,7 +166,7 @@ func tokenMounts(style hostpath.Style, kubelet, podUID string, mounts []*runtime
 			continue
 		}
 		vol := style.Base(hp)
-		if !dnsLabel.MatchString(vol) {
+		if !k8sname.IsDNSLabel(vol) {
 			continue
 		}
 		out = append(out, tokenMount{volume: vol, standard: isTokenMountPath(style, m.GetContainerPath())})
