@@ -197,12 +197,8 @@ func openContainerHost(pid uint32) windows.Handle {
 // isContainerHost tells whether the process is one of containerHosts
 // running as LocalSystem.
 func isContainerHost(h windows.Handle) bool {
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n := uint32(len(buf))
-	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
-		return false
-	}
-	if !containerHosts[strings.ToLower(filepath.Base(windows.UTF16ToString(buf[:n])))] {
+	image, err := processImage(h)
+	if err != nil || !containerHosts[strings.ToLower(filepath.Base(image))] {
 		return false
 	}
 	var tok windows.Token
