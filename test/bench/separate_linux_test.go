@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -61,63 +61,28 @@ func serveBareAndExit(sock string) {
 // serverProcess is a server started as a child process.
 type serverProcess struct {
 	sock string
-	cmd  *exec.Cmd
-	done chan error
-	log  string
+	dir  string // its scratch directory (socket, log, policy, audit log)
 }
 
-// startProcess starts cmd, waits until sock accepts a PathExists call,
-// and stops the process when tb ends. A process that exits before it
-// serves fails the benchmark at once, with its output. It is not
-// daemonbin.Start because the baseline child is this test binary, not the
-// daemon, and both sides must start and stop the same way to compare.
-func startProcess(tb testing.TB, cmd *exec.Cmd, sock, logPath string) *serverProcess {
+// startProcess runs bin with args and env through the shared harness
+// (daemonbin.Start: a process that exits before its socket accepts fails
+// the benchmark at once, with its output) and stops it when tb ends. Both
+// sides start and stop the same way; neither's exit is judged, since the
+// baseline is this test binary, not the daemon.
+func startProcess(tb testing.TB, bin string, args, env []string, dir, sock string) *serverProcess {
 	tb.Helper()
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p := &serverProcess{sock: sock, cmd: cmd, done: make(chan error, 1), log: logPath}
-	go func() { p.done <- cmd.Wait(); logFile.Close() }()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
+	daemonbin.Start(tb, bin, daemonbin.Options{
+		Args: args, Env: env, Ready: daemonbin.SocketsAccept(sock), ReadyTimeout: 30 * time.Second,
+		LogFile: filepath.Join(dir, "server.log"), AtEnd: daemonbin.Unchecked, StopTimeout: 10 * time.Second,
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-p.done:
-			out, _ := os.ReadFile(logPath)
-			tb.Fatalf("%s exited before serving: %v\n%s", cmd.Path, err, out)
-		default:
-		}
-		if _, err := os.Stat(sock); err == nil {
-			return p
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(logPath)
-			tb.Fatalf("%s did not serve %s within 30s:\n%s", cmd.Path, sock, out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return &serverProcess{sock: sock, dir: dir}
 }
 
 // startBareProcess runs the baseline in a child process.
 func startBareProcess(tb testing.TB) *serverProcess {
 	dir := shortDir(tb)
 	sock := filepath.Join(dir, "bare.sock")
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), bareServerEnv+"="+sock)
-	return startProcess(tb, cmd, sock, filepath.Join(dir, "bare.log"))
+	return startProcess(tb, os.Args[0], nil, []string{bareServerEnv + "=" + sock}, dir, sock)
 }
 
 // daemonMode says what the daemon runs with besides the simulated host.
@@ -160,8 +125,7 @@ func startDaemonProcess(tb testing.TB, mode daemonMode) *serverProcess {
 		}
 		args = append(args, "--policy="+pol, "--audit-log="+filepath.Join(dir, "audit.log"), "--audit-reads")
 	}
-	cmd := exec.Command(bin, args...)
-	return startProcess(tb, cmd, filepath.Join(sockDir, "csi-proxy-filesystem-v1.sock"), filepath.Join(dir, "daemon.log"))
+	return startProcess(tb, bin, args, nil, dir, filepath.Join(sockDir, "csi-proxy-filesystem-v1.sock"))
 }
 
 // clients dials n separate connections (n drivers) to p and makes one
@@ -314,7 +278,7 @@ func TestSeparateProcessesAnswer(t *testing.T) {
 			t.Errorf("%s: PathExists(%s) = %v, %v", name, kubelet, r, err)
 		}
 	}
-	audit := filepath.Join(filepath.Dir(filepath.Dir(sides[secureDaemon.name].sock)), "audit.log")
+	audit := filepath.Join(sides[secureDaemon.name].dir, "audit.log")
 	data, err := os.ReadFile(audit)
 	if err != nil {
 		t.Fatalf("the secure daemon's audit log: %v", err)
