@@ -33,6 +33,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
 // callerEnv makes this test binary a caller: it waits for a line on
@@ -861,11 +862,7 @@ func TestShippedDeploymentIdentifiesPods(t *testing.T) {
 
 func runDeployment(t *testing.T, d deployment, hs []string) {
 	bin := daemonBinary(t)
-	dir, err := os.MkdirTemp("", "deploy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := sockdir.New(t, "deploy") // short: the daemon's sockets live below it
 	for _, sub := range []string{"etc", "log"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/client"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows/viamounter"
 )
@@ -71,12 +72,7 @@ func TestWireMounter(t *testing.T) {
 	if err := os.WriteFile(simFile, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// os.MkdirTemp, not t.TempDir: a socket path must fit in 108 bytes.
-	dir, err := os.MkdirTemp("", "mflows")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := sockdir.New(t, "mflows") // not t.TempDir: a socket path must fit in 108 bytes
 	groupNames := []string{"disk", "volume", "filesystem", "smb"}
 	var socks []string
 	for _, ep := range []string{"disk-v1", "volume-v1", "filesystem-v1", "smb-v1"} {
