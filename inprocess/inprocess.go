@@ -366,7 +366,7 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")
 		}
 		var err error
-		po := policy.Options{Style: h.Style, Methods: callgate.CopyMethods()}
+		po := policy.Options{Style: h.Style, Methods: callgate.Methods}
 		if o.PolicyFile != "" {
 			if s.policy, err = policy.Load(o.PolicyFile, po); err != nil {
 				return nil, err

@@ -13,8 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -162,11 +162,8 @@ func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
 		klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint, "serviceAccountTokensBelow", cc.KubeletPath)
 	}
 	if cfg.Policy != "" {
-		methods, err := server.GroupMethods(adapter.All())
-		if err != nil {
-			return s, err
-		}
-		if s.policy, err = policy.Load(cfg.Policy, policy.Options{Style: style, Methods: methods}); err != nil {
+		var err error
+		if s.policy, err = policy.Load(cfg.Policy, policy.Options{Style: style, Methods: callgate.Methods}); err != nil {
 			return s, err
 		}
 		klog.InfoS("Policy loaded", "path", cfg.Policy, "rules", s.policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)

@@ -52,7 +52,7 @@ func call(name string) *Call {
 // before it goes on; the hook sees each.
 func TestDo(t *testing.T) {
 	p, err := policy.Parse([]byte("rules:\n- name: start\n  callers: [{any: true}]\n  allow: [{methods: [system.StartService]}]\n"),
-		policy.Options{Style: hostpath.Windows, Methods: CopyMethods()})
+		policy.Options{Style: hostpath.Windows, Methods: Methods})
 	if err != nil {
 		t.Fatal(err)
 	}
