@@ -18,7 +18,7 @@ func TestStrictlyBeneath(t *testing.T) {
 		{vol, false},                    // the directory itself
 		{vol + `-other\token`, false},   // a sibling whose name extends it
 		{`\\?\C:\Windows\token`, false}, // a link led out
-		{`\\?\C:\var\lib\kubelet\pods\other-pod\volumes\kubernetes.io~projected\kube-api-access-x\token`, false},
+		{`\\?\C:\var\lib\kubelet\pods\a2fee3f4-pod\volumes\kubernetes.io~projected\kube-api-access-x\token`, false},
 		{`\\?\D:` + vol[6:] + `\token`, false}, // another volume
 	} {
 		if got := strictlyBeneath(c.final, vol); got != c.want {
