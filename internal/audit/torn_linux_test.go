@@ -9,29 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
 )
-
-// smallTmpfs mounts a tmpfs of size bytes on a temporary directory,
-// unmounted when the test ends. It needs root (CAP_SYS_ADMIN).
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // checkWhole fails unless every line of the file is a complete JSON
 // record and the file ends with a newline; it returns the lines.
@@ -60,7 +40,7 @@ func bigRecord() audit.Record {
 // that fails part-way is cut back to the last complete record, the next
 // records (once space is freed) are whole lines, and the tear is counted.
 func TestFullDiskCutsBack(t *testing.T) {
-	dir := smallTmpfs(t, "64k")
+	dir := auditfault.SmallTmpfs(t, "64k")
 	filler := filepath.Join(dir, "filler")
 	if err := os.WriteFile(filler, make([]byte, 16<<10), 0o600); err != nil {
 		t.Fatal(err)
