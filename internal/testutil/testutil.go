@@ -10,7 +10,9 @@
 //   - sockdir makes short directories for unix sockets;
 //   - syncbuf is the buffer a daemon or logger writes while a test reads;
 //   - poll waits until a condition holds;
-//   - auditfault breaks an audit log the ways the audit-fault tests need.
+//   - auditfault breaks an audit log the ways the audit-fault tests need;
+//   - fakecri is a container runtime speaking the CRI protocol, for the
+//     tests that identify callers by pod.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.

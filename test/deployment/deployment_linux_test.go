@@ -10,14 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +31,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/fakecri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
@@ -217,60 +216,6 @@ func enableRule(t *testing.T, policy, name string) string {
 		t.Fatalf("the shipped policy has no commented-out rule %q to uncomment", name)
 	}
 	return enabled
-}
-
-// Kubelet's labels on a container (the CRI labels its dockershim and
-// CRI code set: types.KubernetesPodNamespaceLabel and siblings).
-const (
-	labelNamespace = "io.kubernetes.pod.namespace"
-	labelPodName   = "io.kubernetes.pod.name"
-	labelPodUID    = "io.kubernetes.pod.uid"
-	labelContainer = "io.kubernetes.container.name"
-)
-
-// runtime is a container runtime speaking the CRI RuntimeService
-// protocol over a Unix socket: ContainerStatus answers from its table
-// with kubelet's labels and the container's mounts, every other method is
-// the generated Unimplemented one. (internal/identity's tests have one like it; this
-// package keeps its own so that it depends on no test code.)
-type runtime struct {
-	runtimeapi.UnimplementedRuntimeServiceServer
-	// kubelet is the node's kubelet directory, which the host paths of
-	// the containers' mounts lie in.
-	kubelet string
-	mu      sync.Mutex
-	pods    map[string]pod // container ID → its pod
-}
-
-func (r *runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p, ok := r.pods[req.ContainerId]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no container %q", req.ContainerId)
-	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{
-		Id:    req.ContainerId,
-		State: runtimeapi.ContainerState_CONTAINER_RUNNING,
-		Labels: map[string]string{
-			labelNamespace: p.namespace, labelPodName: p.name, labelPodUID: p.uid, labelContainer: p.container,
-			"io.kubernetes.container.hash": "7d5c4f1a",
-		},
-		Mounts: p.mounts(r.kubelet),
-	}}, nil
-}
-
-// serve serves r on sock until the test ends.
-func (r *runtime) serve(t *testing.T, sock string) {
-	t.Helper()
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(s, r)
-	go func() { _ = s.Serve(l) }()
-	t.Cleanup(s.Stop)
 }
 
 // pod is one caller: a container of a pod, in kubelet's cgroup layout.
@@ -911,12 +856,12 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 		{impostor, codes.PermissionDenied, ""},
 		{otherPod, codes.PermissionDenied, ""},
 	}
-	rt := &runtime{kubelet: kubelet, pods: map[string]pod{}}
+	rt := &fakecri.Runtime{}
 	for _, c := range callers {
 		writePod(t, kubelet, c.p)
-		rt.pods[c.p.containerID] = c.p
+		rt.Add(c.p.containerID, fakecri.KubeletLabels(c.p.namespace, c.p.name, c.p.uid, c.p.container), c.p.mounts(kubelet))
 	}
-	rt.serve(t, filepath.Join(dir, "cri.sock"))
+	rt.Serve(t, filepath.Join(dir, "cri.sock"))
 
 	sock := filepath.Join(dir, "sockets", "csi-proxy-filesystem-v1.sock")
 	p := daemonbin.Start(t, bin, daemonbin.Options{

@@ -16,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/beneath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/fakecri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
@@ -170,14 +171,13 @@ func TestServiceAccountOverCRI(t *testing.T) {
 		}, "", "different ServiceAccounts"},
 	}
 
-	f := &fakeCRI{containers: map[string]map[string]string{}, mounts: map[string][]*runtimeapi.Mount{}}
+	f := &fakecri.Runtime{}
 	ids := make([]string, len(cases))
 	for i, tc := range cases {
 		ids[i] = fmt.Sprintf("%064x", i+1)
-		f.containers[ids[i]] = kubeletLabels(saNamespace, saPodName, pod, "azuredisk")
-		f.mounts[ids[i]] = tc.mounts(t)
+		f.Add(ids[i], fakecri.KubeletLabels(saNamespace, saPodName, pod, "azuredisk"), tc.mounts(t))
 	}
-	res := newTestCRI(t, Config{Endpoint: startCRI(t, f), KubeletPath: kubelet})
+	res := newTestCRI(t, Config{Endpoint: f.Start(t), KubeletPath: kubelet})
 	pol, err := policy.Parse([]byte(serviceAccountRule), policy.Options{Style: hostpath.POSIX})
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestServiceAccountOverCRI(t *testing.T) {
 	}
 
 	// Without a kubelet directory nothing is read.
-	bare := newTestCRI(t, Config{Endpoint: startCRI(t, f)})
+	bare := newTestCRI(t, Config{Endpoint: f.Start(t)})
 	if w, err := bare.Workload(t.Context(), ids[0]); err != nil || w.ServiceAccount != "" || !strings.Contains(w.Incomplete, "no kubelet directory") {
 		t.Errorf("without a kubelet directory: %+v, %v", w, err)
 	}
