@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
@@ -105,7 +106,22 @@ func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
 	al, auditPath := openAudit(t, false)
 	cfg.Audit = al
 	f := &callerSmb{}
-	s := start(t, cfg, smbGroupAPI(f))
+	refusesExitedCaller(t, cfg, f, smbGroupAPI(f), "")
+	recs := readAudit(t, auditPath)
+	if len(recs) != 2 || recs[1].Decision != "deny" || recs[1].Code != "Unauthenticated" || !strings.Contains(recs[1].Reason, "has exited") {
+		t.Errorf("audit records %+v, want the call and the refusal", recs)
+	}
+}
+
+// refusesExitedCaller starts a server with cfg serving api, whose handler
+// is f, and checks what both liveness tests check first: a call on a
+// connection of this running process is served, and one on a connection
+// whose connecting process has exited is refused as Unauthenticated,
+// saying so, before the handler runs. how tells the two tests' failures
+// apart.
+func refusesExitedCaller(t *testing.T, cfg Config, f *callerSmb, api adapter.API, how string) {
+	t.Helper()
+	s := start(t, cfg, api)
 	addr := s.Endpoints()[0].Address
 	call := smbCallOn(t, addr)
 
@@ -118,14 +134,10 @@ func TestCallOnConnectionOfExitedProcessRefused(t *testing.T) {
 	}
 	err = call(handedOnConn(t, addr))
 	if st := status.Convert(err); st.Code() != codes.Unauthenticated || !strings.Contains(st.Message(), "has exited") {
-		t.Errorf("a connection whose process exited: %v, want Unauthenticated saying the process exited", err)
+		t.Errorf("a connection whose process exited%s: %v, want Unauthenticated saying the process exited", how, err)
 	}
 	if f.calls != 1 {
 		t.Errorf("handler ran %d times, want once", f.calls)
-	}
-	recs := readAudit(t, auditPath)
-	if len(recs) != 2 || recs[1].Decision != "deny" || recs[1].Code != "Unauthenticated" || !strings.Contains(recs[1].Reason, "has exited") {
-		t.Errorf("audit records %+v, want the call and the refusal", recs)
 	}
 }
 
@@ -165,24 +177,7 @@ func TestExitedProcessRefusedWithoutPolicy(t *testing.T) {
 	cfg.Metrics = metrics.New(version.Get())
 	f := &callerSmb{}
 	api := smbGroupAPI(f)
-	s := start(t, cfg, api)
-	addr := s.Endpoints()[0].Address
-	call := smbCallOn(t, addr)
-
-	own, err := transport.Dial(context.Background(), addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := call(own); err != nil {
-		t.Fatalf("a connection of this running process: %v", err)
-	}
-	err = call(handedOnConn(t, addr))
-	if st := status.Convert(err); st.Code() != codes.Unauthenticated || !strings.Contains(st.Message(), "has exited") {
-		t.Errorf("a connection whose process exited, no policy: %v, want Unauthenticated saying the process exited", err)
-	}
-	if f.calls != 1 {
-		t.Errorf("handler ran %d times, want once", f.calls)
-	}
+	refusesExitedCaller(t, cfg, f, api, ", no policy")
 	key := "csi_node_proxy_denied_calls_total{group=" + api.Group + ",method=NewSmbGlobalMapping,reason=" + metrics.DeniedCallerExited + ",version=" + api.Version + "}"
 	if got := series(t, cfg.Metrics)[key]; got != 1 {
 		t.Errorf("%s = %v, want 1", key, got)
