@@ -12,7 +12,9 @@
 //   - poll waits until a condition holds;
 //   - auditfault breaks an audit log the ways the audit-fault tests need;
 //   - fakecri is a container runtime speaking the CRI protocol, for the
-//     tests that identify callers by pod.
+//     tests that identify callers by pod;
+//   - loopdisk attaches, partitions away and copies the loop disks the
+//     privileged tests use as real disks.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.

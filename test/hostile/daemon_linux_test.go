@@ -20,8 +20,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
-	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
 // buildDaemon returns cmd/csi-node-proxy built once per test binary
@@ -140,13 +140,13 @@ type loopDisk struct {
 }
 
 // attachLoop creates a sparse file and attaches it to a free loop device
-// with linuxnode.AttachLoopFile (LOOP_CTL_GET_FREE + LOOP_CONFIGURE with PARTSCAN, so BLKPG
+// with loopdisk.Attach (LOOP_CTL_GET_FREE + LOOP_CONFIGURE with PARTSCAN, so BLKPG
 // partitions work, and AUTOCLEAR, so the device goes with its last
 // opener). The test holds the device open until detachLoop.
 func attachLoop(file string, size int64) (*loopDisk, error) {
 	l := &loopDisk{file: file}
 	var err error
-	if l.name, l.backing, l.fd, err = linuxnode.AttachLoopFile(file, size); err != nil {
+	if l.name, l.backing, l.fd, err = loopdisk.Attach(file, size); err != nil {
 		return nil, err
 	}
 	l.dev = "/dev/" + l.name
@@ -159,7 +159,7 @@ func (l *loopDisk) source(src string) bool {
 	return src == l.dev || strings.HasPrefix(src, l.dev+"p")
 }
 
-// detach removes the device's partitions (linuxnode.DeletePartitions), clears the
+// detach removes the device's partitions (loopdisk.DeletePartitions), clears the
 // device and closes the test's descriptors.
 func (l *loopDisk) detach() error {
 	if l.detached {
@@ -167,7 +167,7 @@ func (l *loopDisk) detach() error {
 	}
 	l.detached = true
 	var errs []error
-	if err := linuxnode.DeletePartitions(l.fd, l.name); err != nil {
+	if err := loopdisk.DeletePartitions(l.fd, l.name); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unix.IoctlSetInt(int(l.fd.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {

@@ -17,6 +17,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -29,21 +30,13 @@ const typeLinuxData = "0fc63daf-8483-4772-8e79-3d69d8477de4"
 // daemons would both reconcile every loop disk's partitions.
 func TestStageFlow(t *testing.T) {
 	testutil.RequireRoot(t)
-	for _, tc := range []struct {
-		fs    string
-		pkg   string
-		tools []string
-		size  int64
-	}{
-		{"ext4", "e2fsprogs", []string{"mkfs.ext4", "e2fsck", "resize2fs"}, 256 << 20},
-		{"xfs", "xfsprogs", []string{"mkfs.xfs", "xfs_growfs"}, 512 << 20}, // mkfs.xfs needs 300 MiB
-	} {
-		t.Run(tc.fs, func(t *testing.T) {
-			testutil.RequireTool(t, tc.pkg, tc.tools...)
+	for _, tc := range loopdisk.Growable {
+		t.Run(tc.Name, func(t *testing.T) {
+			testutil.RequireTool(t, tc.Package, tc.Tools...)
 			start := time.Now()
-			n := newNode(t, tc.fs)
-			stageFlow(t, n, tc.size)
-			t.Logf("%s: %d mutating calls made twice; flow took %v (daemon start included)", tc.fs, n.twiceCalls, time.Since(start).Round(time.Millisecond))
+			n := newNode(t, tc.Name)
+			stageFlow(t, n, tc.Size)
+			t.Logf("%s: %d mutating calls made twice; flow took %v (daemon start included)", tc.Name, n.twiceCalls, time.Since(start).Round(time.Millisecond))
 		})
 	}
 }
@@ -143,11 +136,11 @@ func stageFlow(t *testing.T, n *node, size int64) {
 	if !formatted() {
 		t.Fatal("IsVolumeFormatted is false after FormatVolume")
 	}
-	head := readHead(t, part)
+	head := loopdisk.ReadHead(t, part)
 	before := n.state()
 	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id})
 	n.wantErr("FormatVolume(formatted volume)", err, codes.FailedPrecondition, "already formatted")
-	if !bytes.Equal(head, readHead(t, part)) || n.state() != before {
+	if !bytes.Equal(head, loopdisk.ReadHead(t, part)) || n.state() != before {
 		t.Fatal("a refused FormatVolume changed the volume")
 	}
 
@@ -368,19 +361,4 @@ func checkGrown(t *testing.T, n *node, l *linuxnode.Loop, id, staging, partSizeB
 		t.Fatalf("ResizeVolume with nothing to gain: %v", err)
 	}
 	t.Logf("grown: filesystem %d -> %d bytes, partition %s -> %s sectors", totalBefore, total, partSizeBefore, l.Attr(l.Name+"p1/size"))
-}
-
-// readHead reads the first 1 MiB of a device (the superblocks).
-func readHead(t *testing.T, dev string) []byte {
-	t.Helper()
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1<<20)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -5,7 +5,6 @@ package linuxe2e
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // This file holds the layouts real Linux nodes have (issue 17), over the
@@ -66,9 +66,9 @@ func wholeDiskFlow(t *testing.T, n *node, fs string, mkfs []string, size int64) 
 		_, err := n.disk.SetDiskState(n.ctx(), &diskv1.SetDiskStateRequest{DiskNumber: num, IsOnline: true})
 		return err
 	})
-	head := readHead(t, l.Path)
+	head := loopdisk.ReadHead(t, l.Path)
 	n.twice("PartitionDisk(whole-disk filesystem)", func() error { return n.partition(num) })
-	if !bytes.Equal(head, readHead(t, l.Path)) {
+	if !bytes.Equal(head, loopdisk.ReadHead(t, l.Path)) {
 		t.Fatal("PartitionDisk wrote to a disk holding a whole-disk filesystem")
 	}
 	vols, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: num})
@@ -193,7 +193,7 @@ func TestClonedDiskOverTheWire(t *testing.T) {
 	n.ok("write", os.WriteFile(filepath.Join(staging, "data"), []byte("original"), 0o600))
 	_, err = n.vol.WriteVolumeCache(ctx, &volumev1.WriteVolumeCacheRequest{VolumeId: id})
 	n.ok("WriteVolumeCache", err)
-	copyDisk(t, a.Path, c.Path)
+	loopdisk.Copy(t, a.Path, c.Path)
 
 	cv, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: nc})
 	if err != nil || len(cv.VolumeIds) != 1 || cv.VolumeIds[0] != id {
@@ -222,32 +222,6 @@ func TestClonedDiskOverTheWire(t *testing.T) {
 	n.ok("UnmountVolume(original)", err)
 	_, err = n.vol.UnmountVolume(ctx, &volumev1.UnmountVolumeRequest{VolumeId: cv.VolumeIds[0], TargetPath: cloneStaging})
 	n.ok("UnmountVolume(clone)", err)
-}
-
-// copyDisk copies a block device onto another, as a snapshot restore does
-// below the node, after dropping the source's page cache (the whole
-// disk's cache does not see writes made through its partitions).
-func copyDisk(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	if err := unix.IoctlSetInt(int(src.Fd()), unix.BLKFLSBUF, 0); err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(to, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Sync(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestHostOnlyMountOverTheWire: the daemon runs in a mount namespace of

@@ -7,18 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 )
 
@@ -99,7 +98,7 @@ func (s *Scratch) Attach(name string, size int64) *Loop {
 func (s *Scratch) attach(name string, size int64) (*Loop, error) {
 	l := &Loop{File: filepath.Join(s.files, name)}
 	var err error
-	if l.Name, l.backing, l.dev, err = AttachLoopFile(l.File, size); err != nil {
+	if l.Name, l.backing, l.dev, err = loopdisk.Attach(l.File, size); err != nil {
 		return nil, err
 	}
 	l.Path = "/dev/" + l.Name
@@ -112,55 +111,6 @@ func (s *Scratch) attach(name string, size int64) (*Loop, error) {
 		}
 	}
 	return l, nil
-}
-
-// AttachLoopFile creates a sparse file of size bytes at file and attaches
-// it to a free loop device with LOOP_CONFIGURE, in pure Go:
-// LO_FLAGS_PARTSCAN (without it a loop device takes no partitions, not
-// even through BLKPG), LO_FLAGS_AUTOCLEAR, and the file's base name as
-// lo_file_name. It returns the device's kernel name (loop3) and the
-// backing file and device, both open: with AUTOCLEAR the device detaches
-// as soon as its last opener goes, so dev keeps it attached until the
-// caller closes it.
-func AttachLoopFile(file string, size int64) (name string, backing, dev *os.File, err error) {
-	if backing, err = os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-		return "", nil, nil, err
-	}
-	if err := backing.Truncate(size); err != nil {
-		_ = backing.Close()
-		return "", nil, nil, err
-	}
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		_ = backing.Close()
-		return "", nil, nil, err
-	}
-	defer ctl.Close() //nolint:errcheck // nothing was written through it
-	// Another process may take the free device between GET_FREE and
-	// CONFIGURE (EBUSY): ask again.
-	for try := 0; ; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			_ = backing.Close()
-			return "", nil, nil, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
-		}
-		name = fmt.Sprintf("loop%d", n)
-		if dev, err = os.OpenFile("/dev/"+name, os.O_RDWR, 0); err != nil {
-			_ = backing.Close()
-			return "", nil, nil, err
-		}
-		cfg := unix.LoopConfig{Fd: uint32(backing.Fd()), Info: unix.LoopInfo64{Flags: unix.LO_FLAGS_PARTSCAN | unix.LO_FLAGS_AUTOCLEAR}}
-		copy(cfg.Info.File_name[:], filepath.Base(file))
-		err = unix.IoctlLoopConfigure(int(dev.Fd()), &cfg)
-		if err == nil {
-			return name, backing, dev, nil
-		}
-		_ = dev.Close()
-		if !errors.Is(err, unix.EBUSY) || try == 10 {
-			_ = backing.Close()
-			return "", nil, nil, fmt.Errorf("LOOP_CONFIGURE /dev/%s: %w", name, err)
-		}
-	}
 }
 
 // loopNames returns the kernel names of the attached loop disks.
@@ -310,54 +260,15 @@ func (l *Loop) clear() error {
 	if err := unix.IoctlSetPointerInt(int(l.dev.Fd()), unix.BLKROSET, 0); err != nil {
 		errs = append(errs, fmt.Errorf("BLKROSET 0 %s: %w", l.Path, err))
 	}
-	// Its partitions next: they may outlive the detach (DeletePartitions).
-	if err := DeletePartitions(l.dev, l.Name); err != nil {
+	// Its partitions next: they may outlive the detach
+	// (loopdisk.DeletePartitions).
+	if err := loopdisk.DeletePartitions(l.dev, l.Name); err != nil {
 		errs = append(errs, err)
 	}
 	if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 		errs = append(errs, fmt.Errorf("LOOP_CLR_FD %s: %w", l.Path, err))
 	}
 	errs = append(errs, l.dev.Close(), l.backing.Close())
-	return errors.Join(errs...)
-}
-
-// partitionsOf returns the partition numbers the kernel has for the disk
-// name (loopN), from sysfs: /sys/block/loopN/loopNpM/partition.
-func partitionsOf(name string) []int {
-	paths, _ := filepath.Glob("/sys/block/" + name + "/" + name + "p*/partition")
-	var out []int
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// DeletePartitions removes every partition of the disk open as dev
-// (BLKPG_DEL_PARTITION). Partitions added with BLKPG can outlive the loop
-// device's detach (without LO_FLAGS_PARTSCAN, or when dropping them fails
-// then), and the next user of that /dev/loopN would get EBUSY adding its
-// own; so they go first, and any left is an error.
-func DeletePartitions(dev *os.File, name string) error {
-	var errs []error
-	for _, n := range partitionsOf(name) {
-		p := unix.BlkpgPartition{Pno: int32(n)}
-		arg := unix.BlkpgIoctlArg{Op: unix.BLKPG_DEL_PARTITION, Datalen: int32(unsafe.Sizeof(p)), Data: (*byte)(unsafe.Pointer(&p))}
-		_, _, errno := unix.Syscall(unix.SYS_IOCTL, dev.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg)))
-		runtime.KeepAlive(&p)
-		runtime.KeepAlive(&arg)
-		if errno != 0 && errno != unix.ENXIO { // ENXIO: already gone
-			errs = append(errs, fmt.Errorf("BLKPG_DEL_PARTITION %sp%d: %w", name, n, errno))
-		}
-	}
-	if left := partitionsOf(name); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("partitions %v of %s are still there", left, name))
-	}
 	return errors.Join(errs...)
 }
 
@@ -453,7 +364,7 @@ func (s *Scratch) Leftovers() []string {
 		if _, err := os.Stat("/sys/block/" + l.Name + "/loop/backing_file"); err == nil {
 			continue
 		}
-		if parts := partitionsOf(l.Name); len(parts) > 0 {
+		if parts := loopdisk.Partitions(l.Name); len(parts) > 0 {
 			out = append(out, fmt.Sprintf("partitions %v of %s (was %s)", parts, l.Name, l.File))
 		}
 	}

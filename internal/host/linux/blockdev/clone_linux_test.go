@@ -4,16 +4,14 @@ package blockdev
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // TestClonedDisk: a snapshot restore or PVC clone is a byte copy of a disk,
@@ -54,7 +52,7 @@ func TestClonedDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The clone: a byte copy of the original disk, as a snapshot restore.
-	copyDevice(t, a.path, c.path)
+	loopdisk.Copy(t, a.path, c.path)
 	idsBefore, err := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -111,33 +109,5 @@ func TestClonedDisk(t *testing.T) {
 		if _, err := vs.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: u.id, TargetPath: u.target}); err != nil {
 			t.Fatalf("UnmountVolume(%s): %v", u.target, err)
 		}
-	}
-}
-
-// copyDevice copies one block device onto another of the same size, as a
-// snapshot restore does below the node.
-func copyDevice(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	// The whole disk's page cache is not kept coherent with writes through
-	// its partitions' devices (readahead of an earlier table read may hold
-	// the old content of the partition's start): drop it before reading.
-	if err := unix.IoctlSetInt(int(src.Fd()), unix.BLKFLSBUF, 0); err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(to, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Sync(); err != nil {
-		t.Fatal(err)
 	}
 }

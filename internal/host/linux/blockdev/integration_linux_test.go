@@ -22,6 +22,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // realServices returns the disk and volume Services on the real backend,
@@ -65,19 +66,11 @@ func hasCapSysResource(t *testing.T) bool {
 // through the group Services on real loop devices, for ext4 and XFS.
 func TestLoopDiskLifecycle(t *testing.T) {
 	testutil.RequireRoot(t)
-	for _, tc := range []struct {
-		fs    string
-		pkg   string
-		tools []string
-		size  int64
-	}{
-		{"ext4", "e2fsprogs", []string{"mkfs.ext4", "e2fsck", "resize2fs"}, 256 << 20},
-		{"xfs", "xfsprogs", []string{"mkfs.xfs", "xfs_growfs"}, 512 << 20}, // mkfs.xfs needs 300 MiB
-	} {
-		t.Run(tc.fs, func(t *testing.T) {
+	for _, tc := range loopdisk.Growable {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			testutil.RequireTool(t, tc.pkg, tc.tools...)
-			lifecycle(t, tc.fs, tc.size)
+			testutil.RequireTool(t, tc.Package, tc.Tools...)
+			lifecycle(t, tc.Name, tc.Size)
 		})
 	}
 }

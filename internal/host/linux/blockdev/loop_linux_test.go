@@ -4,11 +4,9 @@ package blockdev
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // harness owns a test's scratch directory and loop devices and cleans up
@@ -48,46 +47,16 @@ func newHarness(t *testing.T) *harness {
 }
 
 // attach creates a sparse file of size bytes and attaches it to a free
-// loop device with LOOP_CONFIGURE, in pure Go (this-machine.md §2).
+// loop device with LOOP_CONFIGURE, in pure Go (loopdisk.Attach).
 func (h *harness) attach(name string, size int64) *loopDisk {
 	t := h.t
 	t.Helper()
 	l := &loopDisk{file: filepath.Join(h.files, name)}
 	var err error
-	if l.backing, err = os.OpenFile(l.file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+	if l.name, l.backing, l.dev, err = loopdisk.Attach(l.file, size); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.backing.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
-	// Another process may take the free device between GET_FREE and
-	// CONFIGURE (EBUSY): ask again.
-	for try := 0; ; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			t.Fatalf("LOOP_CTL_GET_FREE: %v", err)
-		}
-		l.name = fmt.Sprintf("loop%d", n)
-		l.path = "/dev/" + l.name
-		if l.dev, err = os.OpenFile(l.path, os.O_RDWR, 0); err != nil {
-			t.Fatal(err)
-		}
-		cfg := unix.LoopConfig{Fd: uint32(l.backing.Fd()), Info: unix.LoopInfo64{Flags: unix.LO_FLAGS_PARTSCAN | unix.LO_FLAGS_AUTOCLEAR}}
-		copy(cfg.Info.File_name[:], name)
-		err = unix.IoctlLoopConfigure(int(l.dev.Fd()), &cfg)
-		if err == nil {
-			break
-		}
-		l.dev.Close()
-		if !errors.Is(err, unix.EBUSY) || try == 10 {
-			t.Fatalf("LOOP_CONFIGURE %s: %v", l.path, err)
-		}
-	}
+	l.path = "/dev/" + l.name
 	h.loops = append(h.loops, l)
 	return l
 }
@@ -148,13 +117,8 @@ func (h *harness) cleanup() {
 		// Partitions added with BLKPG can outlive the detach (without
 		// LO_FLAGS_PARTSCAN, or when dropping them fails then), and the
 		// next user of this /dev/loopN would get EBUSY adding its own.
-		for _, n := range loopPartitions(l.name) {
-			if err := blkpg(l.path, unix.BLKPG_DEL_PARTITION, n, 0, 0); err != nil && !errors.Is(err, unix.ENXIO) {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-		if left := loopPartitions(l.name); len(left) > 0 {
-			t.Errorf("cleanup: partitions %v of %s are still there", left, l.name)
+		if err := loopdisk.DeletePartitions(l.dev, l.name); err != nil {
+			t.Errorf("cleanup: %v", err)
 		}
 		if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.LOOP_CLR_FD, 0); err != nil && !errors.Is(err, unix.ENXIO) {
 			t.Errorf("cleanup: LOOP_CLR_FD %s: %v", l.path, err)
@@ -175,23 +139,6 @@ func (h *harness) cleanup() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// loopPartitions returns the partition numbers the kernel has for the
-// disk name (loopN), from sysfs: /sys/block/loopN/loopNpM/partition.
-func loopPartitions(name string) []int {
-	paths, _ := filepath.Glob("/sys/block/" + name + "/" + name + "p*/partition")
-	var out []int
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // leftovers lists this test's mounts and attached loop devices.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // attachReused models a /dev/loopN handed on by a previous user: the loop
@@ -29,46 +30,19 @@ func (h *harness) attachReused(name string, size int64, stale ...[3]int64) *loop
 	t.Helper()
 	l := &loopDisk{file: filepath.Join(h.files, name)}
 	first := filepath.Join(h.files, name+".previous-user")
-	prev, err := os.OpenFile(first, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	prev, err := loopdisk.Create(first, size)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer prev.Close()
-	if err := prev.Truncate(size); err != nil {
+	if l.backing, err = loopdisk.Create(l.file, size); err != nil {
 		t.Fatal(err)
 	}
-	if l.backing, err = os.OpenFile(l.file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+	// No PARTSCAN, no AUTOCLEAR: the previous user's way.
+	if l.name, l.dev, err = loopdisk.Configure(prev, name+".previous-user", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.backing.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
-	for try := 0; ; try++ {
-		n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-		if err != nil {
-			t.Fatalf("LOOP_CTL_GET_FREE: %v", err)
-		}
-		l.name = fmt.Sprintf("loop%d", n)
-		l.path = "/dev/" + l.name
-		if l.dev, err = os.OpenFile(l.path, os.O_RDWR, 0); err != nil {
-			t.Fatal(err)
-		}
-		cfg := unix.LoopConfig{Fd: uint32(prev.Fd())} // no PARTSCAN, no AUTOCLEAR: the previous user's way
-		copy(cfg.Info.File_name[:], name+".previous-user")
-		err = unix.IoctlLoopConfigure(int(l.dev.Fd()), &cfg)
-		if err == nil {
-			break
-		}
-		l.dev.Close()
-		if !errors.Is(err, unix.EBUSY) || try == 10 {
-			t.Fatalf("LOOP_CONFIGURE %s: %v", l.path, err)
-		}
-	}
+	l.path = "/dev/" + l.name
 	// From here the harness cleans the device up (partitions included).
 	h.loops = append(h.loops, l)
 	for _, p := range stale {
@@ -98,7 +72,7 @@ func (h *harness) attachReused(name string, size int64, stale ...[3]int64) *loop
 	if err := unix.IoctlLoopConfigure(int(l.dev.Fd()), &cfg); err != nil {
 		t.Fatalf("LOOP_CONFIGURE %s again: %v", l.path, err)
 	}
-	if got := loopPartitions(l.name); len(got) != len(stale) {
+	if got := loopdisk.Partitions(l.name); len(got) != len(stale) {
 		t.Fatalf("the stale partitions did not survive the detach (kernel has %v): the test models nothing", got)
 	}
 	return l

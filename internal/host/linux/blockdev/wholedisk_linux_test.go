@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
 
 // mountUtilsFormat applies k8s.io/mount-utils' GetDiskFormat rule (v0.37,
@@ -95,13 +96,13 @@ func wholeDisk(t *testing.T, fs string, mkfs []string, size int64) {
 		t.Fatalf("ListVolumesOnDisk = %+v, %v; want the filesystem UUID %s", vols, err, uuid)
 	}
 	id := uuid
-	head := readHeadOf(t, l.path)
+	head := loopdisk.ReadHead(t, l.path)
 	for i := 0; i < 2; i++ {
 		if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
 			t.Fatalf("PartitionDisk #%d of a whole-disk %s: %v", i+1, fs, err)
 		}
 	}
-	if !bytes.Equal(head, readHeadOf(t, l.path)) || blkid(t, "PTTYPE", l.path) != "" {
+	if !bytes.Equal(head, loopdisk.ReadHead(t, l.path)) || blkid(t, "PTTYPE", l.path) != "" {
 		t.Fatal("PartitionDisk wrote to a disk holding a whole-disk filesystem")
 	}
 	if r, err := vs.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id}); err != nil || !r.Formatted {
@@ -212,19 +213,4 @@ func findLoop(t *testing.T, ds *disk.Service, l *loopDisk) uint32 {
 	}
 	t.Fatalf("no disk with serial %s in %+v", l.file, ids.DiskIDs)
 	return 0
-}
-
-// readHeadOf reads the first MiB of a device.
-func readHeadOf(t *testing.T, dev string) []byte {
-	t.Helper()
-	f, err := os.Open(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1<<20)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
