@@ -184,11 +184,7 @@ func stageFlow(t *testing.T, n *node, size int64) {
 	n.ok("WriteVolumeCache", err)
 
 	// 7. Publish: the pod's volume path is a symlink to the staging path.
-	publish := n.path("pods", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "volumes", "kubernetes.io~csi", "pvc-e2e", "mount")
-	n.twice("Mkdir(publish parent)", func() error {
-		_, err := n.fs.Mkdir(n.ctx(), &filesystemv1.MkdirRequest{Path: filepath.Dir(publish)})
-		return err
-	})
+	publish := n.publishPath("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "pvc-e2e")
 	n.twice("CreateSymlink(publish -> staging)", func() error {
 		_, err := n.fs.CreateSymlink(n.ctx(), &filesystemv1.CreateSymlinkRequest{SourcePath: staging, TargetPath: publish})
 		return err

@@ -27,11 +27,7 @@ import (
 func TestHostMountTableFlag(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	hostDir, err := os.MkdirTemp("", "lnxhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	privateDir(t, hostDir)
+	hostDir := privateDir(t, "lnxhost")
 	table := filepath.Join(hostDir, "mountinfo")
 	// The daemon refuses to start on a table it cannot read: write one
 	// now, the copy comes after the mount.

@@ -246,6 +246,34 @@ func (n *node) partition(num uint32) error {
 	return err
 }
 
+// formattedVolume partitions disk num (PartitionDisk makes one partition
+// of it), formats that volume and returns its ID: the start of every test
+// that needs a volume and is about something else.
+func (n *node) formattedVolume(num uint32) string {
+	n.t.Helper()
+	n.ok("PartitionDisk", n.partition(num))
+	vols, err := n.vol.ListVolumesOnDisk(n.ctx(), &volumev1.ListVolumesOnDiskRequest{DiskNumber: num})
+	n.ok("ListVolumesOnDisk", err)
+	id := vols.VolumeIds[0]
+	_, err = n.vol.FormatVolume(n.ctx(), &volumev1.FormatVolumeRequest{VolumeId: id})
+	n.ok("FormatVolume", err)
+	return id
+}
+
+// publishPath is where kubelet publishes CSI volume pvc into pod podUID
+// (pods/<uid>/volumes/kubernetes.io~csi/<pvc>/mount). It makes the path's
+// parent through the filesystem group, twice, as a driver's NodePublish
+// does (and again on kubelet's retry); the caller links the path.
+func (n *node) publishPath(podUID, pvc string) string {
+	n.t.Helper()
+	publish := n.path("pods", podUID, "volumes", "kubernetes.io~csi", pvc, "mount")
+	n.twice("Mkdir(publish parent)", func() error {
+		_, err := n.fs.Mkdir(n.ctx(), &filesystemv1.MkdirRequest{Path: filepath.Dir(publish)})
+		return err
+	})
+	return publish
+}
+
 // findDisk returns the number of the disk ListDiskIDs reports with the
 // given serial number or page 0x83 ID.
 func (n *node) findDisk(serial, page83 string) uint32 {

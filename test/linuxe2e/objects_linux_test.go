@@ -287,11 +287,7 @@ rules:
 	id2 := vols2.VolumeIds[0]
 	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id2})
 	n.ok("A: FormatVolume(second disk)", err)
-	hostDir, err := os.MkdirTemp("", "lnxobj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	privateDir(t, hostDir)
+	hostDir := privateDir(t, "lnxobj")
 	for _, where := range []string{filepath.Join(s.Kubelet, "elsewhere", "x"), filepath.Join(hostDir, "mnt")} {
 		n.ok("mkdir", os.MkdirAll(where, 0o750))
 		n.ok("mount "+where, unix.Mount(l2.Path+"p1", where, "ext4", 0, ""))

@@ -104,11 +104,7 @@ func wholeDiskFlow(t *testing.T, n *node, fs string, mkfs []string, size int64) 
 	n.ok("WriteVolumeCache", err)
 
 	// Publish: a link to the staging path, as upstream's drivers do.
-	publish := n.path("pods", "9a8b7c6d-0000-4000-8000-000000000001", "volumes", "kubernetes.io~csi", "pvc-whole", "mount")
-	n.twice("Mkdir(publish parent)", func() error {
-		_, err := n.fs.Mkdir(n.ctx(), &filesystemv1.MkdirRequest{Path: filepath.Dir(publish)})
-		return err
-	})
+	publish := n.publishPath("9a8b7c6d-0000-4000-8000-000000000001", "pvc-whole")
 	n.twice("CreateSymlink(publish -> staging)", func() error {
 		_, err := n.fs.CreateSymlink(n.ctx(), &filesystemv1.CreateSymlinkRequest{SourcePath: staging, TargetPath: publish})
 		if err != nil && exists(publish) {
@@ -181,14 +177,9 @@ func TestClonedDiskOverTheWire(t *testing.T) {
 	a := n.attach("csi-e2e-original.img", size)
 	c := n.attach("csi-e2e-clone.img", size)
 	na, nc := n.findDisk(a.File, ""), n.findDisk(c.File, "")
-	n.ok("PartitionDisk", n.partition(na))
-	vols, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: na})
-	n.ok("ListVolumesOnDisk", err)
-	id := vols.VolumeIds[0]
-	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id})
-	n.ok("FormatVolume", err)
+	id := n.formattedVolume(na)
 	staging := n.path("original")
-	_, err = n.vol.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: id, TargetPath: staging})
+	_, err := n.vol.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: id, TargetPath: staging})
 	n.ok("MountVolume(original)", err)
 	n.ok("write", os.WriteFile(filepath.Join(staging, "data"), []byte("original"), 0o600))
 	_, err = n.vol.WriteVolumeCache(ctx, &volumev1.WriteVolumeCacheRequest{VolumeId: id})
@@ -235,28 +226,19 @@ func TestHostOnlyMountOverTheWire(t *testing.T) {
 	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
 	// A private directory outside the scratch area (which the daemon
 	// shares): mounts below it stay in the host's namespace.
-	hostDir, err := os.MkdirTemp("", "lnxhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	privateDir(t, hostDir)
+	hostDir := privateDir(t, "lnxhost")
 	n := newNode(t, "ext4")
 	ctx := n.ctx()
 	l := n.attach("csi-e2e-hostonly.img", 64<<20)
 	num := n.findDisk(l.File, "")
-	n.ok("PartitionDisk", n.partition(num))
-	vols, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: num})
-	n.ok("ListVolumesOnDisk", err)
-	id := vols.VolumeIds[0]
-	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id})
-	n.ok("FormatVolume", err)
+	id := n.formattedVolume(num)
 
 	mnt := filepath.Join(hostDir, "mnt")
 	n.ok("mkdir", os.Mkdir(mnt, 0o750))
 	n.ok("mount on the host only", unix.Mount(l.Path+"p1", mnt, "ext4", 0, ""))
 	before := n.state()
 	host := "mounted at " + mnt + " in the host's mount namespace"
-	_, err = n.disk.SetDiskState(ctx, &diskv1.SetDiskStateRequest{DiskNumber: num, IsOnline: false})
+	_, err := n.disk.SetDiskState(ctx, &diskv1.SetDiskStateRequest{DiskNumber: num, IsOnline: false})
 	n.wantErr("SetDiskState(offline) of a disk mounted on the host", err, codes.FailedPrecondition, host)
 	if !n.online(num) || l.Attr("ro") != "0" {
 		t.Fatal("the refused SetDiskState(offline) took the disk offline")
@@ -274,13 +256,18 @@ func TestHostOnlyMountOverTheWire(t *testing.T) {
 	n.ok("SetDiskState(offline) after the host unmounted", err)
 }
 
-// privateDir bind-mounts dir onto itself with private propagation, so
-// mounts below it are not copied into the daemon's namespace (started
-// after it), and registers its removal, which runs after the scratch
-// area's cleanup has unmounted the test's loop partitions wherever they
-// are (cleanups run last-in first-out).
-func privateDir(t *testing.T, dir string) {
+// privateDir makes a directory in os.TempDir, outside the scratch area
+// (which the daemon shares), and bind-mounts it onto itself with private
+// propagation, so mounts below it are not copied into the daemon's
+// namespace (started after it). It registers the directory's removal,
+// which runs after the scratch area's cleanup has unmounted the test's
+// loop partitions wherever they are (cleanups run last-in first-out).
+func privateDir(t *testing.T, prefix string) string {
 	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -295,4 +282,5 @@ func privateDir(t *testing.T, dir string) {
 	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
 		t.Fatal(err)
 	}
+	return dir
 }

@@ -201,19 +201,14 @@ func TestMountTargetThroughLink(t *testing.T) {
 	ctx := n.ctx()
 	l := n.attach("csi-e2e-link.img", 32<<20)
 	num := n.findDisk(l.File, "")
-	n.ok("PartitionDisk", n.partition(num))
-	vols, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: num})
-	n.ok("ListVolumesOnDisk", err)
-	id := vols.VolumeIds[0]
-	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id})
-	n.ok("FormatVolume", err)
+	id := n.formattedVolume(num)
 
 	outside := filepath.Join(n.s.Dir, "outside")
 	n.ok("mkdir", os.Mkdir(outside, 0o750))
 	n.ok("mkdir", os.MkdirAll(n.path("pods", "evil"), 0o750))
 	n.ok("symlink", os.Symlink(outside, n.path("pods", "evil", "escape")))
 	target := n.path("pods", "evil", "escape", "mnt")
-	_, err = n.vol.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: id, TargetPath: target})
+	_, err := n.vol.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: id, TargetPath: target})
 	escaped := false
 	for _, m := range n.s.Mounts() {
 		if m.MountPoint == filepath.Join(outside, "mnt") {
