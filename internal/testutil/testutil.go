@@ -14,7 +14,9 @@
 //   - fakecri is a container runtime speaking the CRI protocol, for the
 //     tests that identify callers by pod;
 //   - loopdisk attaches, partitions away and copies the loop disks the
-//     privileged tests use as real disks.
+//     privileged tests use as real disks;
+//   - hostdaemon starts the real smbd and tgtd the Linux backend's tests
+//     talk to, and waits until they listen.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/hostdaemon"
 )
 
 // TestCheckShare_RealSmbd checks shares and credentials against a real
@@ -134,7 +135,7 @@ func TestNewSmbGlobalMapping_RealSmbd_KernelHasNoCIFS(t *testing.T) {
 // TestCheckShare_NothingListening needs no server: a closed port is
 // ErrUnavailable, quickly.
 func TestCheckShare_NothingListening(t *testing.T) {
-	port := freePort(t) // free now, so nothing listens there
+	port := hostdaemon.FreePort(t) // free now, so nothing listens there
 	m := smb.Mapping{Share: `\\127.0.0.1\share`, RemotePath: `\\127.0.0.1\share`, Username: "root", Password: "pw"}
 	start := time.Now()
 	_, err := checkShare(context.Background(), m, port, 5*time.Second)

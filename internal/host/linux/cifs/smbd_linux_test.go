@@ -5,7 +5,6 @@ package cifs
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/hostdaemon"
 )
 
 // smbdPassword is the password of the test smbd's only user, root. It
@@ -43,7 +43,7 @@ func startSmbd(t *testing.T) *smbdServer {
 			t.Fatal(err)
 		}
 	}
-	port := freePort(t)
+	port := hostdaemon.FreePort(t)
 	conf := filepath.Join(d, "smb.conf")
 	text := fmt.Sprintf(`[global]
   server role = standalone server
@@ -78,20 +78,11 @@ func startSmbd(t *testing.T) *smbdServer {
 	if out, err := pw.CombinedOutput(); err != nil {
 		t.Fatalf("smbpasswd: %v: %s", err, out)
 	}
-	var log bytes.Buffer
-	cmd := exec.Command("smbd", "--foreground", "--no-process-group", "-s", conf)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	// Its own process group: on shutdown smbd signals its whole process
-	// group, which would otherwise be the test binary's (and go test's,
-	// and the shell's).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start smbd: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	// Its own process group (hostdaemon.Start): on shutdown smbd signals
+	// its whole process group.
+	p := hostdaemon.Start(t, "smbd", exec.Command("smbd", "--foreground", "--no-process-group", "-s", conf))
 	t.Cleanup(func() {
-		stopPID(t, cmd.Process.Pid, exited)
+		stopPID(t, p.Cmd.Process.Pid, p.Exited)
 		// smbd spawns samba-dcerpcd on demand; it is reparented to PID 1,
 		// so find it by the pid file in our pid directory and by its
 		// command line naming our configuration.
@@ -109,36 +100,8 @@ func startSmbd(t *testing.T) *smbdServer {
 			}
 		}
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("smbd exited before listening: %s", log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("smbd is not listening on %s after 5 s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.WaitListening(t, port)
 	return &smbdServer{dir: d, port: port}
-}
-
-// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // stopPID sends SIGTERM to pid, then SIGKILL if it has not exited after

@@ -3,7 +3,6 @@
 package iscsiinit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,13 +14,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/hostdaemon"
 )
 
 // tgtdSocketDir is where tgtd keeps its control sockets, fixed at build
@@ -44,7 +43,7 @@ func startTgtd(t *testing.T) *tgtdServer {
 	t.Helper()
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "tgt", "tgtd", "tgtadm")
-	s := &tgtdServer{t: t, dir: t.TempDir(), port: freePort(t)}
+	s := &tgtdServer{t: t, dir: t.TempDir(), port: hostdaemon.FreePort(t)}
 	// A control port no other tgtd on the machine uses.
 	for {
 		s.ctl = 1000 + rand.IntN(31000) // tgtd accepts -C up to 32767
@@ -56,16 +55,10 @@ func startTgtd(t *testing.T) *tgtdServer {
 	if _, err := os.Stat(tgtdSocketDir); errors.Is(err, os.ErrNotExist) {
 		hadDir = false
 	}
-	var log bytes.Buffer
-	cmd := exec.Command("tgtd", "-f", "-C", strconv.Itoa(s.ctl), "--iscsi", fmt.Sprintf("portal=127.0.0.1:%d", s.port))
-	cmd.Stdout, cmd.Stderr = &log, &log
-	// Its own process group, so nothing it signals reaches the test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start tgtd: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	// Its own process group (hostdaemon.Start), so nothing it signals
+	// reaches the test.
+	p := hostdaemon.Start(t, "tgtd", exec.Command("tgtd", "-f", "-C", strconv.Itoa(s.ctl), "--iscsi", fmt.Sprintf("portal=127.0.0.1:%d", s.port)))
+	cmd, exited := p.Cmd, p.Exited
 	t.Cleanup(func() {
 		// "system delete" makes tgtd exit; it refuses while targets
 		// exist, so delete them first.
@@ -92,24 +85,7 @@ func startTgtd(t *testing.T) *tgtdServer {
 			_ = os.Remove(tgtdSocketDir) // only if empty: another tgtd may use it
 		}
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("tgtd exited before listening: %s", log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tgtd is not listening on %s after 5 s: %s", addr, log.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	p.WaitListening(t, s.port)
 	return s
 }
 
@@ -141,17 +117,6 @@ func (s *tgtdServer) addTarget(tid int, iqn string) {
 
 func (s *tgtdServer) portal() iscsi.Portal {
 	return iscsi.Portal{Address: "127.0.0.1", Port: uint32(s.port)}
-}
-
-// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestSendTargets_RealTgtd runs the pure-Go discovery against a real tgtd.
@@ -230,7 +195,7 @@ func TestSendTargets_RealTgtd(t *testing.T) {
 		}
 	})
 	t.Run("wrong port is Unavailable", func(t *testing.T) {
-		bad := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		bad := net.JoinHostPort("127.0.0.1", strconv.Itoa(hostdaemon.FreePort(t)))
 		_, err := SendTargets(ctx, bad, "iqn.2026-11.io.example:initiator")
 		if !errors.Is(err, errdefs.ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrUnavailable", err)
@@ -238,7 +203,7 @@ func TestSendTargets_RealTgtd(t *testing.T) {
 		r := newReplay(t)
 		h := newTestHost(t, r, Config{})
 		p := s.portal()
-		p.Port = uint32(freePort(t))
+		p.Port = uint32(hostdaemon.FreePort(t))
 		if err := h.AddTargetPortal(ctx, p); !errors.Is(err, errdefs.ErrUnavailable) {
 			t.Errorf("AddTargetPortal: %v, want ErrUnavailable", err)
 		}
