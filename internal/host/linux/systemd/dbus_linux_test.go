@@ -283,11 +283,12 @@ func TestDBusAgainstFakeSystemd(t *testing.T) {
 	wantErr(t, "GetService after systemd left", err, errdefs.ErrUnavailable)
 }
 
-// TestDBusReconnects: after the connection breaks, the next call opens a
-// new one.
-func TestDBusReconnects(t *testing.T) {
-	addr := startBus(t)
-	ctx := context.Background()
+// ownSystemdName connects to the bus at addr, serves a fakeSystemd of the
+// fixture's units on the connection and takes systemd's well-known name
+// with it, as systemd does at boot, and returns the connection, which
+// closes with the test.
+func ownSystemdName(t *testing.T, addr string) *dbus.Conn {
+	t.Helper()
 	conn, err := dbus.Connect(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +301,15 @@ func TestDBusReconnects(t *testing.T) {
 	if _, err := conn.RequestName(systemdName, dbus.NameFlagDoNotQueue); err != nil {
 		t.Fatal(err)
 	}
+	return conn
+}
+
+// TestDBusReconnects: after the connection breaks, the next call opens a
+// new one.
+func TestDBusReconnects(t *testing.T) {
+	addr := startBus(t)
+	ctx := context.Background()
+	ownSystemdName(t, addr)
 	client := NewDBus(addr)
 	t.Cleanup(func() { _ = client.Close() })
 	if _, err := client.Unit(ctx, "iscsid.service"); err != nil {
@@ -320,18 +330,7 @@ func TestDBusReconnects(t *testing.T) {
 func TestHostCloseClosesConnection(t *testing.T) {
 	addr := startBus(t)
 	ctx := context.Background()
-	conn, err := dbus.Connect(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	fake := &fakeSystemd{conn: conn, bus: fixture(), mode: "before"}
-	if err := conn.Export(fake, managerPath, managerIface); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.RequestName(systemdName, dbus.NameFlagDoNotQueue); err != nil {
-		t.Fatal(err)
-	}
+	conn := ownSystemdName(t, addr)
 	// peers counts the connections on the bus (their unique names),
 	// the bus daemon's own and conn's included.
 	peers := func() int {
