@@ -33,20 +33,13 @@ import (
 func TestWholeDiskStageFlow(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireTool(t, "util-linux", "blkid")
-	for _, tc := range []struct {
-		fs, pkg string
-		mkfs    []string
-		size    int64
-	}{
-		{"ext4", "e2fsprogs", []string{"mkfs.ext4", "-q", "-F"}, 128 << 20},
-		{"xfs", "xfsprogs", []string{"mkfs.xfs", "-q", "-f"}, 512 << 20},
-	} {
-		t.Run(tc.fs, func(t *testing.T) {
-			testutil.RequireTool(t, tc.pkg, tc.mkfs[0])
+	for _, tc := range loopdisk.WholeDisk {
+		t.Run(tc.Name, func(t *testing.T) {
+			testutil.RequireTool(t, tc.Package, tc.Mkfs[0])
 			// The daemon creates ext4 either way: a whole-disk volume
 			// mounts as what it holds.
 			n := newNode(t, "ext4")
-			wholeDiskFlow(t, n, tc.fs, tc.mkfs, tc.size)
+			wholeDiskFlow(t, n, tc.Name, tc.Mkfs, tc.Size)
 		})
 	}
 }

@@ -57,19 +57,12 @@ func mountUtilsFormat(t *testing.T, dev string) string {
 // stages, grows and unstages through the Services.
 func TestWholeDiskVolume(t *testing.T) {
 	testutil.RequireRoot(t)
-	for _, tc := range []struct {
-		fs, pkg string
-		mkfs    []string
-		size    int64
-	}{
-		{"ext4", "e2fsprogs", []string{"mkfs.ext4", "-q", "-F"}, 128 << 20},
-		{"xfs", "xfsprogs", []string{"mkfs.xfs", "-q", "-f"}, 512 << 20},
-	} {
-		t.Run(tc.fs, func(t *testing.T) {
+	for _, tc := range loopdisk.WholeDisk {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			testutil.RequireTool(t, tc.pkg, tc.mkfs[0])
+			testutil.RequireTool(t, tc.Package, tc.Mkfs[0])
 			testutil.RequireTool(t, "util-linux", "blkid")
-			wholeDisk(t, tc.fs, tc.mkfs, tc.size)
+			wholeDisk(t, tc.Name, tc.Mkfs, tc.Size)
 		})
 	}
 }
