@@ -12,6 +12,9 @@
 //   - poll waits until a condition holds;
 //   - auditfault breaks an audit log the ways the audit-fault tests need.
 //
+// genfile, not about daemons, checks a generated reference page against the
+// committed copy (the daemon's and the CLI's doc tests).
+//
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.
 package testutil
