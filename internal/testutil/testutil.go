@@ -12,8 +12,10 @@
 //   - poll waits until a condition holds;
 //   - auditfault breaks an audit log the ways the audit-fault tests need.
 //
-// genfile, not about daemons, checks a generated reference page against the
-// committed copy (the daemon's and the CLI's doc tests).
+// Two more are not about running a daemon: genfile checks a generated
+// reference page against the committed copy (the daemon's and the CLI's
+// doc tests), and httpcall sends the requests tests make to the metrics
+// and operations endpoints.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.
