@@ -3,21 +3,26 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/genfile"
 )
 
 // updateDocs makes TestConfigurationDoc rewrite docs/configuration.md
 // (make docs).
 var updateDocs = flag.Bool("update-docs", false, "rewrite docs/configuration.md from the flag definitions")
 
-// configDocPath is the generated reference, from this package.
-var configDocPath = filepath.Join("..", "..", "docs", "configuration.md")
+// configDoc is the generated reference, from this package.
+var configDoc = genfile.File{
+	Path:    filepath.Join("..", "..", "docs", "configuration.md"),
+	Missing: "run make docs to generate it",
+	Stale:   "docs/configuration.md is stale (a flag was added or changed): run make docs and commit it.",
+}
 
 // upstreamFlags are kubernetes-csi/csi-proxy's own flags (besides klog's),
 // which csi-node-proxy keeps with their meanings and defaults.
@@ -171,30 +176,5 @@ service.
 // TestConfigurationDoc fails when docs/configuration.md differs from what
 // the flag definitions render; make docs rewrites it.
 func TestConfigurationDoc(t *testing.T) {
-	want := renderConfigDoc()
-	if *updateDocs {
-		if err := os.WriteFile(configDocPath, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(configDocPath)
-	if err != nil {
-		t.Fatalf("%v; run make docs to generate it", err)
-	}
-	if string(got) != want {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(want, "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("docs/configuration.md is stale (a flag was added or changed): run make docs and commit it.\nFirst difference, line %d:\n  file: %s\n  want: %s", i+1, g, w)
-			}
-		}
-	}
+	configDoc.Check(t, renderConfigDoc(), *updateDocs)
 }

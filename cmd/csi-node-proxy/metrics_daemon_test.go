@@ -136,19 +136,7 @@ func TestDaemonMetrics(t *testing.T) {
 	if len(adapter.All()) == 0 {
 		t.Skip("the adapter registry is empty: nothing to serve")
 	}
-	if testing.Short() {
-		t.Skip("builds the daemon; skipped with -short")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command to build the daemon: %v", err)
-	}
-	const pkg = "github.com/csi-node-proxy/csi-node-proxy/internal/version"
-	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
-	if out, err := exec.Command(goTool, "build", "-ldflags", "-X "+pkg+".Version="+metricsVersion+" -X "+pkg+".Commit="+metricsCommit,
-		"-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildStamped(t, map[string]string{"Version": metricsVersion, "Commit": metricsCommit})
 	policyPath := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, policyPath, metricsPolicy)
 

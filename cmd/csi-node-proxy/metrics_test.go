@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"io"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -17,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // servingMetrics finds the bound address in startMetrics' log line.
@@ -33,23 +32,17 @@ func metricsAddress(t *testing.T, logs string) string {
 	return m[1]
 }
 
-// klogBuffer collects klog's output while the test reads it.
+// klogBuffer collects klog's output while the test reads it: the harness's
+// syncbuf.Buffer, whose String flushes klog first so that a line logged
+// just before is there to read.
 type klogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	syncbuf.Buffer
 }
 
-func (k *klogBuffer) Write(p []byte) (int, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.b.Write(p)
-}
-
+// String returns what klog has written, after flushing it.
 func (k *klogBuffer) String() string {
 	klog.Flush()
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.b.String()
+	return k.Buffer.String()
 }
 
 // captureKlog sends klog's output to the returned buffer until the test

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/httpcall"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
@@ -59,27 +59,12 @@ func jsonLines(t *testing.T, log string) []map[string]any {
 	return out
 }
 
-// httpGet returns the status and body of GET url.
-func httpGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
 // waitReady polls /readyz until it answers 200.
 func waitReady(t *testing.T, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, body := httpGet(t, "http://"+addr+"/readyz")
+		code, body := httpcall.Get(t, "http://"+addr+"/readyz")
 		if code == http.StatusOK {
 			return
 		}
@@ -147,7 +132,7 @@ func TestDaemonOperations(t *testing.T) {
 			t.Errorf("%s: ListDiskLocations: %v", name, err)
 		}
 	}
-	code, body := httpGet(t, "http://"+sideAddr+"/version")
+	code, body := httpcall.Get(t, "http://"+sideAddr+"/version")
 	var build buildDoc
 	if err := json.Unmarshal([]byte(body), &build); code != http.StatusOK || err != nil ||
 		build.EndpointPrefix != "csi-node-proxy" || build.Host != hostSimulated || build.Version == "" || build.GoVersion == "" {
@@ -171,7 +156,7 @@ func TestDaemonOperations(t *testing.T) {
 	if n := len(fams["csi_node_proxy_deprecated_api_calls_total"].GetMetric()); n != 1 {
 		t.Errorf("%d deprecated series, want 1: the v1 calls are not deprecated", n)
 	}
-	code, body = httpGet(t, "http://"+upAddr+"/deprecated")
+	code, body = httpcall.Get(t, "http://"+upAddr+"/deprecated")
 	var rep server.DeprecatedReport
 	if err := json.Unmarshal([]byte(body), &rep); code != http.StatusOK || err != nil || len(rep.Uses) != 1 {
 		t.Fatalf("GET /deprecated = %d %q (%v)", code, body, err)
@@ -180,7 +165,7 @@ func TestDaemonOperations(t *testing.T) {
 		u.LastPID != os.Getpid() || !strings.Contains(u.Caller, "uid") {
 		t.Errorf("deprecated use %+v", u)
 	}
-	if _, body := httpGet(t, "http://"+sideAddr+"/deprecated"); !strings.Contains(body, `"uses": []`) {
+	if _, body := httpcall.Get(t, "http://"+sideAddr+"/deprecated"); !strings.Contains(body, `"uses": []`) {
 		t.Errorf("the other daemon reports deprecated uses it never saw: %s", body)
 	}
 
@@ -189,13 +174,13 @@ func TestDaemonOperations(t *testing.T) {
 	if err := os.Remove(up.socket("csi-proxy-volume-v1")); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := httpGet(t, "http://"+upAddr+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "csi-proxy-volume-v1") {
+	if code, body := httpcall.Get(t, "http://"+upAddr+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "csi-proxy-volume-v1") {
 		t.Errorf("/readyz with an endpoint gone = %d %q, want 503 naming it", code, body)
 	}
-	if code, _ := httpGet(t, "http://"+upAddr+"/healthz"); code != http.StatusOK {
+	if code, _ := httpcall.Get(t, "http://"+upAddr+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d: liveness must not follow one endpoint", code)
 	}
-	if code, _ := httpGet(t, "http://"+sideAddr+"/readyz"); code != http.StatusOK {
+	if code, _ := httpcall.Get(t, "http://"+sideAddr+"/readyz"); code != http.StatusOK {
 		t.Errorf("the side-by-side daemon's /readyz = %d", code)
 	}
 

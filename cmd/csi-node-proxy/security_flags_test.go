@@ -42,12 +42,11 @@ func TestParseSecurityFlags(t *testing.T) {
 	}
 }
 
-// TestAuditSyncFlag: --audit-sync reaches the audit Logger's Options
-// (Sync), and only it does; the audit package's own tests show what Sync
-// does to the file, and test/soak's TestAuditSync shows the daemon's
-// records reaching the disk before each call goes on.
-func TestAuditSyncFlag(t *testing.T) {
-	resetKlog(t)
+// recordAuditOpens makes the daemon record the Options it opens each audit
+// log with, until the test ends: the flag tests check what reaches the
+// audit Logger, not what the Logger then does.
+func recordAuditOpens(t *testing.T) *[]audit.Options {
+	t.Helper()
 	var got []audit.Options
 	open := openAuditLog
 	t.Cleanup(func() { openAuditLog = open })
@@ -55,6 +54,33 @@ func TestAuditSyncFlag(t *testing.T) {
 		got = append(got, o)
 		return open(dest, o)
 	}
+	return &got
+}
+
+// setupSecurityWith parses args, with an audit log in a fresh directory,
+// as the daemon's flags, runs the daemon's security setup on them and
+// closes what it opened; it returns the parsed Config.
+func setupSecurityWith(t *testing.T, args []string) Config {
+	t.Helper()
+	cfg, err := parseFlagsWith(append([]string{"--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, args...), registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := setupSecurity(cfg, hostpath.Windows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	return cfg
+}
+
+// TestAuditSyncFlag: --audit-sync reaches the audit Logger's Options
+// (Sync), and only it does; the audit package's own tests show what Sync
+// does to the file, and test/soak's TestAuditSync shows the daemon's
+// records reaching the disk before each call goes on.
+func TestAuditSyncFlag(t *testing.T) {
+	resetKlog(t)
+	got := recordAuditOpens(t)
 	for _, tc := range []struct {
 		args []string
 		sync bool
@@ -64,18 +90,9 @@ func TestAuditSyncFlag(t *testing.T) {
 		{[]string{"--audit-sync=false"}, false},
 		{[]string{"--audit-sync", "--audit-reads"}, true},
 	} {
-		got = nil
-		path := filepath.Join(t.TempDir(), "audit.log")
-		cfg, err := parseFlagsWith(append([]string{"--audit-log=" + path}, tc.args...), registry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := setupSecurity(cfg, hostpath.Windows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.close()
-		if len(got) != 1 || got[0].Sync != tc.sync || got[0].Reads != cfg.AuditReads || got[0].Redact == nil {
+		*got = nil
+		cfg := setupSecurityWith(t, tc.args)
+		if got := *got; len(got) != 1 || got[0].Sync != tc.sync || got[0].Reads != cfg.AuditReads || got[0].Redact == nil {
 			t.Errorf("%q: the audit log was opened with %+v, want Sync %v", tc.args, got, tc.sync)
 		}
 	}
@@ -97,13 +114,7 @@ func TestPipeSDDL(t *testing.T) {
 // Options; without it $NODE_NAME does, and without that the host name.
 func TestNodeNameFlag(t *testing.T) {
 	resetKlog(t)
-	var got []audit.Options
-	open := openAuditLog
-	t.Cleanup(func() { openAuditLog = open })
-	openAuditLog = func(dest string, o audit.Options) (*audit.Logger, error) {
-		got = append(got, o)
-		return open(dest, o)
-	}
+	got := recordAuditOpens(t)
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
@@ -118,17 +129,9 @@ func TestNodeNameFlag(t *testing.T) {
 		{"node-from-env", []string{"--node-name=node-from-flag"}, "node-from-flag"},
 	} {
 		t.Setenv("NODE_NAME", tc.env)
-		got = nil
-		cfg, err := parseFlagsWith(append([]string{"--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, tc.args...), registry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := setupSecurity(cfg, hostpath.Windows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.close()
-		if len(got) != 1 || got[0].Node != tc.want {
+		*got = nil
+		setupSecurityWith(t, tc.args)
+		if got := *got; len(got) != 1 || got[0].Node != tc.want {
 			t.Errorf("NODE_NAME=%q %q: the audit log was opened with %+v, want Node %q", tc.env, tc.args, got, tc.want)
 		}
 	}

@@ -10,9 +10,34 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+
+	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc/winsvctest"
 )
+
+// finishHeldCall completes the ListDiskLocations call that the service
+// tests hold open across a Stop (its stream open, its request not sent),
+// and fails the test unless the draining service still answers it with the
+// simulated host's disks. The Windows service test and its Unix stand-in
+// prove the same drain, so they finish the call the same way.
+func finishHeldCall(t *testing.T, stream grpc.ClientStream) {
+	t.Helper()
+	if err := stream.SendMsg(&diskv1.ListDiskLocationsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	var resp diskv1.ListDiskLocationsResponse
+	if err := stream.RecvMsg(&resp); err != nil {
+		t.Fatalf("the call in flight when Stop arrived failed: %v", err)
+	}
+	if len(resp.DiskLocations) == 0 {
+		t.Errorf("empty answer: %v", &resp)
+	}
+}
 
 // fakeEnv is a Windows machine as the service subcommands see it, with
 // the SCM faked; out and errOut collect what they print.

@@ -178,19 +178,7 @@ func TestServiceRunMode_PlatformNeutral_DrainsInFlightCalls(t *testing.T) {
 	}
 
 	// The call completes, with an answer from the simulated host.
-	if err := stream.SendMsg(&diskv1.ListDiskLocationsRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.CloseSend(); err != nil {
-		t.Fatal(err)
-	}
-	var resp diskv1.ListDiskLocationsResponse
-	if err := stream.RecvMsg(&resp); err != nil {
-		t.Fatalf("the call in flight when Stop arrived failed: %v", err)
-	}
-	if len(resp.DiskLocations) == 0 {
-		t.Errorf("empty answer: %v", &resp)
-	}
+	finishHeldCall(t, stream)
 	select {
 	case e := <-done:
 		if e.ss || e.code != 0 {

@@ -144,19 +144,7 @@ func TestWindowsService_UnderSCM_DrainsInFlightCalls(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := stream.SendMsg(&diskv1.ListDiskLocationsRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.CloseSend(); err != nil {
-		t.Fatal(err)
-	}
-	var resp diskv1.ListDiskLocationsResponse
-	if err := stream.RecvMsg(&resp); err != nil {
-		t.Fatalf("the call in flight when Stop arrived failed: %v", err)
-	}
-	if len(resp.DiskLocations) == 0 {
-		t.Errorf("empty answer: %v", &resp)
-	}
+	finishHeldCall(t, stream)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err := s.Query()

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,10 +32,13 @@ func TestParseVersion(t *testing.T) {
 	}
 }
 
-// TestVersionStamped builds the daemon the way hack/release.sh does and
-// checks that -version prints exactly the stamped values on stdout and
-// exits 0.
-func TestVersionStamped(t *testing.T) {
+// buildStamped builds the daemon from this package with the variables of
+// internal/version set as hack/release.sh sets them (stamp maps a
+// variable's name to its value), and returns the binary's path. The
+// daemonbin harness builds an unstamped daemon once per process; these
+// tests need their own stamp. Skipped with -short or without a go command.
+func buildStamped(t *testing.T, stamp map[string]string) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the daemon; skipped with -short")
 	}
@@ -41,11 +47,22 @@ func TestVersionStamped(t *testing.T) {
 		t.Skipf("no go command to build the daemon: %v", err)
 	}
 	const pkg = "github.com/csi-node-proxy/csi-node-proxy/internal/version"
+	var ldflags []string
+	for _, name := range slices.Sorted(maps.Keys(stamp)) {
+		ldflags = append(ldflags, "-X "+pkg+"."+name+"="+stamp[name])
+	}
 	bin := filepath.Join(t.TempDir(), "csi-node-proxy")
-	ldflags := "-X " + pkg + ".Version=v9.8.7-test -X " + pkg + ".Commit=0123456789abcdef -X " + pkg + ".BuildDate=2026-01-02T03:04:05Z"
-	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, "build", "-ldflags", strings.Join(ldflags, " "), "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// TestVersionStamped builds the daemon the way hack/release.sh does and
+// checks that -version prints exactly the stamped values on stdout and
+// exits 0.
+func TestVersionStamped(t *testing.T) {
+	bin := buildStamped(t, map[string]string{"Version": "v9.8.7-test", "Commit": "0123456789abcdef", "BuildDate": "2026-01-02T03:04:05Z"})
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "-version")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/httpcall"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
@@ -43,18 +44,18 @@ func TestIdentityWarningsLoggedAndReady(t *testing.T) {
 	addr := metricsAddress(t, logs.String())
 	waitReady(t, addr)
 	readyz := "http://" + addr + "/readyz"
-	if code, body := httpGet(t, readyz); code != http.StatusOK || !strings.HasPrefix(body, "ok\nwarning: ") || !strings.Contains(body, noRuntimeWarning) {
+	if code, body := httpcall.Get(t, readyz); code != http.StatusOK || !strings.HasPrefix(body, "ok\nwarning: ") || !strings.Contains(body, noRuntimeWarning) {
 		t.Errorf("/readyz = %d %q, want ready with the warning", code, body)
 	}
 
 	writeFile(t, pol, byUID)
 	waitUntil(t, "/readyz drops the warning after the reload", func() bool {
-		code, body := httpGet(t, readyz)
+		code, body := httpcall.Get(t, readyz)
 		return code == http.StatusOK && body == "ok\n"
 	})
 	writeFile(t, pol, byNamespace)
 	waitUntil(t, "the reload brings the warning back", func() bool {
-		_, body := httpGet(t, readyz)
+		_, body := httpcall.Get(t, readyz)
 		return strings.Contains(body, noRuntimeWarning) && strings.Count(logs.String(), noRuntimeWarning) == 2
 	})
 }

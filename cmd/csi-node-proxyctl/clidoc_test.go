@@ -2,17 +2,22 @@ package main
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/genfile"
 )
 
 // updateCLIDoc makes TestCLIDoc rewrite docs/cli.md.
 var updateCLIDoc = flag.Bool("update-docs", false, "rewrite docs/cli.md from the command table")
 
-// cliDocPath is the generated reference, from this package.
-var cliDocPath = filepath.Join("..", "..", "docs", "cli.md")
+// cliDoc is the generated reference, from this package.
+var cliDoc = genfile.File{
+	Path:    filepath.Join("..", "..", "docs", "cli.md"),
+	Missing: "run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs",
+	Stale:   "docs/cli.md is stale (a command, flag or help text changed): run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs and commit it.",
+}
 
 // renderCLIDoc renders docs/cli.md: the top-level help, then every
 // command's help, from the same table and functions --help uses, so the
@@ -64,30 +69,5 @@ Conventions every command follows:
 // TestCLIDoc fails when docs/cli.md differs from what the command table
 // renders; -update-docs rewrites it.
 func TestCLIDoc(t *testing.T) {
-	want := renderCLIDoc()
-	if *updateCLIDoc {
-		if err := os.WriteFile(cliDocPath, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(cliDocPath)
-	if err != nil {
-		t.Fatalf("%v; run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs", err)
-	}
-	if string(got) != want {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(want, "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("docs/cli.md is stale (a command, flag or help text changed): run go test -C cmd ./csi-node-proxyctl -run TestCLIDoc -args -update-docs and commit it.\nFirst difference, line %d:\n  file: %s\n  want: %s", i+1, g, w)
-			}
-		}
-	}
+	cliDoc.Check(t, renderCLIDoc(), *updateCLIDoc)
 }

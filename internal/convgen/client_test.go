@@ -1,22 +1,15 @@
 package convgen
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/tools/go/packages"
 )
 
 // widgetClient generates the widget tree with the client side.
 func widgetClient(t *testing.T) map[string][]byte {
 	t.Helper()
-	files, err := Generate(Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath, ClientDir: "client"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return generate(t, Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath, ClientDir: "client"})
 }
 
 // TestGoldenWidgetClient compares the client stubs and registry generated
@@ -31,32 +24,9 @@ func TestGoldenWidgetClient(t *testing.T) {
 		"client/internal/widgetv3/" + ClientFileName: "client-widgetv3.go.golden",
 		"client/" + ClientRegistryFileName:           "client-versions.go.golden",
 	}
-	for name, golden := range want {
-		got, ok := files[name]
-		if !ok {
-			t.Errorf("no %s generated", name)
-			continue
-		}
-		path := filepath.Join("testdata", "widget", "golden", golden)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		exp, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(exp) != string(got) {
-			t.Errorf("%s differs from %s (run go test ./internal/convgen -update to accept):\n%s", name, path, got)
-		}
-	}
+	checkGolden(t, filepath.Join("testdata", "widget"), files, want)
 	// Without ClientDir nothing of the client is generated.
-	plain, err := Generate(Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := generate(t, Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath})
 	for name := range plain {
 		if strings.HasPrefix(name, "client/") {
 			t.Errorf("generated %s without ClientDir", name)
@@ -118,37 +88,9 @@ func TestGoldenClientBehaviour(t *testing.T) {
 // registry with their hand-written overrides and the stand-in client
 // package.
 func TestClientGeneratedCodeCompiles(t *testing.T) {
-	dir := filepath.Join("testdata", "widget")
-	files := widgetClient(t)
-	overlay := map[string][]byte{}
-	var patterns []string
-	for name, src := range files {
-		if !strings.HasPrefix(name, "client/") {
-			continue
-		}
-		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		overlay[abs] = src
-		patterns = append(patterns, "./"+filepath.ToSlash(filepath.Dir(name)))
-	}
-	pkgs, err := packages.Load(&packages.Config{
-		Mode:    packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo,
-		Dir:     dir,
-		Overlay: overlay,
-	}, patterns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkgs) != len(patterns) {
-		t.Fatalf("loaded %d packages, want %d", len(pkgs), len(patterns))
-	}
-	for _, p := range pkgs {
-		for _, e := range p.Errors {
-			t.Errorf("%s: %v", p.PkgPath, e)
-		}
-	}
+	typeCheck(t, filepath.Join("testdata", "widget"), widgetClient(t), func(name string) bool {
+		return strings.HasPrefix(name, "client/")
+	})
 }
 
 // TestClientDirectiveErrors: in client mode an RPC without a model method
@@ -158,52 +100,20 @@ func TestClientDirectiveErrors(t *testing.T) {
 	// A copy of the widget tree whose v2 client package lacks the skip
 	// and skips Get instead; and whose v1 adapter package has a skip. It
 	// must sit inside the module for its packages to load.
-	dir, err := os.MkdirTemp("testdata", "tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "widget"))); err != nil {
-		t.Fatal(err)
-	}
-	write := func(rel, src string) {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("client/internal/widgetv2/conversion.go", "package widgetv2\n\n//convgen:skip Get Nope\n")
-	write("internal/adapter/widgetv1/conversion.go", "package widgetv1\n\n//convgen:skip Get\n")
-	_, err = Generate(Config{Dir: dir, ErrdefsPath: errdefsPath, ClientDir: "client"})
-	if err == nil {
-		t.Fatal("generation succeeded with broken client directives")
-	}
-	msg := err.Error()
-	for _, s := range []string{
+	dir := copyTree(t, filepath.Join("testdata", "widget"))
+	writeFile(t, dir, "client/internal/widgetv2/conversion.go", "package widgetv2\n\n//convgen:skip Get Nope\n")
+	writeFile(t, dir, "internal/adapter/widgetv1/conversion.go", "package widgetv1\n\n//convgen:skip Get\n")
+	_, err := Generate(Config{Dir: dir, ErrdefsPath: errdefsPath, ClientDir: "client"})
+	checkFails(t, err, "generation succeeded with broken client directives",
 		"internal/adapter/widgetv1: //convgen:skip is for client stubs only",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 	// The adapter error stops generation before the client side; fix it
 	// and look at the client's.
-	write("internal/adapter/widgetv1/conversion.go", "package widgetv1\n")
+	writeFile(t, dir, "internal/adapter/widgetv1/conversion.go", "package widgetv1\n")
 	_, err = Generate(Config{Dir: dir, ErrdefsPath: errdefsPath, ClientDir: "client"})
-	if err == nil {
-		t.Fatal("generation succeeded with broken client directives")
-	}
-	msg = err.Error()
-	for _, s := range []string{
+	checkFails(t, err, "generation succeeded with broken client directives",
 		"client widget/v2: RPC Old has no method in widget.Interface; add //convgen:rename Old=<Method> to a hand-written file of client/internal/widgetv2 if a method does the same under another name, or //convgen:skip Old if the client never calls it",
 		"client widget/v2: //convgen:skip Get: widget.Interface has a method Get, which calls it",
 		"client widget/v2: //convgen:skip Nope: v2.Widget has no RPC Nope",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 }

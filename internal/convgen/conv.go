@@ -400,14 +400,31 @@ func (g *gen) assign(dst, src string, dt, st types.Type, d direction) (string, b
 	// mode's do: the wire cannot tell an empty list from none, and a driver
 	// comparing results (or marshalling them) must not see the modes
 	// differ.
-	if g.client && d == toModel {
-		if code, ok := g.assignNonNil(dst, src, dt, st, d); ok {
+	nonNil := g.client && d == toModel
+	if nonNil {
+		if code, ok := g.assignEach(dst, src, dt, st, d, true); ok {
 			return code, true
 		}
 	}
 	if expr, ok := g.value(src, dt, st, d); ok {
 		return fmt.Sprintf("\t%s = %s\n", dst, expr), true
 	}
+	return g.assignEach(dst, src, dt, st, d, false)
+}
+
+// assignEach returns code that sets the list or map dst from src element by
+// element; false for other types, for elements that cannot be converted and
+// for maps whose keys differ (an override converts those). With nonNil, dst
+// comes out empty rather than nil when src is nil or empty; without, a nil
+// src leaves dst nil.
+func (g *gen) assignEach(dst, src string, dt, st types.Type, d direction, nonNil bool) (string, bool) {
+	// The loop is written once and indented for where it stands: at the
+	// top of the function with nonNil, inside "if src != nil" without.
+	indent := "\t\t"
+	if nonNil {
+		indent = "\t"
+	}
+	var loop string
 	switch dtt := dt.(type) {
 	case *types.Slice:
 		stt, ok := st.(*types.Slice)
@@ -418,54 +435,35 @@ func (g *gen) assign(dst, src string, dt, st types.Type, d direction) (string, b
 		if !ok {
 			return "", false
 		}
-		return fmt.Sprintf("\tif %[2]s != nil {\n\t\t%[1]s = make(%[3]s, 0, len(%[2]s))\n\t\tfor _, v := range %[2]s {\n\t\t\t%[1]s = append(%[1]s, %[4]s)\n\t\t}\n\t}\n",
-			dst, src, g.typeString(dt), elem), true
+		loop = fmt.Sprintf("%[5]s%[1]s = make(%[3]s, 0, len(%[2]s))\n%[5]sfor _, v := range %[2]s {\n%[5]s\t%[1]s = append(%[1]s, %[4]s)\n%[5]s}\n",
+			dst, src, g.typeString(dt), elem, indent)
 	case *types.Map:
 		stt, ok := st.(*types.Map)
 		if !ok {
+			return "", false
+		}
+		sameKeys := types.Identical(dtt.Key(), stt.Key())
+		// With nonNil this is only the first try: when the keys differ,
+		// assign tries again without, and that try asks for the element
+		// conversion (once, so a conflict is reported once).
+		if nonNil && !sameKeys {
 			return "", false
 		}
 		// The elements first: even when the keys differ and an override
 		// must convert the map, it can call the element conversion.
 		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
-		if !ok || !types.Identical(dtt.Key(), stt.Key()) {
+		if !ok || !sameKeys {
 			return "", false
 		}
-		return fmt.Sprintf("\tif %[2]s != nil {\n\t\t%[1]s = make(%[3]s, len(%[2]s))\n\t\tfor k, v := range %[2]s {\n\t\t\t%[1]s[k] = %[4]s\n\t\t}\n\t}\n",
-			dst, src, g.typeString(dt), elem), true
+		loop = fmt.Sprintf("%[5]s%[1]s = make(%[3]s, len(%[2]s))\n%[5]sfor k, v := range %[2]s {\n%[5]s\t%[1]s[k] = %[4]s\n%[5]s}\n",
+			dst, src, g.typeString(dt), elem, indent)
+	default:
+		return "", false
 	}
-	return "", false
-}
-
-// assignNonNil is assign for a list or map that must come out empty rather
-// than nil when src is nil or empty; false for other types and for maps
-// whose keys differ (an override converts those).
-func (g *gen) assignNonNil(dst, src string, dt, st types.Type, d direction) (string, bool) {
-	switch dtt := dt.(type) {
-	case *types.Slice:
-		stt, ok := st.(*types.Slice)
-		if !ok {
-			return "", false
-		}
-		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
-		if !ok {
-			return "", false
-		}
-		return fmt.Sprintf("\t%[1]s = make(%[3]s, 0, len(%[2]s))\n\tfor _, v := range %[2]s {\n\t\t%[1]s = append(%[1]s, %[4]s)\n\t}\n",
-			dst, src, g.typeString(dt), elem), true
-	case *types.Map:
-		stt, ok := st.(*types.Map)
-		if !ok || !types.Identical(dtt.Key(), stt.Key()) {
-			return "", false
-		}
-		elem, ok := g.value("v", dtt.Elem(), stt.Elem(), d)
-		if !ok {
-			return "", false
-		}
-		return fmt.Sprintf("\t%[1]s = make(%[3]s, len(%[2]s))\n\tfor k, v := range %[2]s {\n\t\t%[1]s[k] = %[4]s\n\t}\n",
-			dst, src, g.typeString(dt), elem), true
+	if nonNil {
+		return loop, true
 	}
-	return "", false
+	return "\tif " + src + " != nil {\n" + loop + "\t}\n", true
 }
 
 // value returns an expression converting src of type st to type dt.

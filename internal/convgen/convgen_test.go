@@ -2,7 +2,6 @@ package convgen
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +19,7 @@ const errdefsPath = "github.com/csi-node-proxy/csi-node-proxy/errdefs"
 // ignore), and compares the output with golden files.
 func TestGoldenWidget(t *testing.T) {
 	dir := filepath.Join("testdata", "widget")
-	files, err := Generate(Config{Dir: dir, ErrdefsPath: errdefsPath})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generate(t, Config{Dir: dir, ErrdefsPath: errdefsPath})
 	want := map[string]string{
 		"internal/adapter/widgetv1/" + GeneratedFileName: "widgetv1.go.golden",
 		"internal/adapter/widgetv2/" + GeneratedFileName: "widgetv2.go.golden",
@@ -33,36 +29,13 @@ func TestGoldenWidget(t *testing.T) {
 	if len(files) != len(want) {
 		t.Errorf("generated %d files, want %d: %v", len(files), len(want), keys(files))
 	}
-	for name, golden := range want {
-		got, ok := files[name]
-		if !ok {
-			t.Errorf("no %s generated", name)
-			continue
-		}
-		path := filepath.Join(dir, "golden", golden)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		exp, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(exp) != string(got) {
-			t.Errorf("%s differs from %s (run go test ./internal/convgen -update to accept):\n%s", name, path, got)
-		}
-	}
+	checkGolden(t, dir, files, want)
 }
 
 // TestGoldenOverridesAreUsed checks the behaviour the golden files encode,
 // so a careless -update cannot bless a regression.
 func TestGoldenOverridesAreUsed(t *testing.T) {
-	files, err := Generate(Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generate(t, Config{Dir: filepath.Join("testdata", "widget"), ErrdefsPath: errdefsPath})
 	v1 := string(files["internal/adapter/widgetv1/"+GeneratedFileName])
 	v2 := string(files["internal/adapter/widgetv2/"+GeneratedFileName])
 	for _, s := range []string{
@@ -130,21 +103,13 @@ func TestGoldenOverridesAreUsed(t *testing.T) {
 // message that tells the developer which override to write.
 func TestMismatchNamesTheFunctionToWrite(t *testing.T) {
 	_, err := Generate(Config{Dir: filepath.Join("testdata", "broken"), ErrdefsPath: errdefsPath})
-	if err == nil {
-		t.Fatal("generation succeeded on mismatched types")
-	}
-	msg := err.Error()
-	for _, s := range []string{
+	checkFails(t, err, "generation succeeded on mismatched types",
 		"gadget/v1: Widget: SizeMib (int64) and SizeMiB (int32) differ in type",
 		"write func fromModelWidget(in *gadget.Widget) *pb.Widget",
 		"gadget/v1: Part: Lunid has no counterpart",
 		"write func fromModelPart(in *gadget.Part) *pb.Part",
 		"or, if Lunid carries nothing the model needs, add //convgen:ignore Lunid there",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 }
 
 // TestDirectiveErrors: malformed or pointless directives and overrides
@@ -152,11 +117,7 @@ func TestMismatchNamesTheFunctionToWrite(t *testing.T) {
 // its own message.
 func TestDirectiveErrors(t *testing.T) {
 	_, err := Generate(Config{Dir: filepath.Join("testdata", "broken"), ErrdefsPath: errdefsPath})
-	if err == nil {
-		t.Fatal("generation succeeded with broken directives")
-	}
-	msg := err.Error()
-	for _, s := range []string{
+	checkFails(t, err, "generation succeeded with broken directives",
 		`gadgetv2/conversion.go:14:1: //convgen:rename: "Get" is not <RPC>=<Method>`,
 		"gadgetv2/conversion.go:16:1: //convgen:frobnicate: unknown directive",
 		"gadget/v2: //convgen:rename Old=Nope: gadget.Interface has no method Nope",
@@ -164,11 +125,7 @@ func TestDirectiveErrors(t *testing.T) {
 		"gadget/v2: //convgen:rename Hand=Get: a hand-written (s *Server) Hand serves the RPC already",
 		"gadget/v2: //convgen:ignore Nothing: no converted message has such a field",
 		"gadget/v2: fromModelGetResponse returns an error, which only the conversion of an RPC's request may",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 }
 
 func TestCompareVersions(t *testing.T) {

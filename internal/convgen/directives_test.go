@@ -1,12 +1,9 @@
 package convgen
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/tools/go/packages"
 )
 
 // legacyDir is the tree that exercises the directives which describe the
@@ -30,46 +27,20 @@ func legacyConfig(dir string) Config {
 // TestGoldenLegacy compares what the generator writes for the legacy tree
 // with golden files.
 func TestGoldenLegacy(t *testing.T) {
-	files, err := Generate(legacyConfig(legacyDir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generate(t, legacyConfig(legacyDir))
 	want := map[string]string{
 		"internal/adapter/gizmov1alpha1/" + GeneratedFileName: "gizmov1alpha1.go.golden",
 		"internal/adapter/gizmov1alpha2/" + GeneratedFileName: "gizmov1alpha2.go.golden",
 		"client/internal/gizmov1alpha1/" + ClientFileName:     "client-gizmov1alpha1.go.golden",
 		"client/internal/gizmov1alpha2/" + ClientFileName:     "client-gizmov1alpha2.go.golden",
 	}
-	for name, golden := range want {
-		got, ok := files[name]
-		if !ok {
-			t.Errorf("no %s generated", name)
-			continue
-		}
-		path := filepath.Join(legacyDir, "golden", golden)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		exp, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(exp) != string(got) {
-			t.Errorf("%s differs from %s (run go test ./internal/convgen -update to accept):\n%s", name, path, got)
-		}
-	}
+	checkGolden(t, legacyDir, files, want)
 }
 
 // TestGoldenLegacyBehaviour checks what the legacy golden files encode, so
 // a careless -update cannot bless a regression.
 func TestGoldenLegacyBehaviour(t *testing.T) {
-	files, err := Generate(legacyConfig(legacyDir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generate(t, legacyConfig(legacyDir))
 	a1 := string(files["internal/adapter/gizmov1alpha1/"+GeneratedFileName])
 	a2 := string(files["internal/adapter/gizmov1alpha2/"+GeneratedFileName])
 	c1 := string(files["client/internal/gizmov1alpha1/"+ClientFileName])
@@ -131,59 +102,14 @@ func TestGoldenLegacyBehaviour(t *testing.T) {
 // TestLegacyGeneratedCodeCompiles type-checks the legacy tree's generated
 // adapters and client stubs with its hand-written files.
 func TestLegacyGeneratedCodeCompiles(t *testing.T) {
-	files, err := Generate(legacyConfig(legacyDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay := map[string][]byte{}
-	var patterns []string
-	for name, src := range files {
-		if filepath.Base(name) == RegistryFileName {
-			continue // refers to the daemon's adapter.API, which testdata lacks
-		}
-		abs, err := filepath.Abs(filepath.Join(legacyDir, filepath.FromSlash(name)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		overlay[abs] = src
-		patterns = append(patterns, "./"+filepath.ToSlash(filepath.Dir(name)))
-	}
-	pkgs, err := packages.Load(&packages.Config{
-		Mode:    packages.NeedName | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo,
-		Dir:     legacyDir,
-		Overlay: overlay,
-	}, patterns...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkgs) != len(patterns) {
-		t.Fatalf("loaded %d packages, want %d", len(pkgs), len(patterns))
-	}
-	for _, p := range pkgs {
-		for _, e := range p.Errors {
-			t.Errorf("%s: %v", p.PkgPath, e)
-		}
-	}
+	typeCheck(t, legacyDir, generate(t, legacyConfig(legacyDir)), notRegistry)
 }
 
 // TestNewDirectiveErrors: each way of misusing field, diskid, mapkeys,
 // refuse and like fails generation with its own message.
 func TestNewDirectiveErrors(t *testing.T) {
-	dir, err := os.MkdirTemp("testdata", "tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir1 := dir
-	t.Cleanup(func() { os.RemoveAll(dir1) })
-	if err := os.CopyFS(dir, os.DirFS(legacyDir)); err != nil {
-		t.Fatal(err)
-	}
-	write := func(rel, src string) {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("internal/adapter/gizmov1alpha1/conversion.go", `package gizmov1alpha1
+	dir := copyTree(t, legacyDir)
+	writeFile(t, dir, "internal/adapter/gizmov1alpha1/conversion.go", `package gizmov1alpha1
 
 //convgen:field Path=TargetPath StatResponse.Size=TotalBytes Nope=TargetPath StatResponse.DiskNumber=Nope
 //convgen:field Path
@@ -193,13 +119,9 @@ func TestNewDirectiveErrors(t *testing.T) {
 //convgen:mapkeys Identifiers
 //convgen:refuse StatRequest.PartitionNumber cannot
 `)
-	write("internal/adapter/gizmov1alpha2/conversion.go", "package gizmov1alpha2\n\n//convgen:like v9\n")
-	_, err = Generate(legacyConfig(dir))
-	if err == nil {
-		t.Fatal("generation succeeded with broken directives")
-	}
-	msg := err.Error()
-	for _, s := range []string{
+	writeFile(t, dir, "internal/adapter/gizmov1alpha2/conversion.go", "package gizmov1alpha2\n\n//convgen:like v9\n")
+	_, err := Generate(legacyConfig(dir))
+	checkFails(t, err, "generation succeeded with broken directives",
 		"gizmov1alpha1/conversion.go:4:1: //convgen:field: \"Path\" is not [<Message>.]<WireField>=<ModelField>",
 		"gizmov1alpha1/conversion.go:8:1: //convgen:mapkeys: want //convgen:mapkeys [<Message>.]<WireField> <key>=<ModelField> ...",
 		"gizmo/v1alpha1: //convgen:field Nope=TargetPath: no converted message has such a field",
@@ -208,24 +130,12 @@ func TestNewDirectiveErrors(t *testing.T) {
 		"gizmo/v1alpha1: Disk: //convgen:mapkeys Disk.Name: Name is a string, not a map[string]string",
 		"internal/adapter/gizmov1alpha1: //convgen:refuse is for client stubs only",
 		"internal/adapter/gizmov1alpha2: //convgen:like v9: no hand-written files in internal/adapter/gizmov9",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 
 	// A like of a like, a refuse that refuses nothing (an override does
 	// the conversion), and a diskid without the package's import path.
-	dir2, err := os.MkdirTemp("testdata", "tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir2) })
-	if err := os.CopyFS(dir2, os.DirFS(legacyDir)); err != nil {
-		t.Fatal(err)
-	}
-	dir = dir2 // write writes into dir
-	write("client/internal/gizmov1alpha2/conversion.go", `package gizmov1alpha2
+	dir = copyTree(t, legacyDir)
+	writeFile(t, dir, "client/internal/gizmov1alpha2/conversion.go", `package gizmov1alpha2
 
 import (
 	pb "github.com/csi-node-proxy/csi-node-proxy/internal/convgen/testdata/legacy/api/gizmo/v1alpha2"
@@ -239,31 +149,16 @@ import (
 
 func fromModelStatRequest(in *gizmo.StatRequest) *pb.StatRequest { return autoFromModelStatRequest(in) }
 `)
-	if err := os.MkdirAll(filepath.Join(dir, "client/internal/gizmov1alpha3"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write("client/internal/gizmov1alpha3/conversion.go", "package gizmov1alpha3\n\n//convgen:like v1alpha1\n")
-	write("client/internal/gizmov1alpha1/conversion.go", "package gizmov1alpha1\n\n//convgen:like v1alpha3\n")
+	writeFile(t, dir, "client/internal/gizmov1alpha3/conversion.go", "package gizmov1alpha3\n\n//convgen:like v1alpha1\n")
+	writeFile(t, dir, "client/internal/gizmov1alpha1/conversion.go", "package gizmov1alpha1\n\n//convgen:like v1alpha3\n")
 	cfg := legacyConfig(dir)
 	cfg.DiskIDPath = ""
 	_, err = Generate(cfg)
-	if err == nil {
-		t.Fatal("generation succeeded without Config.DiskIDPath")
-	}
-	if s := "gizmo/v1alpha1: //convgen:diskid needs Config.DiskIDPath"; !strings.Contains(err.Error(), s) {
-		t.Errorf("error lacks %q:\n%s", s, err)
-	}
+	checkFails(t, err, "generation succeeded without Config.DiskIDPath",
+		"gizmo/v1alpha1: //convgen:diskid needs Config.DiskIDPath")
 	_, err = Generate(legacyConfig(dir))
-	if err == nil {
-		t.Fatal("generation succeeded with broken client directives")
-	}
-	msg = err.Error()
-	for _, s := range []string{
+	checkFails(t, err, "generation succeeded with broken client directives",
 		"client/internal/gizmov1alpha1: //convgen:like v1alpha3: that package is //convgen:like v1alpha1 itself; name v1alpha1",
 		"client gizmo/v1alpha2: //convgen:refuse StatRequest.PartitionNumber: no generated conversion refuses such a field",
-	} {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error lacks %q:\n%s", s, msg)
-		}
-	}
+	)
 }

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/httpcall"
 )
 
 // TestCallsByRule: calls_total counts API calls (not health checks) by
@@ -81,18 +83,18 @@ func TestServeReadyAndJSON(t *testing.T) {
 	}
 	defer s.Shutdown(context.Background())
 	base := "http://" + s.Addr()
-	if code, body := get(t, http.MethodGet, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
+	if code, body := httpcall.Get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
 		t.Errorf("GET /readyz while not ready = %d %q, want 503 with the reason", code, body)
 	}
 	notReady = nil
-	if code, body := get(t, http.MethodGet, base+"/readyz"); code != http.StatusOK || body != "ok\n" {
+	if code, body := httpcall.Get(t, base+"/readyz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("GET /readyz when ready = %d %q", code, body)
 	}
-	get(t, http.MethodGet, base+"/doc")
-	if code, body := get(t, http.MethodGet, base+"/doc"); code != http.StatusOK || !strings.Contains(body, `"n": 2`) {
+	httpcall.Get(t, base+"/doc")
+	if code, body := httpcall.Get(t, base+"/doc"); code != http.StatusOK || !strings.Contains(body, `"n": 2`) {
 		t.Errorf("GET /doc = %d %q, want a fresh document", code, body)
 	}
-	if code, _ := get(t, http.MethodPost, base+"/doc"); code != http.StatusMethodNotAllowed {
+	if code, _ := httpcall.Do(t, http.MethodPost, base+"/doc"); code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /doc = %d, want 405", code)
 	}
 }
@@ -112,7 +114,7 @@ func TestReadyWarnings(t *testing.T) {
 	}
 	defer s.Shutdown(context.Background())
 	url := "http://" + s.Addr() + "/readyz"
-	if code, body := get(t, http.MethodGet, url); code != http.StatusOK || body != "ok\nwarning: no container runtime (CRI) endpoint is configured\n" {
+	if code, body := httpcall.Get(t, url); code != http.StatusOK || body != "ok\nwarning: no container runtime (CRI) endpoint is configured\n" {
 		t.Errorf("GET /readyz, ready with a warning = %d %q", code, body)
 	}
 	getJSON := func() (int, readyReport) {
@@ -137,14 +139,14 @@ func TestReadyWarnings(t *testing.T) {
 		t.Errorf("GET /readyz as JSON, ready with a warning = %d %+v", code, rep)
 	}
 	notReady = errors.New("shutting down")
-	if code, body := get(t, http.MethodGet, url); code != http.StatusServiceUnavailable || body != "not ready: shutting down\nwarning: no container runtime (CRI) endpoint is configured\n" {
+	if code, body := httpcall.Get(t, url); code != http.StatusServiceUnavailable || body != "not ready: shutting down\nwarning: no container runtime (CRI) endpoint is configured\n" {
 		t.Errorf("GET /readyz, not ready with a warning = %d %q", code, body)
 	}
 	if code, rep := getJSON(); code != http.StatusServiceUnavailable || rep.Ready || rep.Reason != "shutting down" || len(rep.Warnings) != 1 {
 		t.Errorf("GET /readyz as JSON, not ready = %d %+v", code, rep)
 	}
 	notReady, warnings = nil, nil
-	if code, body := get(t, http.MethodGet, url); code != http.StatusOK || body != "ok\n" {
+	if code, body := httpcall.Get(t, url); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("GET /readyz without warnings = %d %q", code, body)
 	}
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/httpcall"
 )
 
 var testBuild = version.Info{Version: "v1.2.3", Commit: "0123abc", BuildDate: "2026-01-02T03:04:05Z", GoVersion: "go1.26.8"}
@@ -178,15 +180,11 @@ func TestUnaryInterceptor(t *testing.T) {
 
 	fams = gather(t, m)
 	call := "grpc_method=PartitionDisk,grpc_service=v1.Disk,grpc_type=unary"
-	for name, want := range map[string]float64{
+	wantValues(t, fams, call, map[string]float64{
 		"grpc_server_started_total":      3,
 		"grpc_server_msg_received_total": 3,
 		"grpc_server_msg_sent_total":     3,
-	} {
-		if v := value(fams, name, call); v != want {
-			t.Errorf("%s{%s} = %v, want %v", name, call, v, want)
-		}
-	}
+	})
 	if v := value(fams, "grpc_server_handled_total", "grpc_code=OK,"+call); v != 2 {
 		t.Errorf("handled OK = %v, want 2", v)
 	}
@@ -203,6 +201,18 @@ func TestUnaryInterceptor(t *testing.T) {
 	}
 	if v := value(fams, "csi_node_proxy_in_flight_calls", "group=disk,version=v1"); v != 0 {
 		t.Errorf("in_flight_calls after the calls = %v, want 0", v)
+	}
+}
+
+// wantValues fails the test for each metric in want whose series with the
+// labels has another value: the interceptor tests check the same three
+// counters of one call.
+func wantValues(t *testing.T, fams map[string]*dto.MetricFamily, labels string, want map[string]float64) {
+	t.Helper()
+	for name, w := range want {
+		if v := value(fams, name, labels); v != w {
+			t.Errorf("%s{%s} = %v, want %v", name, labels, v, w)
+		}
 	}
 }
 
@@ -244,15 +254,11 @@ func TestStreamInterceptor(t *testing.T) {
 	}
 	fams := gather(t, m)
 	call := "grpc_method=Watch,grpc_service=grpc.health.v1.Health,grpc_type=server_stream"
-	for name, want := range map[string]float64{
+	wantValues(t, fams, call, map[string]float64{
 		"grpc_server_started_total":      1,
 		"grpc_server_msg_received_total": 1,
 		"grpc_server_msg_sent_total":     3,
-	} {
-		if v := value(fams, name, call); v != want {
-			t.Errorf("%s{%s} = %v, want %v", name, call, v, want)
-		}
-	}
+	})
 	if v := value(fams, "grpc_server_handled_total", "grpc_code=Canceled,"+call); v != 1 {
 		t.Errorf("handled Canceled = %v, want 1", v)
 	}
@@ -439,24 +445,6 @@ func TestNilMetrics(t *testing.T) {
 	}
 }
 
-func get(t *testing.T, method, url string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
 func TestServe(t *testing.T) {
 	m := New(testBuild)
 	s, err := Serve("127.0.0.1:0", m, Extra{})
@@ -469,7 +457,7 @@ func TestServe(t *testing.T) {
 	}
 	base := "http://" + s.Addr()
 
-	code, body := get(t, http.MethodGet, base+"/metrics")
+	code, body := httpcall.Get(t, base+"/metrics")
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics = %d", code)
 	}
@@ -483,17 +471,17 @@ func TestServe(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
-	if code, body := get(t, http.MethodGet, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+	if code, body := httpcall.Get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("GET /healthz = %d %q", code, body)
 	}
-	if code, _ := get(t, http.MethodPost, base+"/metrics"); code != http.StatusMethodNotAllowed {
+	if code, _ := httpcall.Do(t, http.MethodPost, base+"/metrics"); code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics = %d, want 405", code)
 	}
-	if code, _ := get(t, http.MethodGet, base+"/"); code != http.StatusNotFound {
+	if code, _ := httpcall.Get(t, base+"/"); code != http.StatusNotFound {
 		t.Errorf("GET / = %d, want 404", code)
 	}
 	// A second scrape sees the first in the handler's own metrics.
-	_, body = get(t, http.MethodGet, base+"/metrics")
+	_, body = httpcall.Get(t, base+"/metrics")
 	if !strings.Contains(body, `promhttp_metric_handler_requests_total{code="200"} 1`) {
 		t.Errorf("scrape counter missing:\n%s", body)
 	}

@@ -18,6 +18,11 @@
 //   - hostdaemon starts the real smbd and tgtd the Linux backend's tests
 //     talk to, and waits until they listen.
 //
+// Two more are not about running a daemon: genfile checks a generated
+// reference page against the committed copy (the daemon's and the CLI's
+// doc tests), and httpcall sends the requests tests make to the metrics
+// and operations endpoints.
+//
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.
 package testutil

@@ -3,7 +3,6 @@
 package transport
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
@@ -28,45 +26,6 @@ func testEndpoint(dir string) Endpoint {
 	o := DefaultOptions()
 	o.SocketDir = dir
 	return Endpoint{Name: "csi-proxy-disk-v1", Options: o}
-}
-
-// serveEcho accepts connections on l and echoes one byte back per
-// connection, proving the listener is live.
-func serveEcho(l net.Listener) {
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				b := make([]byte, 1)
-				if _, err := c.Read(b); err == nil {
-					c.Write(b)
-				}
-			}()
-		}
-	}()
-}
-
-func roundTrip(t *testing.T, addr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, addr)
-	if err != nil {
-		t.Fatalf("Dial(%s): %v", addr, err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte{'x'}); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 1)
-	if _, err := c.Read(b); err != nil || b[0] != 'x' {
-		t.Fatalf("echo: %q, %v", b, err)
-	}
 }
 
 func TestListenCreatesDirModeAndRemovesOnClose(t *testing.T) {

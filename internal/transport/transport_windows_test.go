@@ -21,25 +21,6 @@ func uniqueEndpoint() Endpoint {
 	return Endpoint{Name: fmt.Sprintf("csi-proxy-test%d-%d", os.Getpid(), pipeSeq.Add(1)), Options: DefaultOptions()}
 }
 
-func echoOnce(t *testing.T, addr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, addr)
-	if err != nil {
-		t.Fatalf("Dial(%s): %v", addr, err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte{'x'}); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 1)
-	if _, err := c.Read(b); err != nil || b[0] != 'x' {
-		t.Fatalf("echo: %q, %v", b, err)
-	}
-}
-
 func TestPipeListenDial(t *testing.T) {
 	ep := uniqueEndpoint()
 	if got, want := ep.Address(), `\\.\pipe\`+ep.Name; got != want {
@@ -49,25 +30,11 @@ func TestPipeListenDial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				b := make([]byte, 1)
-				if _, err := c.Read(b); err == nil {
-					c.Write(b)
-				}
-			}()
-		}
-	}()
+	serveEcho(l)
 	// Several clients in a row: the reserved first instance must not
 	// swallow any of them (go-winio#313).
 	for range 3 {
-		echoOnce(t, ep.Address())
+		roundTrip(t, ep.Address())
 	}
 
 	if _, err := Listen(ep); !errors.Is(err, ErrInUse) {
