@@ -142,11 +142,7 @@ func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) 
 // IsVolumeFormatted implements volume.Host.
 func (v volumeView) IsVolumeFormatted(ctx context.Context, volumeID string) (bool, error) {
 	var ok bool
-	err := v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err := v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		ok = vol.fs != ""
 		return nil
 	})
@@ -157,11 +153,7 @@ func (v volumeView) IsVolumeFormatted(ctx context.Context, volumeID string) (boo
 // the volume's files (the Service refuses to format twice). The system
 // volume C: is refused, as Windows refuses it.
 func (v volumeView) FormatVolume(ctx context.Context, volumeID string) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if vol.disk.system {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is on the system disk and cannot be formatted", vol.id)
 		}
@@ -173,11 +165,7 @@ func (v volumeView) FormatVolume(ctx context.Context, volumeID string) error {
 // VolumeSizes implements volume.Host: the partition's size and the size it
 // can grow to before the next partition or the backup GPT.
 func (v volumeView) VolumeSizes(ctx context.Context, volumeID string) (current, maximum int64, err error) {
-	err = v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err = v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		current, maximum = vol.part.size, vol.disk.maxSize(vol.part)
 		return nil
 	})
@@ -188,11 +176,7 @@ func (v volumeView) VolumeSizes(ctx context.Context, volumeID string) (current, 
 // becomes size bytes. Beyond the maximum, or below the bytes in use, is
 // errdefs.ErrOutOfRange.
 func (v volumeView) ResizeVolume(ctx context.Context, volumeID string, size int64) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if maximum := vol.disk.maxSize(vol.part); size > maximum {
 			return errdefs.Errorf(errdefs.ErrOutOfRange, "size %d is larger than volume %s can grow to (%d bytes)", size, vol.id, maximum)
 		}
@@ -207,11 +191,7 @@ func (v volumeView) ResizeVolume(ctx context.Context, volumeID string, size int6
 // VolumeStats implements volume.Host: the volume's size and used bytes
 // (see NTFSOverhead). A RAW volume is errdefs.ErrFailedPrecondition.
 func (v volumeView) VolumeStats(ctx context.Context, volumeID string) (total, used int64, err error) {
-	err = v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err = v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if vol.fs == "" {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted", vol.id)
 		}
@@ -224,15 +204,25 @@ func (v volumeView) VolumeStats(ctx context.Context, volumeID string) (total, us
 // DiskNumber implements volume.Host.
 func (v volumeView) DiskNumber(ctx context.Context, volumeID string) (uint32, error) {
 	var n uint32
-	err := v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err := v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		n = vol.disk.number
 		return nil
 	})
 	return n, err
+}
+
+// onVolume runs f on volume id under the world's lock, the shape of every
+// call that acts on one present volume and needs nothing else of the
+// world: a volume that is missing, or whose disk is offline, is answered
+// by world.volume in one wording for them all.
+func (v volumeView) onVolume(ctx context.Context, id string, f func(vol *volumeState) error) error {
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(id)
+		if err != nil {
+			return err
+		}
+		return f(vol)
+	})
 }
 
 // maxVolumeAtHops bounds how many links VolumeAt follows, as the Windows
@@ -342,11 +332,7 @@ func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, err
 // FlushVolume implements volume.Host; it counts the flush (see
 // VolumeInfo.Flushes).
 func (v volumeView) FlushVolume(ctx context.Context, volumeID string) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		vol.flushes++
 		return nil
 	})
