@@ -259,18 +259,14 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 			case missing:
 				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q because it does not exist", p)
 			}
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case pl.dir == nil:
-				id = pl.vol.id
+			}
+			if found, ok := w.mountedAt(pl); ok {
+				id = found
 				return nil
-			case pl.n.kind == kindMount:
-				id = pl.n.volID
-				if vol := w.findVolume(id); vol != nil {
-					id = vol.id
-				}
-				return nil
+			}
+			switch {
 			case pl.n.kind == kindLink:
 				cur = pl.n.target
 			case cur != p:
@@ -282,6 +278,25 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q: more than %d links (a link loop?)", p, maxVolumeAtHops)
 	})
 	return id, err
+}
+
+// mountedAt returns the ID of the volume at pl when pl is a drive root or
+// a mount point, where VolumeAt's and ClosestVolume's walks both end, so
+// the two answer alike. A mount point keeps the ID as it was mounted;
+// while its volume is present, the ID is spelt as the volume spells it.
+// ok is false anywhere else. pl.n must not be nil unless pl is a drive
+// root: both walks check that first.
+func (w *world) mountedAt(pl place) (string, bool) {
+	switch {
+	case pl.dir == nil:
+		return pl.vol.id, true
+	case pl.n.kind != kindMount:
+		return "", false
+	}
+	if vol := w.findVolume(pl.n.volID); vol != nil {
+		return vol.id, true
+	}
+	return pl.n.volID, true
 }
 
 // ClosestVolume implements volume.Host like upstream's
@@ -309,15 +324,12 @@ func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, err
 				return err
 			case pl.n == nil:
 				return notExist("path %q does not exist", cur)
-			case pl.dir == nil:
-				id = pl.vol.id
+			}
+			if found, ok := w.mountedAt(pl); ok {
+				id = found
 				return nil
-			case pl.n.kind == kindMount:
-				id = pl.n.volID
-				if vol := w.findVolume(id); vol != nil {
-					id = vol.id
-				}
-				return nil
+			}
+			switch {
 			case pl.n.kind == kindLink:
 				cur = pl.n.target
 			default:
