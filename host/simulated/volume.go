@@ -55,11 +55,7 @@ func (v volumeView) ListVolumesOnDisk(ctx context.Context, n, partition uint32) 
 // volume; the same volume there again is success. An unformatted volume can
 // be mounted, as on Windows; entering it then fails until it is formatted.
 func (v volumeView) MountVolume(ctx context.Context, volumeID, target string) error {
-	p, err := cleanView(target)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, target, func(w *world, p string) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
 			return err
@@ -96,11 +92,7 @@ func (v volumeView) MountVolume(ctx context.Context, volumeID, target string) er
 // mount point of the volume (errdefs.ErrNotFound otherwise, or
 // errdefs.ErrFailedPrecondition when another volume is mounted there).
 func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) error {
-	p, err := cleanView(target)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, target, func(w *world, p string) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
 			// A mount point left behind by a volume that is not present
@@ -241,12 +233,8 @@ const maxVolumeAtHops = 32
 // errdefs.ErrNotFound (the volume Service words that answer for drivers);
 // more than maxVolumeAtHops links is errdefs.ErrFailedPrecondition.
 func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return "", err
-	}
 	var id string
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		cur := p
 		for range maxVolumeAtHops {
 			if strings.HasPrefix(cur, `\\`) {
@@ -306,12 +294,8 @@ func (w *world) mountedAt(pl place) (string, bool) {
 // errdefs.ErrNotFound; a path that leads to an SMB share is
 // errdefs.ErrFailedPrecondition (it is on no local volume).
 func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return "", err
-	}
 	var id string
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		wk := &walker{w: w}
 		cur := p
 		for range 256 {
