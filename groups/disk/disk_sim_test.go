@@ -7,6 +7,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 )
 
@@ -14,10 +15,7 @@ var ctx = context.Background()
 
 func simService(t *testing.T) (*disk.Service, *simulated.Host) {
 	t.Helper()
-	h, err := simulated.New(simulated.DefaultConfig(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simtest.Node(t, simulated.DefaultConfig(nil))
 	return disk.NewService(h.Disk()), h
 }
 

@@ -23,18 +23,25 @@ func (s *Service) lockDisk(ctx context.Context, n uint32) (func(), error) {
 	return s.locks.Lock(ctx, fmt.Sprintf("disk/%d", n))
 }
 
+// pointers returns m's values each behind a pointer to its own copy, as
+// the responses hold them: entries must not share one struct with each
+// other, nor with the host's map, so a caller that changes one entry
+// changes nothing else. The map is never nil, even for a nil m.
+func pointers[K comparable, V any](m map[K]V) map[K]*V {
+	out := make(map[K]*V, len(m))
+	for k, v := range m {
+		out[k] = &v // v is this iteration's copy (Go 1.22 loop variables)
+	}
+	return out
+}
+
 // ListDiskLocations implements Interface.
 func (s *Service) ListDiskLocations(ctx context.Context, _ *ListDiskLocationsRequest) (*ListDiskLocationsResponse, error) {
 	locs, err := s.host.ListDiskLocations(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list disk locations: %w", err)
 	}
-	out := &ListDiskLocationsResponse{DiskLocations: make(map[uint32]*DiskLocation, len(locs))}
-	for n, l := range locs {
-		loc := l // a copy per entry: the map must not share one struct
-		out.DiskLocations[n] = &loc
-	}
-	return out, nil
+	return &ListDiskLocationsResponse{DiskLocations: pointers(locs)}, nil
 }
 
 // PartitionDisk implements Interface.
@@ -64,12 +71,7 @@ func (s *Service) ListDiskIDs(ctx context.Context, _ *ListDiskIDsRequest) (*List
 	if err != nil {
 		return nil, fmt.Errorf("list disk IDs: %w", err)
 	}
-	out := &ListDiskIDsResponse{DiskIDs: make(map[uint32]*DiskIDs, len(ids))}
-	for n, id := range ids {
-		copied := id // a copy per entry: the map must not share one struct
-		out.DiskIDs[n] = &copied
-	}
-	return out, nil
+	return &ListDiskIDsResponse{DiskIDs: pointers(ids)}, nil
 }
 
 // GetDiskStats implements Interface.

@@ -2,13 +2,12 @@ package filesystem_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
 var ctx = context.Background()
@@ -17,58 +16,37 @@ const kubelet = `C:\var\lib\kubelet`
 
 func simService(t *testing.T) (*filesystem.Service, *simulated.Host) {
 	t.Helper()
-	h, err := simulated.New(simulated.DefaultConfig(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, h.WorkingDirs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filesystem.NewService(h.Filesystem(), paths), h
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func wantKind(t *testing.T, err, kind error) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error = %v; want one wrapping %q", err, kind)
-	}
+	h := simtest.Node(t, simulated.DefaultConfig(nil))
+	return filesystem.NewService(h.Filesystem(), simtest.Paths(t, h)), h
 }
 
 func TestSimPathPolicy(t *testing.T) {
 	s, h := simService(t)
 	// C:\var\lib\kubelet-x shares a prefix with the working dir but is
 	// outside it (upstream's plain prefix check let it through).
-	must(t, h.MkdirAll(`C:\var\lib\kubelet-x`))
+	simtest.Must(t, h.MkdirAll(`C:\var\lib\kubelet-x`))
 	for _, p := range []string{`C:\var\lib\kubelet-x`, `C:\var\lib\kubelet-x\pods`, `C:\Windows`, `C:\`} {
 		_, err := s.PathExists(ctx, &filesystem.PathExistsRequest{Path: p})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 		_, err = s.Mkdir(ctx, &filesystem.MkdirRequest{Path: p})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 		_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: p, Force: true})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	}
 	if ok, _ := h.Filesystem().PathExists(ctx, `C:\var\lib\kubelet-x`); !ok {
 		t.Error("a denied Rmdir removed the directory")
 	}
 	_, err := s.Rmdir(ctx, &filesystem.RmdirRequest{Path: `c:\VAR\lib\kubelet`, Force: true})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	// A working directory itself is not emptied, and no link replaces it.
 	_, err = s.RmdirContents(ctx, &filesystem.RmdirContentsRequest{Path: kubelet + `\`})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: kubelet + `\pods`, TargetPath: kubelet})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: `C:\Windows`, TargetPath: kubelet + `\evil`})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.PathExists(ctx, &filesystem.PathExistsRequest{Path: kubelet + `\..\x`})
-	wantKind(t, err, errdefs.ErrInvalidArgument)
+	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 }
 
 // TestSimPublishUnpublish follows azuredisk: stage dir mounted, pod path
@@ -78,21 +56,21 @@ func TestSimPublishUnpublish(t *testing.T) {
 	s, h := simService(t)
 	staging := kubelet + `\plugins\disk.csi.azure.com\staging\pv1`
 	pod := kubelet + `\pods\uid\volumes\kubernetes.io~csi\pv1\mount`
-	must(t, h.Disk().PartitionDisk(ctx, 1))
+	simtest.Must(t, h.Disk().PartitionDisk(ctx, 1))
 	ids, err := h.Volume().ListVolumesOnDisk(ctx, 1, 0)
-	must(t, err)
-	must(t, h.Volume().FormatVolume(ctx, ids[0]))
+	simtest.Must(t, err)
+	simtest.Must(t, h.Volume().FormatVolume(ctx, ids[0]))
 	_, err = s.Mkdir(ctx, &filesystem.MkdirRequest{Path: staging})
-	must(t, err)
-	must(t, h.Volume().MountVolume(ctx, ids[0], staging))
-	must(t, h.WriteFile(staging+`\data`, []byte("x")))
+	simtest.Must(t, err)
+	simtest.Must(t, h.Volume().MountVolume(ctx, ids[0], staging))
+	simtest.Must(t, h.WriteFile(staging+`\data`, []byte("x")))
 
 	_, err = s.Mkdir(ctx, &filesystem.MkdirRequest{Path: kubelet + `\pods\uid\volumes\kubernetes.io~csi\pv1`})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: staging, TargetPath: pod})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: staging, TargetPath: pod})
-	must(t, err) // retried: same link
+	simtest.Must(t, err) // retried: same link
 	for _, p := range []string{pod, staging} {
 		r, err := s.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: p})
 		if err != nil || !r.IsSymlink {
@@ -105,37 +83,37 @@ func TestSimPublishUnpublish(t *testing.T) {
 	}
 
 	_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: pod, Force: true})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: staging, Force: true})
-	must(t, err)
+	simtest.Must(t, err)
 	if v := h.ListVolumes(); len(v) != 3 {
 		t.Fatalf("%d volumes; Rmdir must not remove volumes", len(v))
 	}
-	must(t, h.Volume().MountVolume(ctx, ids[0], kubelet+`\again`))
+	simtest.Must(t, h.Volume().MountVolume(ctx, ids[0], kubelet+`\again`))
 	if _, err := h.ReadFile(kubelet + `\again\data`); err != nil {
 		t.Errorf("Rmdir(force) of the mount point lost the volume's data: %v", err)
 	}
 	_, err = s.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: pod})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 }
 
 func TestSimRmdirAndContents(t *testing.T) {
 	s, h := simService(t)
 	dir := kubelet + `\d`
 	_, err := s.Mkdir(ctx, &filesystem.MkdirRequest{Path: dir + `\a`})
-	must(t, err)
-	must(t, h.WriteFile(dir+`\a\f`, nil))
+	simtest.Must(t, err)
+	simtest.Must(t, h.WriteFile(dir+`\a\f`, nil))
 	_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: dir})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 	_, err = s.RmdirContents(ctx, &filesystem.RmdirContentsRequest{Path: dir})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: dir})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.Rmdir(ctx, &filesystem.RmdirRequest{Path: dir})
-	wantKind(t, err, errdefs.ErrNotFound)
-	must(t, h.WriteFile(kubelet+`\file`, nil))
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
+	simtest.Must(t, h.WriteFile(kubelet+`\file`, nil))
 	_, err = s.Mkdir(ctx, &filesystem.MkdirRequest{Path: kubelet + `\file`})
-	wantKind(t, err, errdefs.ErrAlreadyExists)
+	simtest.WantKind(t, err, errdefs.ErrAlreadyExists)
 	_, err = s.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{SourcePath: kubelet + `\a\b`, TargetPath: kubelet + `\a`})
-	wantKind(t, err, errdefs.ErrInvalidArgument)
+	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 }

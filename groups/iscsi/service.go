@@ -271,17 +271,8 @@ func portalKey(p Portal) string {
 
 // AddTargetPortal implements Interface.
 func (s *Service) AddTargetPortal(ctx context.Context, req *AddTargetPortalRequest) (*AddTargetPortalResponse, error) {
-	p, err := ParsePortal(req.TargetPortal)
-	if err != nil {
+	if err := s.changePortal(ctx, req.TargetPortal, "add", s.host.AddTargetPortal); err != nil {
 		return nil, err
-	}
-	unlock, err := s.locks.Lock(ctx, portalKey(p))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.AddTargetPortal(ctx, p); err != nil {
-		return nil, fmt.Errorf("add portal %s:%d: %w", p.Address, p.Port, err)
 	}
 	return &AddTargetPortalResponse{}, nil
 }
@@ -301,19 +292,56 @@ func (s *Service) DiscoverTargetPortal(ctx context.Context, req *DiscoverTargetP
 
 // RemoveTargetPortal implements Interface.
 func (s *Service) RemoveTargetPortal(ctx context.Context, req *RemoveTargetPortalRequest) (*RemoveTargetPortalResponse, error) {
-	p, err := ParsePortal(req.TargetPortal)
-	if err != nil {
+	if err := s.changePortal(ctx, req.TargetPortal, "remove", s.host.RemoveTargetPortal); err != nil {
 		return nil, err
-	}
-	unlock, err := s.locks.Lock(ctx, portalKey(p))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.RemoveTargetPortal(ctx, p); err != nil {
-		return nil, fmt.Errorf("remove portal %s:%d: %w", p.Address, p.Port, err)
 	}
 	return &RemoveTargetPortalResponse{}, nil
+}
+
+// changePortal is AddTargetPortal and RemoveTargetPortal: it parses the
+// wire portal and calls the host with it under the portal's lock (verb
+// words the host's error).
+func (s *Service) changePortal(ctx context.Context, wire *TargetPortal, verb string, call func(context.Context, Portal) error) error {
+	p, err := ParsePortal(wire)
+	if err != nil {
+		return err
+	}
+	return s.underLock(ctx, p, "", verb, func() error { return call(ctx, p) })
+}
+
+// underLock runs call, which changes portal p (iqn "") or the session
+// with target iqn at p, while holding that portal's or session's lock, so
+// a retry or a second caller waits for the first call to finish rather
+// than racing it on the host. A lock error (the context's) is returned as
+// it is; the host's is wrapped with verb, the target and the portal, as
+// in "add portal 10.0.0.1:3260" or
+// "connect to iqn.2003-01.org.example:t1 at 10.0.0.1:3260".
+func (s *Service) underLock(ctx context.Context, p Portal, iqn, verb string, call func() error) error {
+	key, what := portalKey(p), verb+" portal"
+	if iqn != "" {
+		key, what = key+"/"+iqn, verb+" "+iqn+" at"
+	}
+	unlock, err := s.locks.Lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := call(); err != nil {
+		return fmt.Errorf("%s %s:%d: %w", what, p.Address, p.Port, err)
+	}
+	return nil
+}
+
+// parseTarget validates the portal and the iSCSI name of a call that
+// names one target at one portal (ConnectTarget, DisconnectTarget,
+// GetTargetDisks), in the order every such call reports them: the portal
+// first.
+func parseTarget(wire *TargetPortal, iqn string) (Portal, error) {
+	p, err := ParsePortal(wire)
+	if err != nil {
+		return Portal{}, err
+	}
+	return p, CheckIQN(iqn)
 }
 
 // ListTargetPortals implements Interface.
@@ -331,11 +359,8 @@ func (s *Service) ListTargetPortals(ctx context.Context, _ *ListTargetPortalsReq
 
 // ConnectTarget implements Interface.
 func (s *Service) ConnectTarget(ctx context.Context, req *ConnectTargetRequest) (*ConnectTargetResponse, error) {
-	p, err := ParsePortal(req.TargetPortal)
+	p, err := parseTarget(req.TargetPortal, req.IQN)
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckIQN(req.IQN); err != nil {
 		return nil, err
 	}
 	l := Login{Portal: p, IQN: req.IQN, AuthType: req.AuthType}
@@ -358,44 +383,28 @@ func (s *Service) ConnectTarget(ctx context.Context, req *ConnectTargetRequest) 
 	default:
 		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "auth_type %d is not NONE, ONE_WAY_CHAP or MUTUAL_CHAP", int32(req.AuthType))
 	}
-	unlock, err := s.locks.Lock(ctx, portalKey(p)+"/"+req.IQN)
-	if err != nil {
+	if err := s.underLock(ctx, p, req.IQN, "connect to", func() error { return s.host.ConnectTarget(ctx, l) }); err != nil {
 		return nil, err
-	}
-	defer unlock()
-	if err := s.host.ConnectTarget(ctx, l); err != nil {
-		return nil, fmt.Errorf("connect to %s at %s:%d: %w", req.IQN, p.Address, p.Port, err)
 	}
 	return &ConnectTargetResponse{}, nil
 }
 
 // DisconnectTarget implements Interface.
 func (s *Service) DisconnectTarget(ctx context.Context, req *DisconnectTargetRequest) (*DisconnectTargetResponse, error) {
-	p, err := ParsePortal(req.TargetPortal)
+	p, err := parseTarget(req.TargetPortal, req.IQN)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckIQN(req.IQN); err != nil {
+	if err := s.underLock(ctx, p, req.IQN, "disconnect from", func() error { return s.host.DisconnectTarget(ctx, p, req.IQN) }); err != nil {
 		return nil, err
-	}
-	unlock, err := s.locks.Lock(ctx, portalKey(p)+"/"+req.IQN)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.DisconnectTarget(ctx, p, req.IQN); err != nil {
-		return nil, fmt.Errorf("disconnect from %s at %s:%d: %w", req.IQN, p.Address, p.Port, err)
 	}
 	return &DisconnectTargetResponse{}, nil
 }
 
 // GetTargetDisks implements Interface.
 func (s *Service) GetTargetDisks(ctx context.Context, req *GetTargetDisksRequest) (*GetTargetDisksResponse, error) {
-	p, err := ParsePortal(req.TargetPortal)
+	p, err := parseTarget(req.TargetPortal, req.IQN)
 	if err != nil {
-		return nil, err
-	}
-	if err := CheckIQN(req.IQN); err != nil {
 		return nil, err
 	}
 	disks, err := s.host.TargetDisks(ctx, p, req.IQN)

@@ -2,15 +2,14 @@ package smb_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
 var ctx = context.Background()
@@ -27,32 +26,10 @@ func simServices(t *testing.T) (*smb.Service, *filesystem.Service, *simulated.Ho
 		{Path: `\\files\vols`, Username: `CORP\csi`, Password: password, Dirs: []string{"pvc-1", "pvc-2"}},
 		{Path: `\\files\home`, Username: `CORP\bob`, Password: password},
 	}
-	h, err := simulated.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, h.WorkingDirs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.MkdirAll(kubelet + `\plugins\smb`); err != nil {
-		t.Fatal(err)
-	}
+	h := simtest.Node(t, cfg)
+	paths := simtest.Paths(t, h)
+	simtest.Must(t, h.MkdirAll(kubelet+`\plugins\smb`))
 	return smb.NewService(h.SMB(), paths), filesystem.NewService(h.Filesystem(), paths), h
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func wantKind(t *testing.T, err, kind error) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error = %v; want one wrapping %q", err, kind)
-	}
 }
 
 // TestSimStageTwoVolumesOnOneShare follows csi-driver-smb: two PVs on one
@@ -64,7 +41,7 @@ func TestSimStageTwoVolumesOnOneShare(t *testing.T) {
 		// Forward slashes and another case: the same share.
 		_, err := s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{
 			RemotePath: "//FILES/vols/" + pv, LocalPath: local, Username: `CORP\csi`, Password: password})
-		must(t, err)
+		simtest.Must(t, err)
 		r, err := fs.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: local})
 		if err != nil || !r.IsSymlink {
 			t.Errorf("IsSymlink(%s) = %+v, %v", local, r, err)
@@ -75,41 +52,41 @@ func TestSimStageTwoVolumesOnOneShare(t *testing.T) {
 	}
 	// Removing by a path below the share removes the share's mapping.
 	_, err := s.RemoveSmbGlobalMapping(ctx, &smb.RemoveSmbGlobalMappingRequest{RemotePath: `\\files\vols\pvc-1`})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.RemoveSmbGlobalMapping(ctx, &smb.RemoveSmbGlobalMappingRequest{RemotePath: `\\files\vols`})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 	_, err = fs.Rmdir(ctx, &filesystem.RmdirRequest{Path: kubelet + `\plugins\smb\pvc-1`, Force: true})
-	must(t, err)
+	simtest.Must(t, err)
 }
 
 func TestSimSmbErrors(t *testing.T) {
 	s, _, h := simServices(t)
 	_, err := s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{
 		RemotePath: `\\files\vols`, Username: `CORP\csi`, Password: "wrong" + password})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	if strings.Contains(err.Error(), password) {
 		t.Errorf("the error %q contains the password", err)
 	}
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\nope`, Username: "u", Password: "p"})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{
 		RemotePath: `\\files\vols`, LocalPath: `C:\var\lib\kubelet-x\smb`, Username: `CORP\csi`, Password: password})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `C:\not\unc`})
-	wantKind(t, err, errdefs.ErrInvalidArgument)
+	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 
 	// Error 1219: another user on the same server.
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\vols`, Username: `CORP\csi`, Password: password})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\home`, Username: `CORP\bob`, Password: password})
-	wantKind(t, err, errdefs.ErrAlreadyExists)
+	simtest.WantKind(t, err, errdefs.ErrAlreadyExists)
 	if !strings.Contains(err.Error(), "1219") {
 		t.Errorf("the error %q does not name Windows error 1219", err)
 	}
 	// A stale mapping is re-created.
-	must(t, h.DisconnectSMB(`\\files\vols`))
+	simtest.Must(t, h.DisconnectSMB(`\\files\vols`))
 	_, err = s.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\vols`, Username: `CORP\csi`, Password: password})
-	must(t, err)
+	simtest.Must(t, err)
 	if m := h.SMBMappings(); m[0].Status != simulated.SMBOK {
 		t.Errorf("mapping status = %s", m[0].Status)
 	}

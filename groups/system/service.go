@@ -74,34 +74,39 @@ func (s *Service) GetBIOSSerialNumber(ctx context.Context, _ *GetBIOSSerialNumbe
 
 // StartService implements Interface.
 func (s *Service) StartService(ctx context.Context, req *StartServiceRequest) (*StartServiceResponse, error) {
-	if err := s.checkAllowed(req.Name); err != nil {
+	if err := s.changeService(ctx, req.Name, "start", func() error { return s.host.StartService(ctx, req.Name) }); err != nil {
 		return nil, err
-	}
-	unlock, err := s.locks.Lock(ctx, strings.ToLower(req.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.StartService(ctx, req.Name); err != nil {
-		return nil, fmt.Errorf("start service %q: %w", req.Name, err)
 	}
 	return &StartServiceResponse{}, nil
 }
 
 // StopService implements Interface.
 func (s *Service) StopService(ctx context.Context, req *StopServiceRequest) (*StopServiceResponse, error) {
-	if err := s.checkAllowed(req.Name); err != nil {
+	if err := s.changeService(ctx, req.Name, "stop", func() error { return s.host.StopService(ctx, req.Name, req.Force) }); err != nil {
 		return nil, err
-	}
-	unlock, err := s.locks.Lock(ctx, strings.ToLower(req.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := s.host.StopService(ctx, req.Name, req.Force); err != nil {
-		return nil, fmt.Errorf("stop service %q: %w", req.Name, err)
 	}
 	return &StopServiceResponse{}, nil
+}
+
+// changeService is StartService and StopService: it refuses a service
+// that is not on the allow-list, then runs call under the service's lock
+// (Windows compares service names without case, so the key is lower
+// case), so a retry waits for the first call rather than racing it in the
+// service control manager. A lock error (the context's) is returned as it
+// is; the host's is wrapped with verb and the name.
+func (s *Service) changeService(ctx context.Context, name, verb string, call func() error) error {
+	if err := s.checkAllowed(name); err != nil {
+		return err
+	}
+	unlock, err := s.locks.Lock(ctx, strings.ToLower(name))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := call(); err != nil {
+		return fmt.Errorf("%s service %q: %w", verb, name, err)
+	}
+	return nil
 }
 
 // GetService implements Interface.

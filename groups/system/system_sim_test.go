@@ -2,10 +2,10 @@ package system_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 )
@@ -14,34 +14,17 @@ var ctx = context.Background()
 
 func simService(t *testing.T, allowed ...string) *system.Service {
 	t.Helper()
-	h, err := simulated.New(simulated.DefaultConfig(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simtest.Node(t, simulated.DefaultConfig(nil))
 	return system.NewService(h.System(), allowed)
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func wantKind(t *testing.T, err, kind error) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error = %v; want one wrapping %q", err, kind)
-	}
 }
 
 func TestSimAllowList(t *testing.T) {
 	s := simService(t, "MSiSCSI", "SamSS", "RemoteRegistry")
 	for _, name := range []string{"W32Time", "LanmanServer", "ghost"} {
 		_, err := s.StartService(ctx, &system.StartServiceRequest{Name: name})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 		_, err = s.StopService(ctx, &system.StopServiceRequest{Name: name, Force: true})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	}
 	// GetService reads any service.
 	info, err := s.GetService(ctx, &system.GetServiceRequest{Name: "w32time"})
@@ -49,30 +32,30 @@ func TestSimAllowList(t *testing.T) {
 		t.Errorf("GetService(w32time) = %+v, %v", info, err)
 	}
 	_, err = s.GetService(ctx, &system.GetServiceRequest{Name: "ghost"})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 	_, err = s.GetService(ctx, &system.GetServiceRequest{Name: `bad\name`})
-	wantKind(t, err, errdefs.ErrInvalidArgument)
+	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 	// With no allow-list, nothing may start.
 	_, err = simService(t).StartService(ctx, &system.StartServiceRequest{Name: "MSiSCSI"})
-	wantKind(t, err, errdefs.ErrPermissionDenied)
+	simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 }
 
 func TestSimStartStop(t *testing.T) {
 	s := simService(t, "msiscsi", "SamSS", "RemoteRegistry")
 	for range 2 { // running is success
 		_, err := s.StartService(ctx, &system.StartServiceRequest{Name: "MSiSCSI"})
-		must(t, err)
+		simtest.Must(t, err)
 	}
 	info, err := s.GetService(ctx, &system.GetServiceRequest{Name: "MSiSCSI"})
 	if err != nil || info.Status != system.StatusRunning {
 		t.Errorf("after start: %+v, %v", info, err)
 	}
 	_, err = s.StartService(ctx, &system.StartServiceRequest{Name: "RemoteRegistry"})
-	wantKind(t, err, errdefs.ErrFailedPrecondition) // disabled
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition) // disabled
 	_, err = s.StopService(ctx, &system.StopServiceRequest{Name: "SamSS"})
-	wantKind(t, err, errdefs.ErrFailedPrecondition) // LanmanServer depends on it
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition) // LanmanServer depends on it
 	_, err = s.StopService(ctx, &system.StopServiceRequest{Name: "SamSS", Force: true})
-	must(t, err)
+	simtest.Must(t, err)
 	info, _ = s.GetService(ctx, &system.GetServiceRequest{Name: "LanmanServer"})
 	if info.Status != system.StatusStopped {
 		t.Errorf("a forced stop of SamSS left LanmanServer %v", info.Status)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
@@ -37,11 +38,11 @@ func TestNotMountedIsWordedForDrivers(t *testing.T) {
 		{hostpath.POSIX, "/var/lib/kubelet", "/var/lib/kubelet/plugins/x/globalmount"},
 	} {
 		paths, err := hostpath.NewPolicy(tc.style, []string{tc.root})
-		must(t, err)
+		simtest.Must(t, err)
 		detail := "it is not a mount point (backend detail)"
 		s := volume.NewService(answerHost{err: errdefs.Errorf(errdefs.ErrNotFound, "%s", detail)}, paths)
 		_, err = s.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: tc.path})
-		wantKind(t, err, errdefs.ErrNotFound)
+		simtest.WantKind(t, err, errdefs.ErrNotFound)
 		for _, want := range []string{"because it does not exist", detail, fmt.Sprintf("%q", tc.path)} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%v: answer %q lacks %q", tc.style, err, want)

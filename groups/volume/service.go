@@ -98,6 +98,26 @@ func (s *Service) lock(ctx context.Context, keys ...string) (func(), error) {
 	return release, nil
 }
 
+// lockMount is the start of MountVolume and UnmountVolume: it checks the
+// volume ID and the target path (below a working directory), then locks
+// the volume and the path, in that order always so two calls cannot
+// deadlock, and so a retry or a second volume aimed at the same path
+// waits for the first call. It returns the checked target and the unlock.
+func (s *Service) lockMount(ctx context.Context, volumeID, targetPath string) (string, func(), error) {
+	if err := s.idRule(volumeID); err != nil {
+		return "", nil, err
+	}
+	target, err := s.paths.CheckBelow("target_path", targetPath)
+	if err != nil {
+		return "", nil, err
+	}
+	unlock, err := s.lock(ctx, volumeKey(volumeID), "path/"+strings.ToLower(target))
+	if err != nil {
+		return "", nil, err
+	}
+	return target, unlock, nil
+}
+
 // ListVolumesOnDisk implements Interface.
 func (s *Service) ListVolumesOnDisk(ctx context.Context, req *ListVolumesOnDiskRequest) (*ListVolumesOnDiskResponse, error) {
 	ids, err := s.host.ListVolumesOnDisk(ctx, req.DiskNumber, req.PartitionNumber)
@@ -109,16 +129,7 @@ func (s *Service) ListVolumesOnDisk(ctx context.Context, req *ListVolumesOnDiskR
 
 // MountVolume implements Interface.
 func (s *Service) MountVolume(ctx context.Context, req *MountVolumeRequest) (*MountVolumeResponse, error) {
-	if err := s.idRule(req.VolumeID); err != nil {
-		return nil, err
-	}
-	target, err := s.paths.CheckBelow("target_path", req.TargetPath)
-	if err != nil {
-		return nil, err
-	}
-	// Lock the volume and the path (in that order, always) so a retry or a
-	// second volume aimed at the same path waits for the first call.
-	unlock, err := s.lock(ctx, volumeKey(req.VolumeID), "path/"+strings.ToLower(target))
+	target, unlock, err := s.lockMount(ctx, req.VolumeID, req.TargetPath)
 	if err != nil {
 		return nil, err
 	}
@@ -139,14 +150,7 @@ func (s *Service) MountVolume(ctx context.Context, req *MountVolumeRequest) (*Mo
 
 // UnmountVolume implements Interface.
 func (s *Service) UnmountVolume(ctx context.Context, req *UnmountVolumeRequest) (*UnmountVolumeResponse, error) {
-	if err := s.idRule(req.VolumeID); err != nil {
-		return nil, err
-	}
-	target, err := s.paths.CheckBelow("target_path", req.TargetPath)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := s.lock(ctx, volumeKey(req.VolumeID), "path/"+strings.ToLower(target))
+	target, unlock, err := s.lockMount(ctx, req.VolumeID, req.TargetPath)
 	if err != nil {
 		return nil, err
 	}

@@ -2,15 +2,14 @@ package volume_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/internal/simtest"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 )
 
 var ctx = context.Background()
@@ -25,29 +24,8 @@ type env struct {
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	h, err := simulated.New(simulated.DefaultConfig(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, h.WorkingDirs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env{h: h, vols: volume.NewService(h.Volume(), paths), disks: disk.NewService(h.Disk())}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func wantKind(t *testing.T, err, kind error) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error = %v; want one wrapping %q", err, kind)
-	}
+	h := simtest.Node(t, simulated.DefaultConfig(nil))
+	return env{h: h, vols: volume.NewService(h.Volume(), simtest.Paths(t, h)), disks: disk.NewService(h.Disk())}
 }
 
 // stage runs the gcp-pd/aws-ebs NodeStageVolume sequence on disk n and
@@ -55,27 +33,27 @@ func wantKind(t *testing.T, err, kind error) {
 func (e env) stage(t *testing.T, n uint32, target string) string {
 	t.Helper()
 	_, err := e.disks.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = e.disks.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n})
-	must(t, err)
+	simtest.Must(t, err)
 	l, err := e.vols.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	must(t, err)
+	simtest.Must(t, err)
 	id := l.VolumeIDs[0]
 	f, err := e.vols.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
-	must(t, err)
+	simtest.Must(t, err)
 	if !f.Formatted {
 		_, err = e.vols.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id})
-		must(t, err)
+		simtest.Must(t, err)
 	}
 	_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
-	must(t, err)
+	simtest.Must(t, err)
 	return id
 }
 
 func TestSimStageAndUnstage(t *testing.T) {
 	e := newEnv(t)
 	target := kubelet + `\plugins\pd.csi.storage.gke.io\staging\pv1`
-	must(t, e.h.Filesystem().Mkdir(ctx, target))
+	simtest.Must(t, e.h.Filesystem().Mkdir(ctx, target))
 	id := e.stage(t, 1, target)
 	id2 := e.stage(t, 1, target) // the kubelet retry
 	if id != id2 {
@@ -91,20 +69,20 @@ func TestSimStageAndUnstage(t *testing.T) {
 	}
 	// NodeUnstage: unmount, find the disk, take it offline.
 	_, err = e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: target})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: target})
-	must(t, err) // nothing mounted: success
+	simtest.Must(t, err) // nothing mounted: success
 	dn, err := e.vols.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: id})
 	if err != nil || dn.DiskNumber != 1 {
 		t.Fatalf("GetDiskNumberFromVolumeID = %+v, %v", dn, err)
 	}
 	_, err = e.disks.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: 1, IsOnline: false})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = e.vols.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: target})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 	// Its volume is gone while the disk is offline, as on Windows.
 	_, err = e.vols.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 }
 
 func TestSimMountVolume(t *testing.T) {
@@ -114,43 +92,43 @@ func TestSimMountVolume(t *testing.T) {
 	// The same volume at the same path again (GUID in upper case): success.
 	upper := strings.Replace(strings.ToUpper(a), "VOLUME", "Volume", 1)
 	_, err := e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: upper, TargetPath: target})
-	must(t, err)
+	simtest.Must(t, err)
 	// Another volume at that path: refused by the Service.
 	b := e.stage(t, 2, kubelet+`\alt`)
 	_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: b, TargetPath: target})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 	// Unmounting with the wrong volume: refused.
 	_, err = e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: b, TargetPath: target})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 	// Outside the working dirs, even by a prefix that only looks inside.
 	for _, p := range []string{`C:\var\lib\kubelet-x\m`, `C:\Windows\m`, `D:\m`} {
 		_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: a, TargetPath: p})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	}
 	// A working directory itself, however spelt: mounting over it would
 	// hide everything kubelet keeps there; unmounting it likewise.
 	for _, p := range []string{kubelet, `c:/var/lib/kubelet/`, kubelet + `\.`} {
 		_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: a, TargetPath: p})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 		_, err = e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: a, TargetPath: p})
-		wantKind(t, err, errdefs.ErrPermissionDenied)
+		simtest.WantKind(t, err, errdefs.ErrPermissionDenied)
 	}
 	_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: "not-a-volume", TargetPath: target})
-	wantKind(t, err, errdefs.ErrInvalidArgument)
+	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 	// A non-empty directory: the host refuses it.
-	must(t, e.h.WriteFile(kubelet+`\full`, nil))
-	must(t, e.h.Filesystem().Mkdir(ctx, kubelet+`\dir`))
-	must(t, e.h.WriteFile(kubelet+`\dir\f`, nil))
+	simtest.Must(t, e.h.WriteFile(kubelet+`\full`, nil))
+	simtest.Must(t, e.h.Filesystem().Mkdir(ctx, kubelet+`\dir`))
+	simtest.Must(t, e.h.WriteFile(kubelet+`\dir\f`, nil))
 	_, err = e.vols.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: b, TargetPath: kubelet + `\dir`})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 }
 
 func TestSimFormatVolumeTwice(t *testing.T) {
 	e := newEnv(t)
 	id := e.stage(t, 1, kubelet+`\s`)
-	must(t, e.h.WriteFile(kubelet+`\s\data`, []byte("precious")))
+	simtest.Must(t, e.h.WriteFile(kubelet+`\s\data`, []byte("precious")))
 	_, err := e.vols.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 	if got, err := e.h.ReadFile(kubelet + `\s\data`); err != nil || string(got) != "precious" {
 		t.Errorf("the refused format lost data: %q, %v", got, err)
 	}
@@ -162,31 +140,31 @@ func TestSimResizeVolume(t *testing.T) {
 	size := func() int64 {
 		t.Helper()
 		st, err := e.vols.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id})
-		must(t, err)
+		simtest.Must(t, err)
 		return st.TotalBytes
 	}
 	before := size()
 	// Right after formatting: nothing to gain, success.
 	_, err := e.vols.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id})
-	must(t, err)
+	simtest.Must(t, err)
 	// Disk grown by 64 MiB (< 100 MiB): a no-op.
-	must(t, e.h.ResizeDisk(1, 1<<30+64<<20))
+	simtest.Must(t, e.h.ResizeDisk(1, 1<<30+64<<20))
 	_, err = e.vols.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id})
-	must(t, err)
+	simtest.Must(t, err)
 	if got := size(); got != before {
 		t.Errorf("a 64 MiB gain resized the volume to %d", got)
 	}
 	// Disk grown to 2 GiB: the volume grows to the maximum.
-	must(t, e.h.ResizeDisk(1, 2<<30))
+	simtest.Must(t, e.h.ResizeDisk(1, 2<<30))
 	_, err = e.vols.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id})
-	must(t, err)
+	simtest.Must(t, err)
 	if got := size(); got != 2046<<20 {
 		t.Errorf("size after growth = %d; want %d", got, 2046<<20)
 	}
 	_, err = e.vols.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id, SizeBytes: 3 << 30})
-	wantKind(t, err, errdefs.ErrOutOfRange)
+	simtest.WantKind(t, err, errdefs.ErrOutOfRange)
 	_, err = e.vols.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id, SizeBytes: 512 << 20})
-	must(t, err) // a shrink: skipped
+	simtest.Must(t, err) // a shrink: skipped
 	if got := size(); got != 2046<<20 {
 		t.Errorf("a shrink request changed the size to %d", got)
 	}
@@ -195,7 +173,7 @@ func TestSimResizeVolume(t *testing.T) {
 func TestSimClosestVolumeAndCache(t *testing.T) {
 	e := newEnv(t)
 	id := e.stage(t, 1, kubelet+`\s`)
-	must(t, e.h.Filesystem().Mkdir(ctx, kubelet+`\s\a\b`))
+	simtest.Must(t, e.h.Filesystem().Mkdir(ctx, kubelet+`\s\a\b`))
 	got, err := e.vols.GetClosestVolumeIDFromTargetPath(ctx, &volume.GetClosestVolumeIDFromTargetPathRequest{TargetPath: kubelet + `\s\a\b`})
 	if err != nil || got.VolumeID != id {
 		t.Errorf("closest volume = %+v, %v", got, err)
@@ -205,9 +183,9 @@ func TestSimClosestVolumeAndCache(t *testing.T) {
 		t.Errorf("closest volume of the kubelet dir = %+v, %v; want C:", got, err)
 	}
 	_, err = e.vols.WriteVolumeCache(ctx, &volume.WriteVolumeCacheRequest{VolumeID: id})
-	must(t, err)
+	simtest.Must(t, err)
 	_, err = e.vols.WriteVolumeCache(ctx, &volume.WriteVolumeCacheRequest{VolumeID: `\\?\Volume{00000000-0000-4000-8000-000000000000}\`})
-	wantKind(t, err, errdefs.ErrNotFound)
+	simtest.WantKind(t, err, errdefs.ErrNotFound)
 }
 
 // TestSimUnmountThroughPublishLink: a pod's publish path is a link to the
@@ -220,12 +198,12 @@ func TestSimUnmountThroughPublishLink(t *testing.T) {
 	e := newEnv(t)
 	staging := kubelet + `\plugins\kubernetes.io\csi\pd.csi.storage.gke.io\pv1\globalmount`
 	publish := kubelet + `\pods\uid1\volumes\kubernetes.io~csi\pv1\mount`
-	must(t, e.h.MkdirAll(staging))
-	must(t, e.h.MkdirAll(kubelet+`\pods\uid1\volumes\kubernetes.io~csi\pv1`))
+	simtest.Must(t, e.h.MkdirAll(staging))
+	simtest.Must(t, e.h.MkdirAll(kubelet+`\pods\uid1\volumes\kubernetes.io~csi\pv1`))
 	id := e.stage(t, 1, staging)
-	must(t, e.h.Filesystem().CreateSymlink(ctx, staging, publish))
+	simtest.Must(t, e.h.Filesystem().CreateSymlink(ctx, staging, publish))
 	_, err := e.vols.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id, TargetPath: publish})
-	wantKind(t, err, errdefs.ErrFailedPrecondition)
+	simtest.WantKind(t, err, errdefs.ErrFailedPrecondition)
 	if err != nil && !strings.Contains(err.Error(), "not its mount point") {
 		t.Errorf("UnmountVolume through the publish link: %v; want it to say the path is not the mount point", err)
 	}

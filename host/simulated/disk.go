@@ -115,11 +115,7 @@ func (v diskView) Rescan(ctx context.Context) error {
 // DiskSize implements disk.Host; it works on offline disks too.
 func (v diskView) DiskSize(ctx context.Context, n uint32) (int64, error) {
 	var size int64
-	err := v.h.do(ctx, func(w *world) error {
-		d, err := w.disk(n)
-		if err != nil {
-			return err
-		}
+	err := v.onDisk(ctx, n, func(d *diskState) error {
 		size = d.size
 		return nil
 	})
@@ -129,11 +125,7 @@ func (v diskView) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // SetDiskOnline implements disk.Host. Like Windows, it refuses to take the
 // system disk offline.
 func (v diskView) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
-	return v.h.do(ctx, func(w *world) error {
-		d, err := w.disk(n)
-		if err != nil {
-			return err
-		}
+	return v.onDisk(ctx, n, func(d *diskState) error {
 		if !online && d.system {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is the system disk and cannot be taken offline", n)
 		}
@@ -145,15 +137,24 @@ func (v diskView) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 // IsDiskOnline implements disk.Host.
 func (v diskView) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
 	var online bool
-	err := v.h.do(ctx, func(w *world) error {
-		d, err := w.disk(n)
-		if err != nil {
-			return err
-		}
+	err := v.onDisk(ctx, n, func(d *diskState) error {
 		online = d.online
 		return nil
 	})
 	return online, err
+}
+
+// onDisk runs f on disk n under the world's lock, the shape of every call
+// that acts on one attached disk and needs nothing else of the world: a
+// missing disk is answered by world.disk in one wording for them all.
+func (v diskView) onDisk(ctx context.Context, n uint32, f func(d *diskState) error) error {
+	return v.h.do(ctx, func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		return f(d)
+	})
 }
 
 // AddDisk attaches a new disk, as a hypervisor hot-adding one would, and

@@ -335,6 +335,18 @@ func (w *world) mountPoints() map[*volumeState][]string {
 // over clean paths already; cleaning again keeps direct callers honest.
 func cleanView(p string) (string, error) { return hostpath.Windows.Clean(p) }
 
+// atPath runs f on the world under the lock with path as cleanView
+// cleans it: the start of every call that takes a path, so a path that
+// does not clean is refused before the lock is taken, and the same way by
+// every such call.
+func (h *Host) atPath(ctx context.Context, path string, f func(w *world, p string) error) error {
+	p, err := cleanView(path)
+	if err != nil {
+		return err
+	}
+	return h.do(ctx, func(w *world) error { return f(w, p) })
+}
+
 // cleanAny cleans a drive path or a UNC path, for the Host's helpers.
 func cleanAny(p string) (string, error) {
 	if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, `//`) {
@@ -352,12 +364,8 @@ type fsView struct{ h *Host }
 // Windows (ERROR_UNRECOGNIZED_VOLUME); a path through a volume that is not
 // present (its disk offline or gone) does not exist.
 func (v fsView) PathExists(ctx context.Context, path string) (bool, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return false, err
-	}
 	var ok bool
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		pl, err := (&walker{w: w}).resolve(p, false)
 		if isNotExist(err) {
 			return nil
@@ -372,11 +380,7 @@ func (v fsView) PathExists(ctx context.Context, path string) (bool, error) {
 // followed; an existing directory, mount point or link to a directory is
 // success; a file or a dangling link is errdefs.ErrAlreadyExists.
 func (v fsView) Mkdir(ctx context.Context, path string) error {
-	p, err := cleanView(path)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error { return w.mkdirAll(&walker{w: w}, p) })
+	return v.h.atPath(ctx, path, func(w *world, p string) error { return w.mkdirAll(&walker{w: w}, p) })
 }
 
 // Rmdir implements filesystem.Host. A link or mount point is unlinked (the
@@ -384,11 +388,7 @@ func (v fsView) Mkdir(ctx context.Context, path string) error {
 // does; a directory must be empty unless force, and then goes with its
 // tree without entering links or mount points.
 func (v fsView) Rmdir(ctx context.Context, path string, force bool) error {
-	p, err := cleanView(path)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, path, func(w *world, p string) error {
 		pl, err := (&walker{w: w}).resolve(p, false)
 		if err != nil {
 			return err
@@ -401,11 +401,7 @@ func (v fsView) Rmdir(ctx context.Context, path string, force bool) error {
 // or mount point, as opening it would) must be a directory; every entry in
 // it is removed as Rmdir with force removes it.
 func (v fsView) RmdirContents(ctx context.Context, path string) error {
-	p, err := cleanView(path)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, path, func(w *world, p string) error {
 		pl, err := (&walker{w: w}).resolve(p, true)
 		switch {
 		case err != nil:
@@ -472,12 +468,8 @@ func (w *world) link(wk *walker, pl place, l, target string, forceDir bool) erro
 // present and its disk online; false for anything else. A missing path is
 // errdefs.ErrNotFound.
 func (v fsView) IsSymlink(ctx context.Context, path string) (bool, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return false, err
-	}
 	var ok bool
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		wk := &walker{w: w}
 		pl, err := wk.resolve(p, false)
 		switch {

@@ -72,25 +72,27 @@ func formatted(t *testing.T, h *simulated.Host, n uint32) string {
 // volumeInfo returns the snapshot of volume id.
 func volumeInfo(t *testing.T, h *simulated.Host, id string) simulated.VolumeInfo {
 	t.Helper()
-	for _, v := range h.ListVolumes() {
-		if strings.EqualFold(v.ID, id) {
-			return v
-		}
-	}
-	t.Fatalf("volume %s not in ListVolumes", id)
-	return simulated.VolumeInfo{}
+	return findVolume(t, h, func(v simulated.VolumeInfo) bool { return strings.EqualFold(v.ID, id) }, "volume %s not in ListVolumes", id)
 }
 
 // systemVolume returns the C: volume.
 func systemVolume(t *testing.T, h *simulated.Host) string {
 	t.Helper()
+	return findVolume(t, h, func(v simulated.VolumeInfo) bool { return v.DriveLetter == "C" }, "no C: volume").ID
+}
+
+// findVolume returns the first volume of ListVolumes that match accepts,
+// or fails t with the message format and args give: the one search
+// behind volumeInfo and systemVolume.
+func findVolume(t *testing.T, h *simulated.Host, match func(simulated.VolumeInfo) bool, format string, args ...any) simulated.VolumeInfo {
+	t.Helper()
 	for _, v := range h.ListVolumes() {
-		if v.DriveLetter == "C" {
-			return v.ID
+		if match(v) {
+			return v
 		}
 	}
-	t.Fatal("no C: volume")
-	return ""
+	t.Fatalf(format, args...)
+	return simulated.VolumeInfo{}
 }
 
 const kubelet = `C:\var\lib\kubelet`

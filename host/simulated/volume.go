@@ -55,11 +55,7 @@ func (v volumeView) ListVolumesOnDisk(ctx context.Context, n, partition uint32) 
 // volume; the same volume there again is success. An unformatted volume can
 // be mounted, as on Windows; entering it then fails until it is formatted.
 func (v volumeView) MountVolume(ctx context.Context, volumeID, target string) error {
-	p, err := cleanView(target)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, target, func(w *world, p string) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
 			return err
@@ -96,11 +92,7 @@ func (v volumeView) MountVolume(ctx context.Context, volumeID, target string) er
 // mount point of the volume (errdefs.ErrNotFound otherwise, or
 // errdefs.ErrFailedPrecondition when another volume is mounted there).
 func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) error {
-	p, err := cleanView(target)
-	if err != nil {
-		return err
-	}
-	return v.h.do(ctx, func(w *world) error {
+	return v.h.atPath(ctx, target, func(w *world, p string) error {
 		vol, err := w.volume(volumeID)
 		if err != nil {
 			// A mount point left behind by a volume that is not present
@@ -142,11 +134,7 @@ func (v volumeView) UnmountVolume(ctx context.Context, volumeID, target string) 
 // IsVolumeFormatted implements volume.Host.
 func (v volumeView) IsVolumeFormatted(ctx context.Context, volumeID string) (bool, error) {
 	var ok bool
-	err := v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err := v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		ok = vol.fs != ""
 		return nil
 	})
@@ -157,11 +145,7 @@ func (v volumeView) IsVolumeFormatted(ctx context.Context, volumeID string) (boo
 // the volume's files (the Service refuses to format twice). The system
 // volume C: is refused, as Windows refuses it.
 func (v volumeView) FormatVolume(ctx context.Context, volumeID string) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if vol.disk.system {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is on the system disk and cannot be formatted", vol.id)
 		}
@@ -173,11 +157,7 @@ func (v volumeView) FormatVolume(ctx context.Context, volumeID string) error {
 // VolumeSizes implements volume.Host: the partition's size and the size it
 // can grow to before the next partition or the backup GPT.
 func (v volumeView) VolumeSizes(ctx context.Context, volumeID string) (current, maximum int64, err error) {
-	err = v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err = v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		current, maximum = vol.part.size, vol.disk.maxSize(vol.part)
 		return nil
 	})
@@ -188,11 +168,7 @@ func (v volumeView) VolumeSizes(ctx context.Context, volumeID string) (current, 
 // becomes size bytes. Beyond the maximum, or below the bytes in use, is
 // errdefs.ErrOutOfRange.
 func (v volumeView) ResizeVolume(ctx context.Context, volumeID string, size int64) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if maximum := vol.disk.maxSize(vol.part); size > maximum {
 			return errdefs.Errorf(errdefs.ErrOutOfRange, "size %d is larger than volume %s can grow to (%d bytes)", size, vol.id, maximum)
 		}
@@ -207,11 +183,7 @@ func (v volumeView) ResizeVolume(ctx context.Context, volumeID string, size int6
 // VolumeStats implements volume.Host: the volume's size and used bytes
 // (see NTFSOverhead). A RAW volume is errdefs.ErrFailedPrecondition.
 func (v volumeView) VolumeStats(ctx context.Context, volumeID string) (total, used int64, err error) {
-	err = v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err = v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		if vol.fs == "" {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted", vol.id)
 		}
@@ -224,15 +196,25 @@ func (v volumeView) VolumeStats(ctx context.Context, volumeID string) (total, us
 // DiskNumber implements volume.Host.
 func (v volumeView) DiskNumber(ctx context.Context, volumeID string) (uint32, error) {
 	var n uint32
-	err := v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	err := v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		n = vol.disk.number
 		return nil
 	})
 	return n, err
+}
+
+// onVolume runs f on volume id under the world's lock, the shape of every
+// call that acts on one present volume and needs nothing else of the
+// world: a volume that is missing, or whose disk is offline, is answered
+// by world.volume in one wording for them all.
+func (v volumeView) onVolume(ctx context.Context, id string, f func(vol *volumeState) error) error {
+	return v.h.do(ctx, func(w *world) error {
+		vol, err := w.volume(id)
+		if err != nil {
+			return err
+		}
+		return f(vol)
+	})
 }
 
 // maxVolumeAtHops bounds how many links VolumeAt follows, as the Windows
@@ -251,12 +233,8 @@ const maxVolumeAtHops = 32
 // errdefs.ErrNotFound (the volume Service words that answer for drivers);
 // more than maxVolumeAtHops links is errdefs.ErrFailedPrecondition.
 func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return "", err
-	}
 	var id string
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		cur := p
 		for range maxVolumeAtHops {
 			if strings.HasPrefix(cur, `\\`) {
@@ -269,18 +247,14 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 			case missing:
 				return errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %q because it does not exist", p)
 			}
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case pl.dir == nil:
-				id = pl.vol.id
+			}
+			if found, ok := w.mountedAt(pl); ok {
+				id = found
 				return nil
-			case pl.n.kind == kindMount:
-				id = pl.n.volID
-				if vol := w.findVolume(id); vol != nil {
-					id = vol.id
-				}
-				return nil
+			}
+			switch {
 			case pl.n.kind == kindLink:
 				cur = pl.n.target
 			case cur != p:
@@ -294,6 +268,25 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 	return id, err
 }
 
+// mountedAt returns the ID of the volume at pl when pl is a drive root or
+// a mount point, where VolumeAt's and ClosestVolume's walks both end, so
+// the two answer alike. A mount point keeps the ID as it was mounted;
+// while its volume is present, the ID is spelt as the volume spells it.
+// ok is false anywhere else. pl.n must not be nil unless pl is a drive
+// root: both walks check that first.
+func (w *world) mountedAt(pl place) (string, bool) {
+	switch {
+	case pl.dir == nil:
+		return pl.vol.id, true
+	case pl.n.kind != kindMount:
+		return "", false
+	}
+	if vol := w.findVolume(pl.n.volID); vol != nil {
+		return vol.id, true
+	}
+	return pl.n.volID, true
+}
+
 // ClosestVolume implements volume.Host like upstream's
 // GetClosestVolumeIDFromTargetPath: from path, walk up the parents, jumping
 // to a link's target when one is met (at most 256 steps), to the nearest
@@ -301,12 +294,8 @@ func (v volumeView) VolumeAt(ctx context.Context, path string) (string, error) {
 // errdefs.ErrNotFound; a path that leads to an SMB share is
 // errdefs.ErrFailedPrecondition (it is on no local volume).
 func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, error) {
-	p, err := cleanView(path)
-	if err != nil {
-		return "", err
-	}
 	var id string
-	err = v.h.do(ctx, func(w *world) error {
+	err := v.h.atPath(ctx, path, func(w *world, p string) error {
 		wk := &walker{w: w}
 		cur := p
 		for range 256 {
@@ -319,15 +308,12 @@ func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, err
 				return err
 			case pl.n == nil:
 				return notExist("path %q does not exist", cur)
-			case pl.dir == nil:
-				id = pl.vol.id
+			}
+			if found, ok := w.mountedAt(pl); ok {
+				id = found
 				return nil
-			case pl.n.kind == kindMount:
-				id = pl.n.volID
-				if vol := w.findVolume(id); vol != nil {
-					id = vol.id
-				}
-				return nil
+			}
+			switch {
 			case pl.n.kind == kindLink:
 				cur = pl.n.target
 			default:
@@ -342,11 +328,7 @@ func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, err
 // FlushVolume implements volume.Host; it counts the flush (see
 // VolumeInfo.Flushes).
 func (v volumeView) FlushVolume(ctx context.Context, volumeID string) error {
-	return v.h.do(ctx, func(w *world) error {
-		vol, err := w.volume(volumeID)
-		if err != nil {
-			return err
-		}
+	return v.onVolume(ctx, volumeID, func(vol *volumeState) error {
 		vol.flushes++
 		return nil
 	})
