@@ -63,18 +63,28 @@ func treeBytes(n *node) int64 {
 
 // notExistError reports a path, or an element of it, that does not exist.
 // It wraps errdefs.ErrNotFound; mkdirAll uses its type to know that
-// creating the parents may help.
-type notExistError struct{ msg string }
+// creating the parents may help. The message is formatted only when
+// asked for: PathExists and mkdirAll meet this error on their ordinary
+// path and drop it, so formatting it there would be wasted per call.
+type notExistError struct {
+	format string
+	args   []any
+}
 
-func (e *notExistError) Error() string { return e.msg + ": " + errdefs.ErrNotFound.Error() }
+func (e *notExistError) Error() string {
+	return fmt.Sprintf(e.format, e.args...) + ": " + errdefs.ErrNotFound.Error()
+}
 func (e *notExistError) Unwrap() error { return errdefs.ErrNotFound }
 
 func notExist(format string, args ...any) error {
-	return &notExistError{msg: fmt.Sprintf(format, args...)}
+	return &notExistError{format: format, args: args}
 }
 
 // isNotExist tells whether err reports a missing path.
 func isNotExist(err error) bool {
+	if _, ok := err.(*notExistError); ok { // the usual case, without errors.As's reflection
+		return true
+	}
 	var e *notExistError
 	return errors.As(err, &e)
 }
@@ -100,8 +110,8 @@ type walker struct {
 
 // split returns the elements of a cleaned path after its root.
 func split(rest string) []string {
-	var out []string
-	for _, e := range strings.Split(rest, `\`) {
+	out := make([]string, 0, strings.Count(rest, `\`)+1)
+	for e := range strings.SplitSeq(rest, `\`) {
 		if e != "" {
 			out = append(out, e)
 		}
@@ -166,13 +176,22 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 		return pl, err
 	}
 	dir, vol, sh := pl.n, pl.vol, pl.sh
+	// here names the path walked so far, up to and including element i,
+	// for messages and mount checks only: it is built when needed, since
+	// an ordinary lookup through plain directories needs none of it.
+	here := func(i int) string {
+		p := walked
+		for _, e := range elems[:i+1] {
+			p = hostpath.Windows.Join(p, e)
+		}
+		return p
+	}
 	for i, e := range elems {
 		last := i == len(elems)-1
-		here := hostpath.Windows.Join(walked, e)
 		child := dir.children[strings.ToLower(e)]
 		if child == nil || (last && !follow) {
 			if child == nil && !last {
-				return place{}, notExist("path %q does not exist", here)
+				return place{}, notExist("path %q does not exist", here(i))
 			}
 			return place{dir: dir, name: e, n: child, vol: vol, sh: sh}, nil
 		}
@@ -182,15 +201,15 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 				return place{dir: dir, name: e, n: child, vol: vol, sh: sh}, nil
 			}
 			if child.kind == kindFile {
-				return place{}, notExist("path %q is a file, not a directory", here)
+				return place{}, notExist("path %q is a file, not a directory", here(i))
 			}
 			dir = child
 		case kindMount:
 			v := wk.w.findVolume(child.volID)
 			if v == nil {
-				return place{}, notExist("volume %s mounted at %q is not present", child.volID, here)
+				return place{}, notExist("volume %s mounted at %q is not present", child.volID, here(i))
 			}
-			if err := wk.w.enter(v, here); err != nil {
+			if err := wk.w.enter(v, here(i)); err != nil {
 				return place{}, err
 			}
 			if last {
@@ -199,11 +218,11 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 			dir, vol, sh = v.root, v, nil
 		case kindLink:
 			if wk.hops++; wk.hops > maxLinkHops {
-				return place{}, errdefs.Errorf(errdefs.ErrFailedPrecondition, "too many levels of symbolic links at %q", here)
+				return place{}, errdefs.Errorf(errdefs.ErrFailedPrecondition, "too many levels of symbolic links at %q", here(i))
 			}
 			if !last && !child.dirLink {
 				return place{}, errdefs.Errorf(errdefs.ErrFailedPrecondition,
-					"%q is a file symbolic link (its source did not exist as a directory when it was created) and cannot be traversed as a directory", here)
+					"%q is a file symbolic link (its source did not exist as a directory when it was created) and cannot be traversed as a directory", here(i))
 			}
 			t, err := wk.resolve(child.target, true)
 			if err != nil {
@@ -214,13 +233,12 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 			}
 			switch {
 			case t.n == nil:
-				return place{}, notExist("path %q (the target of link %q) does not exist", child.target, here)
+				return place{}, notExist("path %q (the target of link %q) does not exist", child.target, here(i))
 			case t.n.kind != kindDir:
-				return place{}, notExist("path %q (the target of link %q) is a file, not a directory", child.target, here)
+				return place{}, notExist("path %q (the target of link %q) is a file, not a directory", child.target, here(i))
 			}
 			dir, vol, sh = t.n, t.vol, t.sh
 		}
-		walked = here
 	}
 	panic("unreachable")
 }

@@ -51,10 +51,19 @@ func Forbidden(r rune) bool {
 
 // problem describes why s is not printable text, or returns "".
 func problem(s string) string {
-	if !utf8.ValidString(s) {
+	// Nearly all request text is printable ASCII: decide it a byte at a
+	// time without decoding runes or consulting the Unicode tables.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return ""
+	}
+	if !utf8.ValidString(s[i:]) {
 		return "is not valid UTF-8"
 	}
-	for _, r := range s {
+	for _, r := range s[i:] {
 		if Forbidden(r) {
 			return fmt.Sprintf("contains the %s %U", kind(r), r)
 		}
