@@ -43,12 +43,14 @@ type guard struct {
 	endpoint string
 	api      adapter.API
 	gate     callgate.Gate
+	obs      *observer // announces the build on health checks; may be nil
 }
 
 // newGuard returns the guard of one endpoint; obs, when not nil, runs
-// for every call the policy allowed (see observer).
+// for every call the policy allowed (see observer) and answers health
+// checks with the build.
 func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guard {
-	g := &guard{endpoint: endpoint, api: api}
+	g := &guard{endpoint: endpoint, api: api, obs: obs}
 	g.gate = callgate.Gate{
 		Policy:  cfg.Policy,
 		Objects: cfg.Objects,
@@ -131,6 +133,7 @@ func (g *guard) call(ctx context.Context, fullMethod string, req any, c identity
 func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	c, _ := grpccreds.FromContext(ctx)
 	if isHealth(info.FullMethod) {
+		g.obs.announceBuild(ctx)
 		return handler(identity.NewContext(ctx, c), req)
 	}
 	resp, err := g.gate.Do(ctx, g.call(ctx, info.FullMethod, req, c), func(ctx context.Context) (any, error) {

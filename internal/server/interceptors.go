@@ -61,7 +61,10 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "request", renderPayload(req))
 		}
 		start := time.Now()
-		resp, err := handler(ctx, req)
+		// mapErrors runs as a plain call rather than a further
+		// interceptor: one chain level less per call, and it is always
+		// the innermost step, right above the adapter.
+		resp, err := mapErrors(ctx, req, info, handler)
 		d := time.Since(start)
 		code := status.Code(err)
 		switch {

@@ -59,13 +59,12 @@ func newObserver(endpoint string, api adapter.API, cfg Config) *observer {
 	return o
 }
 
-// observe answers health checks with the daemon's build; every other
-// call goes through the gate, which calls allowed.
-func (o *observer) observe(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if isHealth(info.FullMethod) && o.build != nil {
+// announceBuild sends the daemon's build in the response header of a
+// health check, so a client learns what it talks to; o may be nil.
+func (o *observer) announceBuild(ctx context.Context) {
+	if o != nil && o.build != nil {
 		_ = grpc.SetHeader(ctx, o.build) // only fails once the header is sent; it is not yet
 	}
-	return handler(ctx, req)
 }
 
 // allowed labels an allowed call with its rule, and counts and notes a

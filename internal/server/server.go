@@ -193,10 +193,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		g := newGuard(name, api, cfg, o)
 		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		if o != nil && o.build != nil {
-			unary = append(unary, o.observe)
-		}
-		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel), mapErrors)
+		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel))
 		if cfg.Metrics != nil {
 			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
