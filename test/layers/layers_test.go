@@ -1,0 +1,280 @@
+// Package layers holds the test that keeps the tree to the package charter
+// in CONTRIBUTING.md ("Where things go"): every package of the root module
+// belongs to one layer, and its imports point down the table, never up.
+// A charter only a reader checks drifts; this one fails the build instead.
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// module is the root module's path; packages outside it are not ours.
+const module = "github.com/csi-node-proxy/csi-node-proxy"
+
+// layer is one row of the charter's table. Rows are listed top to bottom:
+// a package may import its own layer and any layer below it, unless the
+// row narrows that with mayImport.
+type layer struct {
+	name string
+	// has tells whether a package (path relative to the module) is in
+	// the layer.
+	has func(rel string) bool
+	// mayImport, when set, replaces "any layer below" with the rows'
+	// own rule (for example: the wire contract imports nothing of
+	// ours). It is asked about every import of our module that is not
+	// in the same layer.
+	mayImport func(from, to string) bool
+	// anything marks rows whose packages may import anything: tools and
+	// tests, which serve the layers rather than sit in them.
+	anything bool
+}
+
+// under tells whether rel is dir or a package below it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
+
+// anyOf returns a membership test for the listed directories.
+func anyOf(dirs ...string) func(string) bool {
+	return func(rel string) bool {
+		for _, d := range dirs {
+			if under(rel, d) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// isLeaf tells whether rel is a leaf helper (internal/leaf/<name>).
+func isLeaf(rel string) bool { return under(rel, "internal/leaf") }
+
+// publicMayImport is the rule of the public packages below the call gate
+// (groups, hostpath, errdefs, host/simulated): of internal/ only the
+// leaves, which have no layer, so the import does not run back up; the
+// rest by rank.
+func publicMayImport(from, to string) bool {
+	return !strings.HasPrefix(to, "internal/") || isLeaf(to)
+}
+
+// backendOS returns the OS a backend package is for.
+func backendOS(rel string) string {
+	rest := strings.TrimPrefix(rel, "internal/host/")
+	os, _, _ := strings.Cut(rest, "/")
+	return os
+}
+
+// charter is CONTRIBUTING.md's table, top to bottom.
+var charter = []layer{
+	{name: "driver-facing", has: anyOf("client", "inprocess")},
+	{name: "wire", has: anyOf("internal/server", "internal/adapter", "internal/transport")},
+	{name: "wire contract", has: anyOf("api"), mayImport: func(_, _ string) bool { return false }},
+	{name: "operations", has: anyOf("internal/metrics", "internal/winsvc", "internal/version")},
+	{name: "call gate", has: anyOf("internal/callgate", "internal/objecthost")},
+	{name: "wiring", has: anyOf("internal/hostset")},
+	{name: "security", has: anyOf("internal/policy", "internal/audit", "internal/identity")},
+	{name: "backend", has: anyOf("internal/host"), mayImport: func(from, to string) bool {
+		if under(to, "internal/host") {
+			return backendOS(from) == backendOS(to) // each other within one OS
+		}
+		return under(to, "groups") || under(to, "errdefs") || to == "hostpath" || isLeaf(to)
+	}},
+	{name: "backend, public", has: anyOf("host/simulated"), mayImport: publicMayImport},
+	{name: "group", has: anyOf("groups"), mayImport: publicMayImport},
+	{name: "path rules", has: anyOf("hostpath"), mayImport: publicMayImport},
+	{name: "errors", has: anyOf("errdefs"), mayImport: publicMayImport},
+	{name: "leaves", has: isLeaf, mayImport: func(_, to string) bool { return to == "errdefs" }},
+	{name: "tools", has: anyOf("internal/convgen", "internal/testutil"), anything: true},
+	{name: "tests and examples", has: anyOf("test", "examples", "hack"), anything: true},
+}
+
+// rowOf returns the index of rel's row in charter, or -1.
+func rowOf(rel string) int {
+	for i, l := range charter {
+		if l.has(rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// violation says why the import from → to breaks the charter, or "".
+func violation(from, to string) string {
+	fi, ti := rowOf(from), rowOf(to)
+	switch {
+	case fi < 0:
+		return fmt.Sprintf("%s is in no layer of the charter: add it to CONTRIBUTING.md's table and to this test", from)
+	case ti < 0:
+		return fmt.Sprintf("%s imports %s, which is in no layer of the charter", from, to)
+	case charter[fi].anything, fi == ti && charter[fi].mayImport == nil:
+		return ""
+	case fi == ti && charter[fi].name == "backend":
+		if backendOS(from) != backendOS(to) {
+			return fmt.Sprintf("%s (backend for %s) imports %s, a backend for another OS", from, backendOS(from), to)
+		}
+		return ""
+	case fi == ti:
+		return "" // sideways within a layer
+	case charter[fi].mayImport != nil:
+		if !charter[fi].mayImport(from, to) {
+			return fmt.Sprintf("%s (%s) may not import %s (%s)", from, charter[fi].name, to, charter[ti].name)
+		}
+		return ""
+	case ti < fi:
+		return fmt.Sprintf("%s (%s) imports %s (%s), a layer above it: imports point down only", from, charter[fi].name, to, charter[ti].name)
+	}
+	return ""
+}
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Name       string
+	Imports    []string
+	Deps       []string
+}
+
+// list returns every package of the root module as built for goos.
+func list(t *testing.T, goos string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Name,Imports,Deps", module+"/...")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOFLAGS=-mod=mod", "GOWORK=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list (GOOS=%s): %v\n%s", goos, err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 50 {
+		t.Fatalf("go list (GOOS=%s) found %d packages; the module has more than 100", goos, len(pkgs))
+	}
+	return pkgs
+}
+
+// ours returns rel and true for a package of the root module.
+func ours(path string) (string, bool) {
+	return strings.CutPrefix(path, module+"/")
+}
+
+// TestImportsFollowTheCharter checks every direct import of every package
+// of the root module, as built for Linux and for Windows, against the
+// charter's table.
+func TestImportsFollowTheCharter(t *testing.T) {
+	for _, goos := range []string{"linux", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			var bad []string
+			for _, p := range list(t, goos) {
+				from, ok := ours(p.ImportPath)
+				if !ok {
+					continue
+				}
+				if rowOf(from) < 0 {
+					bad = append(bad, violation(from, ""))
+					continue
+				}
+				for _, imp := range p.Imports {
+					if to, ok := ours(imp); ok {
+						if v := violation(from, to); v != "" {
+							bad = append(bad, v)
+						}
+					}
+				}
+			}
+			sort.Strings(bad)
+			for _, v := range bad {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// TestCallGateLinksNoGRPC keeps the call gate transport-neutral: library
+// mode runs it without gRPC (CONTRIBUTING.md: "no gRPC").
+func TestCallGateLinksNoGRPC(t *testing.T) {
+	for _, goos := range []string{"linux", "windows"} {
+		for _, p := range list(t, goos) {
+			rel, ok := ours(p.ImportPath)
+			if !ok || !(under(rel, "internal/callgate") || under(rel, "internal/objecthost")) {
+				continue
+			}
+			for _, d := range p.Deps {
+				if under(d, "google.golang.org/grpc") {
+					t.Errorf("GOOS=%s: %s links %s", goos, rel, d)
+				}
+			}
+		}
+	}
+}
+
+// TestViolationsAreSeen keeps the check honest: imports that break the
+// charter in each way it names are reported, and allowed ones are not.
+func TestViolationsAreSeen(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		bad      bool
+	}{
+		{"groups/disk", "internal/server", true},        // up, and public into internal
+		{"groups/disk", "internal/leaf/keylock", false}, // a leaf has no layer
+		{"hostpath", "internal/callgate", true},         // public into internal
+		{"internal/policy", "internal/callgate", true},  // security up into the call gate
+		{"internal/callgate", "internal/policy", false}, // down
+		{"api/disk/v1", "errdefs", true},                // the wire contract imports nothing of ours
+		{"internal/host/linux/blockdev", "internal/host/windows/wmi", true},
+		{"internal/host/linux/blockdev", "internal/host/linux/mountinfo", false},
+		{"internal/host/linux/blockdev", "internal/policy", true}, // backend above its row's list
+		{"internal/leaf/keylock", "hostpath", true},
+		{"internal/leaf/keylock", "errdefs", false},
+		{"internal/server", "internal/adapter/diskv1", false}, // sideways within the wire layer
+		{"internal/newthing", "errdefs", true},                // in no layer
+		{"test/e2e", "internal/server", false},
+	} {
+		if got := violation(c.from, c.to) != ""; got != c.bad {
+			t.Errorf("violation(%s → %s) = %q; want a violation: %v", c.from, c.to, violation(c.from, c.to), c.bad)
+		}
+	}
+}
+
+// wantName is the package name the charter gives the directory rel: its
+// last element without hyphens, and <group><version> for a wire package
+// (api/disk/v1 is diskv1).
+func wantName(rel string) string {
+	elems := strings.Split(rel, "/")
+	if len(elems) == 3 && elems[0] == "api" {
+		return elems[1] + elems[2]
+	}
+	return strings.ReplaceAll(elems[len(elems)-1], "-", "")
+}
+
+// TestPackageNamesMatchDirectories checks the charter's naming rule: a
+// directory and its package have the same name, but for the two
+// exceptions it names; commands are package main.
+func TestPackageNamesMatchDirectories(t *testing.T) {
+	for _, p := range list(t, "linux") {
+		rel, ok := ours(p.ImportPath)
+		if !ok || p.Name == "main" {
+			continue
+		}
+		if want := wantName(rel); p.Name != want {
+			t.Errorf("%s declares package %s; the charter names it %s", rel, p.Name, want)
+		}
+	}
+}
