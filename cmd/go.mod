@@ -15,7 +15,6 @@ require (
 	github.com/prometheus/common v0.72.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.85.0
-	k8s.io/cri-api v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -41,6 +40,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	k8s.io/cri-api v0.37.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 )
 

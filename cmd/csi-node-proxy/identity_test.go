@@ -5,61 +5,28 @@ package main
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/fakecri"
 )
 
 // testContainerID is a full container ID the fake runtime knows.
 const testContainerID = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// fakeRuntime is a container runtime speaking the real CRI protocol:
-// ContainerStatus knows testContainerID with kubelet's labels; every
-// other method is the generated Unimplemented one.
-type fakeRuntime struct {
-	runtimeapi.UnimplementedRuntimeServiceServer
-}
-
-func (fakeRuntime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
-	if req.ContainerId != testContainerID {
-		return nil, status.Errorf(codes.NotFound, "no container %q", req.ContainerId)
-	}
-	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Labels: map[string]string{
-		"io.kubernetes.pod.namespace":  "kube-system",
-		"io.kubernetes.pod.name":       "csi-node-abcde",
-		"io.kubernetes.pod.uid":        "11111111-2222-3333-4444-555555555555",
-		"io.kubernetes.container.name": "driver",
-	}}}, nil
-}
-
-// startRuntime serves a fakeRuntime on a Unix socket and returns its
-// endpoint.
+// startRuntime serves the shared fake container runtime on a Unix socket,
+// knowing testContainerID with kubelet's labels, and returns its endpoint.
 func startRuntime(t *testing.T) string {
 	t.Helper()
-	dir := sockdir.New(t, "cri")
-	sock := filepath.Join(dir, "cri.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer()
-	runtimeapi.RegisterRuntimeServiceServer(s, fakeRuntime{})
-	go func() { _ = s.Serve(l) }()
-	t.Cleanup(s.Stop)
-	return "unix://" + sock
+	var r fakecri.Runtime
+	r.Add(testContainerID, fakecri.KubeletLabels("kube-system", "csi-node-abcde", "11111111-2222-3333-4444-555555555555", "driver"), nil)
+	return r.Start(t)
 }
 
 // TestCRIEndpointFlag: --cri-endpoint (containerd's socket by default)
