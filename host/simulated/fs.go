@@ -82,7 +82,8 @@ func notExist(format string, args ...any) error {
 
 // isNotExist tells whether err reports a missing path.
 func isNotExist(err error) bool {
-	if _, ok := err.(*notExistError); ok { // the usual case, without errors.As's reflection
+	//nolint:errorlint // the unwrapped error first, without errors.As's reflection; errors.As below finds a wrapped one
+	if _, ok := err.(*notExistError); ok {
 		return true
 	}
 	var e *notExistError

@@ -313,10 +313,9 @@ func (v volumeView) ClosestVolume(ctx context.Context, path string) (string, err
 				id = found
 				return nil
 			}
-			switch {
-			case pl.n.kind == kindLink:
+			if pl.n.kind == kindLink {
 				cur = pl.n.target
-			default:
+			} else {
 				cur = hostpath.Windows.Dir(cur)
 			}
 		}

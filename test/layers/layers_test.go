@@ -218,7 +218,7 @@ func TestCallGateLinksNoGRPC(t *testing.T) {
 	for _, goos := range []string{"linux", "windows"} {
 		for _, p := range list(t, goos) {
 			rel, ok := ours(p.ImportPath)
-			if !ok || !(under(rel, "internal/callgate") || under(rel, "internal/objecthost")) {
+			if !ok || !under(rel, "internal/callgate") && !under(rel, "internal/objecthost") {
 				continue
 			}
 			for _, d := range p.Deps {

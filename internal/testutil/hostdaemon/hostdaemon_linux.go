@@ -50,7 +50,7 @@ func (p *Process) WaitListening(tb testing.TB, port int) {
 	for {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
-			c.Close()
+			_ = c.Close() // a probe: that it connected is the answer
 			return
 		}
 		select {
@@ -73,6 +73,6 @@ func FreePort(tb testing.TB) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only its port was wanted
 	return l.Addr().(*net.TCPAddr).Port
 }

@@ -132,7 +132,7 @@ func ReadHead(tb testing.TB, dev string) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	b := make([]byte, 1<<20)
 	if _, err := f.ReadAt(b, 0); err != nil {
 		tb.Fatal(err)
@@ -151,7 +151,7 @@ func Copy(tb testing.TB, from, to string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }() // read-only
 	if err := unix.IoctlSetInt(int(src.Fd()), unix.BLKFLSBUF, 0); err != nil {
 		tb.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func Copy(tb testing.TB, from, to string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer dst.Close()
+	defer func() { _ = dst.Close() }() // Sync below reports whether the copy reached the device
 	if _, err := io.Copy(dst, src); err != nil {
 		tb.Fatal(err)
 	}
