@@ -10,27 +10,20 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
-	"golang.org/x/sys/windows/registry"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
-
-// requireRealWindows skips under Wine, whose CreateSymbolicLinkW is a stub
-// that reports success and creates nothing: a pass there would test
-// nothing (docs: windows-under-wine.md §4, pitfall 7).
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE); err == nil {
-		k.Close()
-		t.Skip("running under Wine (HKCU\\Software\\Wine exists): Wine fakes symlinks and reparse points, so this test needs real Windows and is not counted as passing")
-	}
-}
 
 // TestRealSymlinkLifecycle creates a directory symlink with the real Win32
 // calls, checks IsSymlink, and removes the link with Rmdir(force) without
 // touching the target.
+// wineFakesLinks is why the symlink tests need real Windows
+// (windows-under-wine.md §4, pitfall 7).
+const wineFakesLinks = "Wine's CreateSymbolicLinkW is a stub that reports success and creates nothing, and it fakes reparse points"
+
 func TestRealSymlinkLifecycle(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, wineFakesLinks)
 	h, err := New()
 	if err != nil {
 		t.Fatal(err)

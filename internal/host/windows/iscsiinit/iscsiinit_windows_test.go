@@ -7,27 +7,16 @@ import (
 	"errors"
 	"testing"
 
-	"golang.org/x/sys/windows/registry"
-
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
-
-// requireRealWindows skips under Wine, which has no iSCSI initiator: a run
-// there tests nothing and is not counted as passing.
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE); err == nil {
-		k.Close()
-		t.Skip("running under Wine (HKCU\\Software\\Wine exists): Wine has no iSCSI initiator, so this test needs real Windows and is not counted as passing")
-	}
-}
 
 // TestRealReadOnlyCalls lists portals and sessions through the real
 // iscsidsc.dll, which exercises the buffer loops and parsers against
 // Windows' own layouts, without changing anything. Logging in to a target
 // is in the manual test plan.
 func TestRealReadOnlyCalls(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, "Wine has no iSCSI initiator")
 	h, err := New()
 	if err != nil {
 		t.Fatal(err)

@@ -7,27 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/windows/registry"
-
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
-
-// requireRealWindows skips under Wine, whose services, firmware tables and
-// WMI classes are stand-ins: a run there tests nothing and is not counted
-// as passing.
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE); err == nil {
-		k.Close()
-		t.Skip("running under Wine (HKCU\\Software\\Wine exists): Wine fakes services, firmware tables and WMI, so this test needs real Windows and is not counted as passing")
-	}
-}
 
 // TestRealGetService reads a service every Windows runs, without changing
 // it. Starting and stopping a service is in the manual test plan.
 func TestRealGetService(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, "Wine fakes services, firmware tables and WMI")
 	h, err := New()
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +36,7 @@ func TestRealGetService(t *testing.T) {
 // what upstream returned, Win32_BIOS.SerialNumber: the equivalence the
 // fact sheet infers but could not confirm.
 func TestRealBIOSSerialMatchesWMI(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, "Wine fakes services, firmware tables and WMI")
 	h, err := New()
 	if err != nil {
 		t.Fatal(err)

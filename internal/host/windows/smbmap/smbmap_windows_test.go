@@ -6,28 +6,16 @@ import (
 	"context"
 	"testing"
 
-	"golang.org/x/sys/windows/registry"
-
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
-
-// requireRealWindows skips under Wine, which has no
-// Root\Microsoft\Windows\Smb namespace (WBEM_E_INVALID_NAMESPACE): a run
-// there tests nothing and is not counted as passing.
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE); err == nil {
-		k.Close()
-		t.Skip("running under Wine (HKCU\\Software\\Wine exists): Wine has no SMB WMI provider, so this test needs real Windows and is not counted as passing")
-	}
-}
 
 // TestRealQueryOfUnmappedShare reads MSFT_SmbGlobalMapping through real
 // WMI for a share nobody maps: it must report "no mapping", not an error.
 // It changes nothing on the host. Mapping a real share is in the manual
 // test plan (docs/windows-files-smb-iscsi-system.md).
 func TestRealQueryOfUnmappedShare(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, "Wine has no SMB WMI provider")
 	w := wmiMappings{c: wmi.NewClient(wmi.SMBNamespace)}
 	_, ok, err := w.Get(context.Background(), `\\csi-node-proxy-test.invalid\none`)
 	if err != nil {

@@ -11,36 +11,18 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
-	"golang.org/x/sys/windows/registry"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // These tests make real Win32 and WMI calls. Wine answers disk, volume
 // and Storage Management calls with made-up data (windows-under-wine.md
 // §4, §7), so they skip there instead of passing on a stub.
 
-// underWine tells whether the test binary runs under Wine: ntdll exports
-// wine_get_version there, and Wine keeps its settings under
-// HKCU\Software\Wine.
-func underWine() bool {
-	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
-		return true
-	}
-	if k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE); err == nil {
-		k.Close()
-		return true
-	}
-	return false
-}
-
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if underWine() {
-		t.Skip("Wine fakes disk and volume IOCTLs and the Storage Management API; this test needs real Windows")
-	}
-}
+// wineFakesStorage is why: what Wine only pretends to provide.
+const wineFakesStorage = "Wine fakes disk and volume IOCTLs and the Storage Management API"
 
 func requireAdmin(t *testing.T) {
 	t.Helper()
@@ -71,7 +53,7 @@ func systemDrive(t *testing.T) string {
 // TestRealSystemVolume reads the system volume and its disk through every
 // read-only call, and checks that the answers agree with each other.
 func TestRealSystemVolume(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, wineFakesStorage)
 	b := realBackend(t)
 	v, d := b.Volume(), b.Disk()
 	root := systemDrive(t)
@@ -130,7 +112,7 @@ func TestRealSystemVolume(t *testing.T) {
 // disk's size (GENERIC_READ on the disk), the provider's partition sizes
 // and a volume flush.
 func TestRealAdminReads(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, wineFakesStorage)
 	requireAdmin(t)
 	b := realBackend(t)
 	v, d := b.Volume(), b.Disk()

@@ -17,6 +17,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // The lifecycle test below needs a disk it may wipe. It makes one with the
@@ -204,7 +205,7 @@ func waitForVolume(t *testing.T, b *Backend, n uint32) string {
 // NodeUnstage do: online, partition (twice), find the volume, format,
 // mount (twice), inspect, flush, unmount, offline, online.
 func TestRealVHDLifecycle(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, wineFakesStorage)
 	requireAdmin(t)
 	b := realBackend(t)
 	d, v := b.Disk(), b.Volume()
@@ -281,7 +282,7 @@ func TestRealVHDLifecycle(t *testing.T) {
 // through the Service, GetDiskStats; and checks the 100 MiB no-op rule on
 // a second ResizeVolume(0).
 func TestRealResizeVHD(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, wineFakesStorage)
 	requireAdmin(t)
 	b := realBackend(t)
 	vhd := newTestVHD(t)

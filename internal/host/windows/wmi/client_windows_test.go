@@ -7,44 +7,9 @@ import (
 	"errors"
 	"testing"
 
-	"golang.org/x/sys/windows"
-	"golang.org/x/sys/windows/registry"
-
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
-
-// underWine tells whether the test binary runs under Wine: ntdll exports
-// wine_get_version there, and Wine keeps its settings under
-// HKCU\Software\Wine. Either signal is enough.
-func underWine() bool {
-	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
-		return true
-	}
-	k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Wine`, registry.QUERY_VALUE)
-	if err == nil {
-		k.Close()
-		return true
-	}
-	return false
-}
-
-// skipUnderWine skips a test that needs something Wine lacks.
-func skipUnderWine(t *testing.T, why string) {
-	t.Helper()
-	if underWine() {
-		t.Skip("needs real Windows: " + why)
-	}
-}
-
-// requireRealWindows skips tests whose subject Wine only pretends to
-// provide (the Storage Management classes return no rows there), so they
-// can never pass by testing a stub.
-func requireRealWindows(t *testing.T) {
-	t.Helper()
-	if underWine() {
-		t.Skip("Wine fakes the Storage Management API (0 rows for every MSFT_ class); this test needs real Windows")
-	}
-}
 
 // TestClientQueryCIMv2 exercises the COM plumbing (locator, ConnectServer,
 // ExecQuery, enumeration, Properties_.Item(name).Value). Wine implements
@@ -68,7 +33,7 @@ func TestClientQueryCIMv2(t *testing.T) {
 // TestClientQueryAllProperties reads every property by enumerating
 // Properties_ (a SELECT * without a Select list).
 func TestClientQueryAllProperties(t *testing.T) {
-	skipUnderWine(t, "Wine's SWbemPropertySet has no _NewEnum (E_NOTIMPL)")
+	testutil.RequireRealWindows(t, "Wine's SWbemPropertySet has no _NewEnum (E_NOTIMPL)")
 	rows, err := NewClient(CIMv2Namespace).Query(context.Background(), Query("Win32_OperatingSystem"))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +47,7 @@ func TestClientQueryAllProperties(t *testing.T) {
 // spawned InParameters object and out-parameters, on the read-only
 // StdRegProv.GetStringValue.
 func TestClientCallStaticWithInParameters(t *testing.T) {
-	skipUnderWine(t, "Wine's SWbemObject has no SpawnInstance_ (E_NOTIMPL)")
+	testutil.RequireRealWindows(t, "Wine's SWbemObject has no SpawnInstance_ (E_NOTIMPL)")
 	out, err := NewClient(CIMv2Namespace).CallStatic(context.Background(), "StdRegProv", "GetStringValue",
 		Arg("hDefKey", uint32(0x80000002)), // HKEY_LOCAL_MACHINE
 		Arg("sSubKeyName", `SOFTWARE\Microsoft\Windows NT\CurrentVersion`),
@@ -116,7 +81,7 @@ func TestClientCanceledContext(t *testing.T) {
 // TestClientStorageNamespace reads MSFT_Disk and calls the static,
 // read-only MSFT_StorageSetting.Get on real Windows (administrator).
 func TestClientStorageNamespace(t *testing.T) {
-	requireRealWindows(t)
+	testutil.RequireRealWindows(t, "Wine fakes the Storage Management API (0 rows for every MSFT_ class)")
 	c := NewClient(StorageNamespace)
 	rows, err := c.Query(context.Background(), Query("MSFT_Disk").Select("Number", "Size", "IsOffline", "PartitionStyle"))
 	if errors.Is(err, errdefs.ErrPermissionDenied) {
