@@ -24,20 +24,23 @@ const groupsFile = "zz_generated.groups.go"
 
 // generatedGroups are the groups a Node forwards, in the file's order.
 var generatedGroups = []struct {
-	name  string
-	iface reflect.Type
+	name  string       // package name
+	field string       // the groups.Set field and the Node method
+	title string       // how prose names the group
+	iface reflect.Type // the group's Interface
 }{
-	{"disk", reflect.TypeFor[disk.Interface]()},
-	{"volume", reflect.TypeFor[volume.Interface]()},
-	{"filesystem", reflect.TypeFor[filesystem.Interface]()},
-	{"smb", reflect.TypeFor[smb.Interface]()},
-	{"iscsi", reflect.TypeFor[iscsi.Interface]()},
-	{"system", reflect.TypeFor[system.Interface]()},
+	{"disk", "Disk", "disk", reflect.TypeFor[disk.Interface]()},
+	{"volume", "Volume", "volume", reflect.TypeFor[volume.Interface]()},
+	{"filesystem", "Filesystem", "filesystem", reflect.TypeFor[filesystem.Interface]()},
+	{"smb", "SMB", "SMB", reflect.TypeFor[smb.Interface]()},
+	{"iscsi", "ISCSI", "iSCSI", reflect.TypeFor[iscsi.Interface]()},
+	{"system", "System", "system", reflect.TypeFor[system.Interface]()},
 }
 
-// generateGroups writes one type per group whose every method is one
-// line over call (guard.go): the Interface's methods, read from the
-// Interface itself, so no method can be missed or call the wrong one.
+// generateGroups writes Node's accessor of each group, and one type per
+// group whose every method is one line over call (guard.go): the
+// Interface's methods, read from the Interface itself, so no method can
+// be missed or call the wrong one.
 func generateGroups() []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -47,6 +50,10 @@ func generateGroups() []byte {
 		p("\t%q\n", g.iface.PkgPath())
 	}
 	p(")\n")
+	for _, g := range generatedGroups {
+		p("\n// %s returns the %s group.\n", g.field, g.title)
+		p("func (n *Node) %s() %s.Interface { return n.set.%s }\n", g.field, g.name, g.field)
+	}
 	for _, g := range generatedGroups {
 		typ := g.name + "Guard"
 		p("\n// %s is the %s group of a Node: each method goes through the call gate.\n", typ, g.name)

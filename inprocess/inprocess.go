@@ -48,12 +48,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
@@ -277,24 +271,6 @@ func workingDirs(o Options) []string {
 	}
 	return append(append([]string(nil), o.WorkingDirs...), kubelet)
 }
-
-// Disk returns the disk group.
-func (n *Node) Disk() disk.Interface { return n.set.Disk }
-
-// Volume returns the volume group.
-func (n *Node) Volume() volume.Interface { return n.set.Volume }
-
-// Filesystem returns the filesystem group.
-func (n *Node) Filesystem() filesystem.Interface { return n.set.Filesystem }
-
-// SMB returns the SMB group.
-func (n *Node) SMB() smb.Interface { return n.set.SMB }
-
-// ISCSI returns the iSCSI group.
-func (n *Node) ISCSI() iscsi.Interface { return n.set.ISCSI }
-
-// System returns the system group.
-func (n *Node) System() system.Interface { return n.set.System }
 
 // Simulated returns the simulated host behind the groups, for a test that
 // arranges or inspects the node (AddDisk, ListVolumes, ReadFile); nil

@@ -13,6 +13,24 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
+// Disk returns the disk group.
+func (n *Node) Disk() disk.Interface { return n.set.Disk }
+
+// Volume returns the volume group.
+func (n *Node) Volume() volume.Interface { return n.set.Volume }
+
+// Filesystem returns the filesystem group.
+func (n *Node) Filesystem() filesystem.Interface { return n.set.Filesystem }
+
+// SMB returns the SMB group.
+func (n *Node) SMB() smb.Interface { return n.set.SMB }
+
+// ISCSI returns the iSCSI group.
+func (n *Node) ISCSI() iscsi.Interface { return n.set.ISCSI }
+
+// System returns the system group.
+func (n *Node) System() system.Interface { return n.set.System }
+
 // diskGuard is the disk group of a Node: each method goes through the call gate.
 type diskGuard struct {
 	g *guard
