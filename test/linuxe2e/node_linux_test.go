@@ -22,6 +22,7 @@ import (
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -53,6 +54,17 @@ func newNode(t *testing.T, fsType string, extra ...string) *node {
 	// The daemon sees only the root disk and the test's loop disks: see
 	// linuxnode.OwnDisks.
 	return nodeOn(t, s, fsType, extra...)
+}
+
+// newExt4Node is newNode for the tests that are about something other
+// than the filesystem: it skips the test unless it runs as root with
+// mkfs.ext4 installed, and starts the daemon with
+// --linux-filesystem=ext4.
+func newExt4Node(t *testing.T) *node {
+	t.Helper()
+	testutil.RequireRoot(t)
+	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
+	return newNode(t, "ext4")
 }
 
 // nodeOn starts a daemon on the scratch area s, as newNode does.
@@ -258,6 +270,17 @@ func (n *node) formattedVolume(num uint32) string {
 	_, err = n.vol.FormatVolume(n.ctx(), &volumev1.FormatVolumeRequest{VolumeId: id})
 	n.ok("FormatVolume", err)
 	return id
+}
+
+// attachVolume attaches a loop disk of size bytes backed by the file
+// named name, finds it by its serial as a driver does, and makes it one
+// formatted volume (formattedVolume). It returns the disk, its number and
+// the volume's ID.
+func (n *node) attachVolume(name string, size int64) (*linuxnode.Loop, uint32, string) {
+	n.t.Helper()
+	l := n.attach(name, size)
+	num := n.findDisk(l.File, "")
+	return l, num, n.formattedVolume(num)
 }
 
 // publishPath is where kubelet publishes CSI volume pvc into pod podUID

@@ -218,16 +218,9 @@ rules:
 	ctx := n.ctx()
 
 	// Driver A's flow on its disk.
-	l := n.attach("csi-e2e-objects-a.img", 64<<20)
-	num := n.findDisk(l.File, "")
-	n.ok("A: PartitionDisk", n.partition(num))
-	vols, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: num})
-	n.ok("A: ListVolumesOnDisk", err)
-	id := vols.VolumeIds[0]
-	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id})
-	n.ok("A: FormatVolume of its fresh volume", err)
+	_, num, id := n.attachVolume("csi-e2e-objects-a.img", 64<<20)
 	staging := filepath.Join(rootA, "pv1", "globalmount")
-	_, err = n.fs.Mkdir(ctx, &filesystemv1.MkdirRequest{Path: filepath.Dir(staging)})
+	_, err := n.fs.Mkdir(ctx, &filesystemv1.MkdirRequest{Path: filepath.Dir(staging)})
 	n.ok("A: Mkdir(staging parent)", err)
 	_, err = n.vol.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: id, TargetPath: staging})
 	n.ok("A: MountVolume(staging)", err)
@@ -279,14 +272,7 @@ rules:
 	// formatted itself: first in the working directory, beside the
 	// plugin directories, then outside it, where only the host's mount
 	// table (the daemon reads /proc/1/mountinfo) shows it.
-	l2 := n.attach("csi-e2e-objects-out.img", 64<<20)
-	num2 := n.findDisk(l2.File, "")
-	n.ok("A: PartitionDisk(second disk)", n.partition(num2))
-	vols2, err := n.vol.ListVolumesOnDisk(ctx, &volumev1.ListVolumesOnDiskRequest{DiskNumber: num2})
-	n.ok("A: ListVolumesOnDisk(second disk)", err)
-	id2 := vols2.VolumeIds[0]
-	_, err = n.vol.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: id2})
-	n.ok("A: FormatVolume(second disk)", err)
+	l2, num2, id2 := n.attachVolume("csi-e2e-objects-out.img", 64<<20)
 	hostDir := privateDir(t, "lnxobj")
 	for _, where := range []string{filepath.Join(s.Kubelet, "elsewhere", "x"), filepath.Join(hostDir, "mnt")} {
 		n.ok("mkdir", os.MkdirAll(where, 0o750))

@@ -162,9 +162,7 @@ func wholeDiskFlow(t *testing.T, n *node, fs string, mkfs []string, size int64) 
 // keep working, and SetDiskState(online) gives the clone new identities,
 // so it stages beside the original under a volume ID of its own.
 func TestClonedDiskOverTheWire(t *testing.T) {
-	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	n := newNode(t, "ext4")
+	n := newExt4Node(t)
 	ctx := n.ctx()
 	const size = 64 << 20
 	a := n.attach("csi-e2e-original.img", size)
@@ -222,9 +220,7 @@ func TestHostOnlyMountOverTheWire(t *testing.T) {
 	hostDir := privateDir(t, "lnxhost")
 	n := newNode(t, "ext4")
 	ctx := n.ctx()
-	l := n.attach("csi-e2e-hostonly.img", 64<<20)
-	num := n.findDisk(l.File, "")
-	id := n.formattedVolume(num)
+	l, num, id := n.attachVolume("csi-e2e-hostonly.img", 64<<20)
 
 	mnt := filepath.Join(hostDir, "mnt")
 	n.ok("mkdir", os.Mkdir(mnt, 0o750))

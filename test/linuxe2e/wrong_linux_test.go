@@ -16,7 +16,6 @@ import (
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -29,9 +28,7 @@ const missingVolume = "6e9c8e8c-0000-4000-8000-00000000e2e0"
 // or leading out of it through a link. Each must fail with the documented
 // code and change nothing.
 func TestWrongInputs(t *testing.T) {
-	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	n := newNode(t, "ext4")
+	n := newExt4Node(t)
 	ctx := n.ctx()
 	before := n.state()
 
@@ -195,13 +192,9 @@ func TestWrongInputs(t *testing.T) {
 // such a link. The link here leads to a directory of the test, so nothing
 // outside the test is touched either way.
 func TestMountTargetThroughLink(t *testing.T) {
-	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	n := newNode(t, "ext4")
+	n := newExt4Node(t)
 	ctx := n.ctx()
-	l := n.attach("csi-e2e-link.img", 32<<20)
-	num := n.findDisk(l.File, "")
-	id := n.formattedVolume(num)
+	l, _, id := n.attachVolume("csi-e2e-link.img", 32<<20)
 
 	outside := filepath.Join(n.s.Dir, "outside")
 	n.ok("mkdir", os.Mkdir(outside, 0o750))

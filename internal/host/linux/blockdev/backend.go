@@ -515,25 +515,26 @@ func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, s
 		paths[filepath.Join(b.cfg.DevRoot, p.name)] = true
 	}
 	var reasons []string
-	for _, m := range mounts {
-		// btrfs reports an anonymous st_dev, so match the source too.
-		if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
-			continue
+	// ofDisk picks the mounts of the disk and its partitions from one
+	// table, and gives each outside the mount roots as a reason (where
+	// says in which namespace): the proxy's table and the host's are read
+	// alike.
+	ofDisk := func(ms []mountinfo.Mount, where string) []mountinfo.Mount {
+		var out []mountinfo.Mount
+		for _, m := range ms {
+			// btrfs reports an anonymous st_dev, so match the source too.
+			if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
+				continue
+			}
+			out = append(out, m)
+			if !strictlyBelow(m.MountPoint, roots) {
+				reasons = append(reasons, fmt.Sprintf("%s is mounted at %s%s", m.Source, m.MountPoint, where))
+			}
 		}
-		d.mounts = append(d.mounts, m)
-		if !strictlyBelow(m.MountPoint, roots) {
-			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s", m.Source, m.MountPoint))
-		}
+		return out
 	}
-	for _, m := range hostMounts {
-		if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
-			continue
-		}
-		d.hostMounts = append(d.hostMounts, m)
-		if !strictlyBelow(m.MountPoint, roots) {
-			reasons = append(reasons, fmt.Sprintf("%s is mounted at %s in the host's mount namespace", m.Source, m.MountPoint))
-		}
-	}
+	d.mounts = append(d.mounts, ofDisk(mounts, "")...)
+	d.hostMounts = append(d.hostMounts, ofDisk(hostMounts, " in the host's mount namespace")...)
 	for _, sw := range swaps {
 		if name, ok := devs[sw]; ok {
 			d.swap = append(d.swap, name)

@@ -63,6 +63,35 @@ func (fx *fixture) growDisk(t *testing.T, name string, size int64) {
 	}
 }
 
+// cloneDisk copies fixture disk from onto disk to, grown to the same
+// size, as a disk restored from a snapshot carries its source's partition
+// table and GUIDs.
+func (fx *fixture) cloneDisk(t *testing.T, from, to string) {
+	t.Helper()
+	img, err := os.ReadFile(filepath.Join(fx.dev, from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.growDisk(t, to, int64(len(img)))
+	patchFile(t, filepath.Join(fx.dev, to), 0, img)
+}
+
+// loop3Volume partitions the fixture's loop3 through b and returns the ID
+// of the one volume PartitionDisk makes on it: the start of most tests
+// of a volume on the fake kernel.
+func loop3Volume(t *testing.T, b *Backend) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("ListVolumesOnDisk = %v, %v", ids, err)
+	}
+	return ids[0]
+}
+
 // fakeMkfs makes FakeExec's mkfs write a superblock, so the probe sees the
 // result as it would after a real mkfs.
 func fakeMkfs(t *testing.T) func(argv []string) ([]byte, error) {
@@ -210,6 +239,34 @@ func services(t *testing.T, fx *fixture, cfg Config) (*disk.Service, *volume.Ser
 	return disk.NewService(b.Disk()), volume.NewService(b.Volume(), pol), root
 }
 
+// partitionOne partitions disk n through the disk Service and returns the
+// ID of the one volume the volume Service then lists on it: how a driver's
+// stage starts, and so the start of the Services' volume tests, on the
+// fixture and on real loop disks alike.
+func partitionOne(t *testing.T, ds *disk.Service, vs *volume.Service, n uint32) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
+		t.Fatal(err)
+	}
+	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
+	if err != nil || len(vols.VolumeIDs) != 1 {
+		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
+	}
+	return vols.VolumeIDs[0]
+}
+
+// isFormatted asks the volume Service whether volume id holds a
+// filesystem, failing the test if it cannot tell.
+func isFormatted(t *testing.T, vs *volume.Service, id string) bool {
+	t.Helper()
+	r, err := vs.IsVolumeFormatted(context.Background(), &volume.IsVolumeFormattedRequest{VolumeID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Formatted
+}
+
 func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	fx := newFixture(t)
 	fx.exec.Respond = fakeMkfs(t)
@@ -258,15 +315,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatalf("reconcile calls = %q", got)
 	}
 
-	formatted := func() bool {
-		t.Helper()
-		r, err := vs.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Formatted
-	}
-	if formatted() {
+	if isFormatted(t, vs, id) {
 		t.Fatal("new volume is formatted")
 	}
 	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
@@ -276,7 +325,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	if calls := fx.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", dev}, {"mkfs.ext4", "-q", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", dev}}) {
 		t.Fatalf("mkfs argv = %q", calls)
 	}
-	if !formatted() {
+	if !isFormatted(t, vs, id) {
 		t.Fatal("formatted volume reads as unformatted")
 	}
 	_, err = vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: strings.ToUpper(id)})
@@ -582,14 +631,7 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	b := fx.backend(t, Config{Filesystem: "xfs"})
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantErr(t, b.FormatVolume(ctx, ids[0]), errdefs.ErrOutOfRange, "XFS needs at least 300 MiB")
+	wantErr(t, b.FormatVolume(ctx, loop3Volume(t, b)), errdefs.ErrOutOfRange, "XFS needs at least 300 MiB")
 
 	// A larger disk, and mkfs.xfs missing from the host.
 	fx2 := newFixture(t)
@@ -598,11 +640,8 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 		return nil, &ExitError{Argv: argv, Code: -1, Err: fmt.Errorf("exec: %q: %w", argv[0], exec.ErrNotFound)}
 	}
 	b2 := fx2.backend(t, Config{Filesystem: "xfs"})
-	if err := b2.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, _ = b2.ListVolumesOnDisk(ctx, nLoop3, 0)
-	wantErr(t, b2.FormatVolume(ctx, ids[0]), errdefs.ErrFailedPrecondition, "Debian package xfsprogs")
+	id := loop3Volume(t, b2)
+	wantErr(t, b2.FormatVolume(ctx, id), errdefs.ErrFailedPrecondition, "Debian package xfsprogs")
 	// blkid is missing too: the built-in probe decides alone.
 	if calls := fx2.exec.Calls(); !reflect.DeepEqual(calls, [][]string{{"blkid", "-p", "-o", "export", "--", filepath.Join(fx2.dev, "loop3p1")}, {"mkfs.xfs", "-q", filepath.Join(fx2.dev, "loop3p1")}}) {
 		t.Fatalf("mkfs.xfs argv = %q", calls)
@@ -612,12 +651,12 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 	// mount when it is not mounted.
 	fx2.exec = &FakeExec{Respond: fakeMkfs(t)}
 	b3 := fx2.backend(t, Config{Filesystem: "xfs"})
-	if err := b3.FormatVolume(ctx, ids[0]); err != nil {
+	if err := b3.FormatVolume(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	fx2.growDisk(t, "loop3", 1<<30)
 	_ = fx2.k.takeCalls()
-	if err := b3.ResizeVolume(ctx, ids[0], (1023-1)<<20); err != nil {
+	if err := b3.ResizeVolume(ctx, id, (1023-1)<<20); err != nil {
 		t.Fatal(err)
 	}
 	calls := fx2.k.takeCalls()
@@ -632,7 +671,7 @@ func TestFormatChoicesAndLimits(t *testing.T) {
 	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("temporary mount point %s left behind: %v", tmp, err)
 	}
-	_, _, err = b3.VolumeSizes(ctx, "0fc63daf-8483-4772-8e79-000000000000")
+	_, _, err := b3.VolumeSizes(ctx, "0fc63daf-8483-4772-8e79-000000000000")
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
 }
 
@@ -641,11 +680,7 @@ func TestMountTargetRules(t *testing.T) {
 	fx.exec.Respond = fakeMkfs(t)
 	ds, vs, root := services(t, fx, Config{})
 	ctx := context.Background()
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
-		t.Fatal(err)
-	}
-	vols, _ := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3})
-	id := vols.VolumeIDs[0]
+	id := partitionOne(t, ds, vs, nLoop3)
 	mount := func(target string) error {
 		_, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
 		return err
@@ -703,12 +738,7 @@ func TestAmbiguousVolumeID(t *testing.T) {
 	}
 	// Clone loop3 onto vdb, as a disk restored from a snapshot carries
 	// the partition GUIDs of its source.
-	img, err := os.ReadFile(filepath.Join(fx.dev, "loop3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.growDisk(t, "vdb", int64(len(img)))
-	patchFile(t, filepath.Join(fx.dev, "vdb"), 0, img)
+	fx.cloneDisk(t, "loop3", "vdb")
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		t.Fatal(err)
@@ -778,14 +808,7 @@ func TestFormatAsksBlkid(t *testing.T) {
 				return nil, &ExitError{Argv: argv, Code: tc.code, Stderr: "ambivalent result (probably more filesystems on the device)"}
 			}
 			b := fx.backend(t, Config{})
-			if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-				t.Fatal(err)
-			}
-			ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = b.FormatVolume(ctx, ids[0])
+			err := b.FormatVolume(ctx, loop3Volume(t, b))
 			calls := fx.exec.Calls()
 			if tc.refuse == "" {
 				if err != nil || len(calls) != 2 || calls[1][0] != "mkfs.ext4" {
@@ -848,19 +871,13 @@ func TestProtectiveMBRFollowsGrowth(t *testing.T) {
 	ctx := context.Background()
 	fx := newFixture(t)
 	b := fx.backend(t, Config{})
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := loop3Volume(t, b)
 	fx.growDisk(t, "loop3", 512<<20)
-	_, maxSize, err := b.VolumeSizes(ctx, ids[0])
+	_, maxSize, err := b.VolumeSizes(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.ResizeVolume(ctx, ids[0], maxSize); err != nil {
+	if err := b.ResizeVolume(ctx, id, maxSize); err != nil {
 		t.Fatal(err)
 	}
 	sector0 := readAt(t, filepath.Join(fx.dev, "loop3"), 0, 512)
@@ -901,16 +918,13 @@ func TestMountChecksExt4(t *testing.T) {
 			}
 			_, vs, root := services(t, fx, Config{Filesystem: tc.fs})
 			b := fx.backend(t, Config{Filesystem: tc.fs, MountRoots: []string{root}})
-			if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-				t.Fatal(err)
-			}
-			ids, _ := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-			if err := b.FormatVolume(ctx, ids[0]); err != nil {
+			id := loop3Volume(t, b)
+			if err := b.FormatVolume(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			_ = fx.k.takeCalls()
 			dev := filepath.Join(fx.dev, "loop3p1")
-			_, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: ids[0], TargetPath: filepath.Join(root, "m")})
+			_, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: filepath.Join(root, "m")})
 			calls := fx.exec.Calls()
 			last := calls[len(calls)-1]
 			if tc.fs == "xfs" {
@@ -946,24 +960,18 @@ func TestFormatRefusesBusyVolume(t *testing.T) {
 	fx.exec.Respond = fakeMkfs(t)
 	ctx := context.Background()
 	b := fx.backend(t, Config{})
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := loop3Volume(t, b)
 	fx.k.mu.Lock()
 	fx.k.busy = map[string]bool{"loop3p1": true}
 	fx.k.mu.Unlock()
-	wantErr(t, b.FormatVolume(ctx, ids[0]), errdefs.ErrUnavailable, "a previous format may still be running; retry")
+	wantErr(t, b.FormatVolume(ctx, id), errdefs.ErrUnavailable, "a previous format may still be running; retry")
 	if calls := fx.exec.Calls(); len(calls) != 0 {
 		t.Fatalf("tools ran on a busy volume: %q", calls)
 	}
 	fx.k.mu.Lock()
 	fx.k.busy = nil
 	fx.k.mu.Unlock()
-	if err := b.FormatVolume(ctx, ids[0]); err != nil {
+	if err := b.FormatVolume(ctx, id); err != nil {
 		t.Fatalf("FormatVolume once the volume is free: %v", err)
 	}
 }

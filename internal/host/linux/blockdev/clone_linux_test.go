@@ -30,14 +30,7 @@ func TestClonedDisk(t *testing.T) {
 	c := h.attach("csi-clone.img", size)
 	ds, vs, _ := realServices(t, h, "ext4", a.name, c.name)
 	na, nc := findLoop(t, ds, a), findLoop(t, ds, c)
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: na}); err != nil {
-		t.Fatal(err)
-	}
-	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: na})
-	if err != nil || len(vols.VolumeIDs) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
-	}
-	id := vols.VolumeIDs[0]
+	id := partitionOne(t, ds, vs, na)
 	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
 		t.Fatal(err)
 	}

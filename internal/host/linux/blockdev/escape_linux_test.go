@@ -12,10 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // escapeEnv is a formatted volume on a real loop disk, a directory outside
@@ -33,36 +31,10 @@ type escapeEnv struct {
 
 func newEscapeEnv(t *testing.T) *escapeEnv {
 	t.Helper()
-	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
-	ctx := context.Background()
-	h := newHarness(t)
-	l := h.attach("csi-test-escape.img", 32<<20)
-	ds, vs, b := realServices(t, h, "ext4", l.name)
-	var n uint32
-	ids, err := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for num, id := range ids.DiskIDs {
-		if id.SerialNumber == l.file { // a loop disk's serial is its backing file
-			n = num
-		}
-	}
-	if n == 0 {
-		t.Fatalf("loop disk %s not listed: %+v", l.name, ids.DiskIDs)
-	}
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		t.Fatal(err)
-	}
-	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	if err != nil || len(vols.VolumeIDs) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
-	}
-	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: vols.VolumeIDs[0]}); err != nil {
-		t.Fatal(err)
-	}
-	e := &escapeEnv{h: h, vs: vs, b: b, id: vols.VolumeIDs[0], outside: filepath.Join(h.files, "outside"),
+	v := newLoopVolume(t, "csi-test-escape.img", 32<<20)
+	v.format(t)
+	h := v.h
+	e := &escapeEnv{h: h, vs: v.vs, b: v.b, id: v.id, outside: filepath.Join(h.files, "outside"),
 		escape: filepath.Join(h.root, "pods", "evil", "escape")}
 	if err := os.MkdirAll(e.outside, 0o750); err != nil {
 		t.Fatal(err)
@@ -216,19 +188,12 @@ func nestedEnv(t *testing.T) (fx *fixture, b *Backend, id, outer, inner string) 
 		t.Fatal(err)
 	}
 	b = fx.backend(t, Config{MountRoots: []string{outer, inner}})
-	ctx := context.Background()
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil || len(ids) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %q, %v", ids, err)
-	}
-	if err := b.FormatVolume(ctx, ids[0]); err != nil {
+	id = loop3Volume(t, b)
+	if err := b.FormatVolume(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	_ = fx.k.takeCalls()
-	return fx, b, ids[0], outer, inner
+	return fx, b, id, outer, inner
 }
 
 // TestNestedWorkingDirThroughLinkIsNoMountTarget: the inner working

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
@@ -26,25 +24,12 @@ import (
 // mountinfo is /proc/<pid>/mountinfo of the process in it.
 func TestHostOnlyMount(t *testing.T) {
 	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
 	testutil.RequireTool(t, "util-linux", "unshare")
 	testutil.RequireTool(t, "mount", "mount")
 	ctx := context.Background()
-	h := newHarness(t)
-	l := h.attach("csi-hostonly.img", 64<<20)
-	ds, vs, _ := realServices(t, h, "ext4", l.name)
-	n := findLoop(t, ds, l)
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		t.Fatal(err)
-	}
-	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	if err != nil || len(vols.VolumeIDs) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
-	}
-	id := vols.VolumeIDs[0]
-	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
-		t.Fatal(err)
-	}
+	v := newLoopVolume(t, "csi-hostonly.img", 64<<20)
+	v.format(t)
+	h, l, n, id := v.h, v.l, v.n, v.id
 	// The "host": a private mount namespace with the partition mounted
 	// outside the proxy's working directory.
 	mnt := filepath.Join(h.files, "mnt")

@@ -40,6 +40,44 @@ func realServices(t *testing.T, h *harness, fs string, disks ...string) (*disk.S
 	return disk.NewService(b.Disk()), volume.NewService(b.Volume(), pol), b
 }
 
+// loopVolume is where a root test of one volume starts: a harness with
+// one loop disk, the real backend and its Services limited to that disk,
+// the disk's number (found by its ID, as a driver finds it) and the one
+// volume PartitionDisk made on it, not yet formatted.
+type loopVolume struct {
+	h  *harness
+	l  *loopDisk
+	ds *disk.Service
+	vs *volume.Service
+	b  *Backend
+	n  uint32
+	id string
+}
+
+// newLoopVolume attaches a loop disk of size bytes backed by the file
+// named file and partitions it through the Services, for ext4. It skips
+// the test unless it runs as root with mkfs.ext4 installed, since every
+// caller formats the volume.
+func newLoopVolume(t *testing.T, file string, size int64) *loopVolume {
+	t.Helper()
+	testutil.RequireRoot(t)
+	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
+	v := &loopVolume{h: newHarness(t)}
+	v.l = v.h.attach(file, size)
+	v.ds, v.vs, v.b = realServices(t, v.h, "ext4", v.l.name)
+	v.n = findLoop(t, v.ds, v.l)
+	v.id = partitionOne(t, v.ds, v.vs, v.n)
+	return v
+}
+
+// format formats the volume through the volume Service.
+func (v *loopVolume) format(t *testing.T) {
+	t.Helper()
+	if _, err := v.vs.FormatVolume(context.Background(), &volume.FormatVolumeRequest{VolumeID: v.id}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // blkid asks util-linux about a device, as an independent witness; "" if
 // blkid is not installed.
 func blkid(t *testing.T, tag, dev string) string {
@@ -82,20 +120,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	ds, vs, b := realServices(t, h, fs, l.name)
 
 	// Find the disk the way a driver does: by its IDs.
-	ids, err := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n uint32
-	found := false
-	for num, id := range ids.DiskIDs {
-		if id.SerialNumber == l.file {
-			n, found = num, true
-		}
-	}
-	if !found {
-		t.Fatalf("no disk with serial %s in %+v", l.file, ids.DiskIDs)
-	}
+	n := findLoop(t, ds, l)
 	if seq, _ := readAttr("/sys/block/"+l.name, "diskseq"); seq != strconv.FormatUint(uint64(n), 10) {
 		t.Fatalf("disk number %d is not %s's diskseq %s", n, l.name, seq)
 	}
@@ -129,7 +154,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 		t.Fatalf("blkid says the partition GUID is %s, the volume ID is %s", w, id)
 	}
 	// Partitioned, the loop device has a GPT disk GUID for page83.
-	ids, err = ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
+	ids, err := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
 	if err != nil || ids.DiskIDs[n] == nil || ids.DiskIDs[n].Page83 == "" {
 		t.Fatalf("ListDiskIDs after PartitionDisk = %+v, %v", ids, err)
 	}
@@ -149,21 +174,13 @@ func lifecycle(t *testing.T, fs string, size int64) {
 		t.Fatalf("partition device not restored after BLKRRPART: %v", err)
 	}
 
-	formatted := func() bool {
-		t.Helper()
-		r, err := vs.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Formatted
-	}
-	if formatted() {
+	if isFormatted(t, vs, id) {
 		t.Fatal("a new partition is formatted")
 	}
 	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if !formatted() {
+	if !isFormatted(t, vs, id) {
 		t.Fatal("formatted volume reads unformatted")
 	}
 	if w := blkid(t, "TYPE", part); w != "" && w != fs {

@@ -78,6 +78,23 @@ func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error
 	return v, nil
 }
 
+// writableProbed is writable followed by probing the volume's device: how
+// the calls that act on the filesystem a volume holds (mounting it,
+// growing it) begin. It returns the volume, its device node and what the
+// device holds.
+func (b *Backend) writableProbed(ctx context.Context, id, verb string) (*volRef, string, fsInfo, error) {
+	v, err := b.writable(ctx, id, verb)
+	if err != nil {
+		return nil, "", fsInfo{}, err
+	}
+	dev, err := v.device(b.cfg.DevRoot)
+	if err != nil {
+		return nil, "", fsInfo{}, err
+	}
+	info, err := probeDevice(dev)
+	return v, dev, info, err
+}
+
 // unmountBusyTries and unmountBusyDelay bound how long UnmountVolume
 // waits out a busy mount: 10 tries 100 ms apart.
 const (
@@ -290,15 +307,7 @@ func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum 
 // e2fsck -f -y and resize2fs on an unmounted one. A mounted ext4 without
 // CAP_SYS_RESOURCE is refused before anything changes.
 func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error {
-	v, err := b.writable(ctx, id, "resize a volume of")
-	if err != nil {
-		return err
-	}
-	dev, err := v.device(b.cfg.DevRoot)
-	if err != nil {
-		return err
-	}
-	info, err := probeDevice(dev)
+	v, dev, info, err := b.writableProbed(ctx, id, "resize a volume of")
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // TestVolumeMountsOnLoopDisk: on a real loop disk, the kernel's own
@@ -23,27 +21,13 @@ import (
 // working directories alone would miss. Unmounted, the volume is mounted
 // nowhere again.
 func TestVolumeMountsOnLoopDisk(t *testing.T) {
-	testutil.RequireRoot(t)
-	testutil.RequireTool(t, "e2fsprogs", "mkfs.ext4")
 	ctx := context.Background()
-	h := newHarness(t)
-	l := h.attach("csi-volmounts.img", 64<<20)
-	ds, vs, b := realServices(t, h, "ext4", l.name)
-	n := findLoop(t, ds, l)
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		t.Fatal(err)
-	}
-	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	if err != nil || len(vols.VolumeIDs) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %+v, %v", vols, err)
-	}
-	id := vols.VolumeIDs[0]
+	v := newLoopVolume(t, "csi-volmounts.img", 64<<20)
+	h, vs, b, id := v.h, v.vs, v.b, v.id
 	if got, err := b.VolumeMounts(ctx, id); err != nil || len(got) != 0 {
 		t.Fatalf("VolumeMounts of a fresh partition = %q, %v; want none", got, err)
 	}
-	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
-		t.Fatal(err)
-	}
+	v.format(t)
 	stage := filepath.Join(h.root, "stage")
 	if _, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: stage}); err != nil {
 		t.Fatal(err)

@@ -40,14 +40,7 @@ func TestVolumeMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := fx.backend(t, Config{HostMountTable: hostTable})
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil || len(ids) != 1 {
-		t.Fatalf("ListVolumesOnDisk = %v, %v", ids, err)
-	}
-	id := ids[0]
+	id := loop3Volume(t, b)
 	// The fake kernel gave loop3p1 259:100.
 	if d := fx.k.devOf("loop3p1"); d != (devNum{259, 100}) {
 		t.Fatalf("loop3p1 is %v, want 259:100", d)
@@ -152,19 +145,8 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 
 	// loop3 partitioned and mounted, then cloned onto sdb, whose copy of
 	// the partition is mounted elsewhere.
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := os.ReadFile(filepath.Join(fx.dev, "loop3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.growDisk(t, "sdb", int64(len(img)))
-	patchFile(t, filepath.Join(fx.dev, "sdb"), 0, img)
+	id := loop3Volume(t, b)
+	fx.cloneDisk(t, "loop3", "sdb")
 	if _, err := b.ListVolumesOnDisk(ctx, nSDB, 0); err != nil { // gives sdb1 a device
 		t.Fatal(err)
 	}
@@ -176,7 +158,7 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 		"41 29 259:100 / /var/lib/kubelet/plugins/a/staging/pv1 rw - ext4 "+filepath.Join(fx.dev, "loop3p1")+" rw",
 		"42 29 "+sdb1.String()+" / /var/lib/kubelet/plugins/b/staging/pv9 rw - ext4 "+filepath.Join(fx.dev, "sdb1")+" rw",
 	)...)
-	got, err := b.VolumeMounts(ctx, ids[0])
+	got, err := b.VolumeMounts(ctx, id)
 	want := []string{"/var/lib/kubelet/plugins/a/staging/pv1", "/var/lib/kubelet/plugins/b/staging/pv9"}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("VolumeMounts(cloned ID) = %q, %v; want %q", got, err, want)
@@ -191,19 +173,13 @@ func TestVolumeMountsChangesNothing(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	b := fx.backend(t, Config{})
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := loop3Volume(t, b)
 	// The kernel drops the partition (a re-read of the table would).
 	if err := fx.k.deletePartition(filepath.Join(fx.dev, "loop3"), 1); err != nil {
 		t.Fatal(err)
 	}
 	fx.k.takeCalls()
-	if got, err := b.VolumeMounts(ctx, ids[0]); err != nil || len(got) != 0 {
+	if got, err := b.VolumeMounts(ctx, id); err != nil || len(got) != 0 {
 		t.Fatalf("VolumeMounts of a volume without a kernel device = %q, %v; want none", got, err)
 	}
 	for _, c := range fx.k.takeCalls() {

@@ -164,15 +164,7 @@ func (b *Backend) openMountTarget(target string) (*mountTarget, error) {
 // A target that is a symlink, not a directory, or a non-empty directory is
 // refused: mounting there would follow the link or hide data.
 func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
-	v, err := b.writable(ctx, id, "mount a volume of")
-	if err != nil {
-		return err
-	}
-	dev, err := v.device(b.cfg.DevRoot)
-	if err != nil {
-		return err
-	}
-	info, err := probeDevice(dev)
+	v, dev, info, err := b.writableProbed(ctx, id, "mount a volume of")
 	if err != nil {
 		return err
 	}

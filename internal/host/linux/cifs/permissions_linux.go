@@ -82,27 +82,49 @@ func (p Permissions) Validate() error {
 	return nil
 }
 
-// options renders p as cifs mount options, in a fixed order. The context
-// is quoted: MCS categories hold commas ("s0:c1,c2"), and the kernel's
-// LSM option parser (security/selinux/hooks.c, selinux_sb_eat_lsm_opts,
-// which cifs calls before its own parser) keeps a quoted value whole and
-// drops the quotes, as mount(8) documents for context=.
-func (p Permissions) options() []string {
-	var out []string
+// permField is one field of Permissions that is set, rendered twice: as
+// a cifs mount option and as its part of a mount directory's tag.
+type permField struct{ option, tag string }
+
+// fields renders p's set fields in a fixed order. options and tag both
+// read it, so a tag tells apart every two sets of options: a field added
+// to the options cannot be left out of the directory name, where two
+// mappings with different permissions must be two mounts. The context
+// option is quoted: MCS categories hold commas ("s0:c1,c2"), and the
+// kernel's LSM option parser (security/selinux/hooks.c,
+// selinux_sb_eat_lsm_opts, which cifs calls before its own parser) keeps a
+// quoted value whole and drops the quotes, as mount(8) documents for
+// context=. In the tag the context is "c" and a hash, since it may hold
+// any character a context holds.
+func (p Permissions) fields() []permField {
+	var out []permField
 	if p.UID != nil {
-		out = append(out, "uid="+strconv.FormatUint(uint64(*p.UID), 10))
+		u := strconv.FormatUint(uint64(*p.UID), 10)
+		out = append(out, permField{"uid=" + u, "u" + u})
 	}
 	if p.GID != nil {
-		out = append(out, "gid="+strconv.FormatUint(uint64(*p.GID), 10))
+		g := strconv.FormatUint(uint64(*p.GID), 10)
+		out = append(out, permField{"gid=" + g, "g" + g})
 	}
 	if p.FileMode != 0 {
-		out = append(out, fmt.Sprintf("file_mode=%04o", uint32(p.FileMode)))
+		m := fmt.Sprintf("%04o", uint32(p.FileMode))
+		out = append(out, permField{"file_mode=" + m, "f" + m})
 	}
 	if p.DirMode != 0 {
-		out = append(out, fmt.Sprintf("dir_mode=%04o", uint32(p.DirMode)))
+		m := fmt.Sprintf("%04o", uint32(p.DirMode))
+		out = append(out, permField{"dir_mode=" + m, "d" + m})
 	}
-	if p.SELinuxContext != "" {
-		out = append(out, `context="`+p.SELinuxContext+`"`)
+	if c := p.SELinuxContext; c != "" {
+		out = append(out, permField{`context="` + c + `"`, "c" + hashName(c)[:12]})
+	}
+	return out
+}
+
+// options renders p as cifs mount options, in fields' order.
+func (p Permissions) options() []string {
+	var out []string
+	for _, f := range p.fields() {
+		out = append(out, f.option)
 	}
 	return out
 }
@@ -115,20 +137,8 @@ func (p Permissions) options() []string {
 // owners.
 func (p Permissions) tag() string {
 	var parts []string
-	if p.UID != nil {
-		parts = append(parts, "u"+strconv.FormatUint(uint64(*p.UID), 10))
-	}
-	if p.GID != nil {
-		parts = append(parts, "g"+strconv.FormatUint(uint64(*p.GID), 10))
-	}
-	if p.FileMode != 0 {
-		parts = append(parts, fmt.Sprintf("f%04o", uint32(p.FileMode)))
-	}
-	if p.DirMode != 0 {
-		parts = append(parts, fmt.Sprintf("d%04o", uint32(p.DirMode)))
-	}
-	if p.SELinuxContext != "" {
-		parts = append(parts, "c"+hashName(p.SELinuxContext)[:12])
+	for _, f := range p.fields() {
+		parts = append(parts, f.tag)
 	}
 	return strings.Join(parts, "-")
 }

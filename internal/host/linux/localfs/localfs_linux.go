@@ -31,14 +31,7 @@ const (
 // exist; one whose parent resolves outside the working directories is
 // errdefs.ErrPermissionDenied rather than an answer about somewhere else.
 func (f *FS) PathExists(ctx context.Context, path string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	p, _, err := f.roots.Clean(path)
-	if err != nil {
-		return false, err
-	}
-	dirfd, name, err := f.roots.Parent(p)
+	p, dirfd, name, err := f.parent(ctx, path)
 	if errors.Is(err, errdefs.ErrNotFound) {
 		return false, nil
 	}
@@ -65,19 +58,15 @@ func (f *FS) PathExists(ctx context.Context, path string) (bool, error) {
 // errdefs.ErrAlreadyExists. A missing working directory is
 // errdefs.ErrNotFound: the proxy does not create its working directories.
 func (f *FS) Mkdir(ctx context.Context, path string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	p, _, err := f.roots.Clean(path)
+	p, err := f.clean(ctx, path)
 	if err != nil {
 		return err
 	}
 	fd, err := f.roots.MkdirAll(p)
-	if err != nil {
-		return err
+	if err == nil {
+		beneath.Close(fd)
 	}
-	beneath.Close(fd)
-	return nil
+	return err
 }
 
 // Rmdir implements filesystem.Host. What is at path is removed, never what
@@ -97,14 +86,7 @@ func (f *FS) Mkdir(ctx context.Context, path string) error {
 // removal meets, so a forced removal stops at a working directory nested
 // below the one removed.
 func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	p, _, err := f.roots.Clean(path)
-	if err != nil {
-		return err
-	}
-	dirfd, name, err := f.roots.Parent(p)
+	p, dirfd, name, err := f.parent(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -123,10 +105,7 @@ func (f *FS) Rmdir(ctx context.Context, path string, force bool) error {
 // directory opened is compared with the working directories by device and
 // inode before anything is removed.
 func (f *FS) RmdirContents(ctx context.Context, path string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	p, _, err := f.roots.Clean(path)
+	p, err := f.clean(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -168,10 +147,7 @@ func (f *FS) RmdirContents(ctx context.Context, path string) error {
 // under another name. An existing link to the same source is success;
 // anything else at link is errdefs.ErrAlreadyExists.
 func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	src, _, err := f.roots.Clean(source)
+	src, err := f.clean(ctx, source)
 	if err != nil {
 		return err
 	}
@@ -231,14 +207,7 @@ func (f *FS) CreateSymlink(ctx context.Context, source, link string) error {
 // directories, since that is all upstream asks (a link to an SMB share or
 // volume outside them is normal); nothing else ever follows it.
 func (f *FS) IsSymlink(ctx context.Context, path string) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	p, _, err := f.roots.Clean(path)
-	if err != nil {
-		return false, err
-	}
-	dirfd, name, err := f.roots.Parent(p)
+	p, dirfd, name, err := f.parent(ctx, path)
 	if err != nil {
 		return false, err
 	}
@@ -266,6 +235,29 @@ func (f *FS) IsSymlink(ctx context.Context, path string) (bool, error) {
 		return mp, nil
 	}
 	return false, nil
+}
+
+// clean is how every call begins: a cancelled call does nothing, and path
+// is cleaned and checked to lie in a working directory (beneath.Roots.Clean).
+func (f *FS) clean(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	p, _, err := f.roots.Clean(path)
+	return p, err
+}
+
+// parent is clean followed by resolving p's parent directory beneath its
+// working directory (beneath.Roots.Parent), for the calls that act on the
+// entry at path itself rather than on what it leads to: it returns the
+// cleaned path (for messages), the parent's descriptor, which the caller
+// closes unless err is set, and the entry's name in it.
+func (f *FS) parent(ctx context.Context, path string) (p string, dirfd int, name string, err error) {
+	if p, err = f.clean(ctx, path); err != nil {
+		return "", -1, "", err
+	}
+	dirfd, name, err = f.roots.Parent(p)
+	return p, dirfd, name, err
 }
 
 // removeEntry removes name in dirfd (display is its path, for messages)
