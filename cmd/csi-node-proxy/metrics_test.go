@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"net/http"
 	"reflect"
@@ -9,13 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/klog/v2"
-
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 )
 
 // servingMetrics finds the bound address in startMetrics' log line.
@@ -32,40 +29,12 @@ func metricsAddress(t *testing.T, logs string) string {
 	return m[1]
 }
 
-// klogBuffer collects klog's output while the test reads it: the harness's
-// syncbuf.Buffer, whose String flushes klog first so that a line logged
-// just before is there to read.
-type klogBuffer struct {
-	syncbuf.Buffer
-}
-
-// String returns what klog has written, after flushing it.
-func (k *klogBuffer) String() string {
-	klog.Flush()
-	return k.Buffer.String()
-}
-
 // captureKlog sends klog's output to the returned buffer until the test
-// ends.
-func captureKlog(t *testing.T) *klogBuffer {
+// ends, and resets the flags the daemon's flag parsing sets.
+func captureKlog(t *testing.T) *klogcapture.Buffer {
 	t.Helper()
 	resetKlog(t)
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	for _, kv := range [][2]string{{"logtostderr", "false"}, {"alsologtostderr", "false"}, {"one_output", "true"}, {"stderrthreshold", "FATAL"}} {
-		if err := fs.Set(kv[0], kv[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	buf := &klogBuffer{}
-	klog.SetOutput(buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		for _, kv := range [][2]string{{"one_output", "false"}, {"stderrthreshold", "ERROR"}} {
-			_ = fs.Set(kv[0], kv[1])
-		}
-	})
-	return buf
+	return klogcapture.Capture(t, 0)
 }
 
 // Metrics are off by default: no server, no Metrics, nothing wrapped.

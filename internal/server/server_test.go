@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -16,16 +15,15 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"k8s.io/klog/v2"
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
@@ -154,42 +152,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	poll.Must(t, what, 10*time.Second, 10*time.Millisecond, cond)
 }
 
-// syncBuffer is the shared syncbuf.Buffer, but its String flushes klog
-// first, so a test reads every line logged before it asked.
-type syncBuffer struct{ syncbuf.Buffer }
-
-func (s *syncBuffer) String() string {
-	klog.Flush()
-	return s.Buffer.String()
-}
-
 // captureLogs sends klog's output, at verbosity v, to the returned buffer
 // until the test ends. klog is global: tests that use it must not run in
 // parallel.
-func captureLogs(t *testing.T, v int) *syncBuffer {
+func captureLogs(t *testing.T, v int) *klogcapture.Buffer {
 	t.Helper()
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	set := func(name, value string) {
-		if err := fs.Set(name, value); err != nil {
-			t.Fatalf("klog flag %s: %v", name, err)
-		}
-	}
-	buf := &syncBuffer{}
-	set("logtostderr", "false")
-	set("alsologtostderr", "false")
-	set("one_output", "true") // each line once, not once per severity
-	set("stderrthreshold", "FATAL")
-	set("v", fmt.Sprint(v))
-	klog.SetOutput(buf)
-	t.Cleanup(func() {
-		klog.Flush()
-		set("v", "0")
-		set("logtostderr", "true")
-		set("one_output", "false")
-		set("stderrthreshold", "ERROR")
-	})
-	return buf
+	return klogcapture.Capture(t, v)
 }
 
 func TestHealthServing(t *testing.T) {

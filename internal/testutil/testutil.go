@@ -18,10 +18,15 @@
 //   - hostdaemon starts the real smbd and tgtd the Linux backend's tests
 //     talk to, and waits until they listen.
 //
-// Two more are not about running a daemon: genfile checks a generated
+// Three more are not about running a daemon: genfile checks a generated
 // reference page against the committed copy (the daemon's and the CLI's
-// doc tests), and httpcall sends the requests tests make to the metrics
-// and operations endpoints.
+// doc tests), httpcall sends the requests tests make to the metrics and
+// operations endpoints, and klogcapture points klog at a buffer a test
+// reads (or, in a TestMain, away from the test output).
+//
+// This package itself decides whether a test may run here: RequireRoot
+// and RequireTool for the privileged Linux tests, RequireRealWindows for
+// the Windows tests that Wine's stubs would pass without testing anything.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 )
 
 var showLog = flag.Bool("clientneg.klog", false, "print the daemon's klog output (every failed call is logged)")
@@ -16,19 +18,14 @@ var showLog = flag.Bool("clientneg.klog", false, "print the daemon's klog output
 // the tests make calls that fail on purpose, and each is logged.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	var klogFlags flag.FlagSet
-	klog.InitFlags(&klogFlags)
-	for k, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
-		if err := klogFlags.Set(k, v); err != nil {
-			fmt.Fprintln(os.Stderr, "klog flags:", err)
-			os.Exit(2)
-		}
-	}
 	out := io.Discard
 	if *showLog {
 		out = os.Stderr
 	}
-	klog.SetOutput(out)
+	if err := klogcapture.Redirect(out, 0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	klog.Flush()
 	os.Exit(code)

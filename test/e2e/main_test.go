@@ -24,6 +24,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	volumev2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
@@ -197,20 +198,15 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	// The daemon logs every call, with redacted payloads at -v=5. Keep the
 	// log to check it for secrets, and show it only when asked.
-	var klogFlags flag.FlagSet
-	klog.InitFlags(&klogFlags)
-	for k, v := range map[string]string{"v": "5", "logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
-		if err := klogFlags.Set(k, v); err != nil {
-			fmt.Fprintln(os.Stderr, "klog flags:", err)
-			os.Exit(2)
-		}
-	}
 	log := &syncbuf.Buffer{}
 	var out io.Writer = log
 	if *showLog {
 		out = io.MultiWriter(log, os.Stderr)
 	}
-	klog.SetOutput(out)
+	if err := klogcapture.Redirect(out, 5); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 
 	code := m.Run()
 	klog.Flush()
