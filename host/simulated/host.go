@@ -24,7 +24,7 @@ import (
 // mutex guards the whole world, and no method blocks while holding it.
 //
 // The group backends are views over the one world, reached with Disk,
-// Volume, Filesystem, Smb, Iscsi and System. The other methods change or
+// Volume, Filesystem, SMB, ISCSI and System. The other methods change or
 // inspect the world the way a test or an operator would: attach, grow and
 // detach disks, put files on volumes and shares, break SMB mappings.
 type Host struct {
