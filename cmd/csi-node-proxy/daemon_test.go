@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -136,16 +135,12 @@ func TestDaemonRefusesMissingBackend(t *testing.T) {
 		{[]string{"-windows-service", "--host=simulated"}, exitFailure, "-windows-service is only available on Windows"},
 		{[]string{"--apis=nope", "--host=simulated"}, exitUsage, `unknown API "nope"`},
 	} {
-		var stderr bytes.Buffer
-		cmd := exec.Command(bin, tc.args...)
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
-			t.Errorf("%q: %v, want exit status %d", tc.args, err, tc.code)
+		code, stderr := daemonbin.RunToExit(t, bin, tc.args...)
+		if code != tc.code {
+			t.Errorf("%q: exit status %d, want %d", tc.args, code, tc.code)
 		}
-		if !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr.String(), tc.want)
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.want)
 		}
 	}
 }

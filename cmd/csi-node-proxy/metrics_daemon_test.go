@@ -5,11 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"math"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -32,6 +30,7 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 )
 
 // What the metrics test sends; none of it may appear in /metrics.
@@ -333,19 +332,15 @@ func TestDaemonMetrics(t *testing.T) {
 func TestDaemonMetricsBadAddress(t *testing.T) {
 	bin := buildDaemon(t)
 	for _, addr := range []string{"nonsense", "127.0.0.1:99999"} {
-		var stderr bytes.Buffer
 		sockDir := t.TempDir()
-		cmd := exec.Command(bin, "--host=simulated", "--socket-dir="+sockDir, "-metrics-bind-address="+addr)
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure {
-			t.Errorf("-metrics-bind-address=%s: %v, want exit status %d", addr, err, exitFailure)
+		code, stderr := daemonbin.RunToExit(t, bin, "--host=simulated", "--socket-dir="+sockDir, "-metrics-bind-address="+addr)
+		if code != exitFailure {
+			t.Errorf("-metrics-bind-address=%s: exit status %d, want %d", addr, code, exitFailure)
 		}
-		if !strings.Contains(stderr.String(), `metrics address "`+addr+`"`) {
-			t.Errorf("-metrics-bind-address=%s: stderr %q does not say why", addr, stderr.String())
+		if !strings.Contains(stderr, `metrics address "`+addr+`"`) {
+			t.Errorf("-metrics-bind-address=%s: stderr %q does not say why", addr, stderr)
 		}
-		if strings.Contains(stderr.String(), `"Serving" api=`) {
+		if strings.Contains(stderr, `"Serving" api=`) {
 			t.Errorf("-metrics-bind-address=%s: endpoints were served before the failure", addr)
 		}
 	}

@@ -246,21 +246,17 @@ func TestDaemonRefusesBrokenPolicy(t *testing.T) {
 		{[]string{"--audit-log=" + filepath.Join(dir, "no", "such", "dir", "audit.log")}, "audit log"},
 		{[]string{"--pipe-group=Users"}, "not a SID"},
 	} {
-		var stderr bytes.Buffer
 		sock, err := os.MkdirTemp("", "cnp")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(sock)
-		cmd := exec.Command(bin, append([]string{"--host=simulated", "--socket-dir=" + sock}, tc.args...)...)
-		cmd.Stderr = &stderr
-		err = cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure {
-			t.Errorf("%q: %v, want exit status %d", tc.args, err, exitFailure)
+		code, stderr := daemonbin.RunToExit(t, bin, append([]string{"--host=simulated", "--socket-dir=" + sock}, tc.args...)...)
+		if code != exitFailure {
+			t.Errorf("%q: exit status %d, want %d", tc.args, code, exitFailure)
 		}
-		if !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr.String(), tc.want)
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: stderr %q lacks %q", tc.args, stderr, tc.want)
 		}
 		if entries, _ := os.ReadDir(sock); len(entries) != 0 {
 			t.Errorf("%q: endpoints created before refusing: %v", tc.args, entries)

@@ -27,8 +27,13 @@ const fakeDaemonEnv = "DAEMONBIN_FAKE_DAEMON"
 
 // fakeDaemon prints FOO and HOME to stdout and "ready" to stderr, then
 // waits for SIGTERM: mode "clean" exits 0 on it, "fail" exits 1, and
-// "stubborn" ignores it (only SIGKILL ends it).
+// "stubborn" ignores it (only SIGKILL ends it). Mode "refuse" exits 3 at
+// once, saying why on stderr, as the daemon refuses a bad command line.
 func fakeDaemon(mode string) {
+	if mode == "refuse" {
+		fmt.Fprintln(os.Stderr, "csi-node-proxy: refused: a bad flag")
+		os.Exit(3)
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	fmt.Printf("stdout FOO=%s HOME=%s\n", os.Getenv("FOO"), os.Getenv("HOME"))
@@ -179,3 +184,13 @@ func (f *fakeTB) runCleanups() {
 }
 
 var runtimeGoexit = runtime.Goexit
+
+// TestRunToExit: the exit code and stderr of a daemon that refuses to
+// start come back to the test.
+func TestRunToExit(t *testing.T) {
+	t.Setenv(fakeDaemonEnv, "refuse")
+	code, stderr := RunToExit(t, os.Args[0])
+	if code != 3 || !strings.Contains(stderr, "refused: a bad flag") {
+		t.Errorf("RunToExit = %d, %q; want 3 and the reason", code, stderr)
+	}
+}
