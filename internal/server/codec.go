@@ -26,7 +26,7 @@ import (
 // message. For unary calls recoverPanics, the first interceptor every
 // endpoint runs, takes the mark out of decodeErrors into the call's context
 // (so no mark outlives its call, even one the policy then denies), and
-// mapErrors, the innermost, answers with it: the call is still authorised,
+// mapErrors, the innermost step (logCalls calls it), answers with it: the call is still authorised,
 // audited and logged like any other. Streaming calls (the health service's
 // Watch) are checked in checkStreamDecode.
 
