@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -137,34 +136,6 @@ func (d awsEBS) formatAndMount(ctx context.Context, source, target string) error
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(target))
 }
 
-// formatAndMountFirstVolume is the tail the drivers' FormatAndMount share:
-// take the first volume ListVolumesOnDisk lists (the drivers index [0]
-// unchecked: an empty list would panic the driver), format it if
-// IsVolumeFormatted says no, and mount it at target.
-func formatAndMountFirstVolume(ctx context.Context, p Proxy, n uint32, target string) error {
-	vols, err := p.Volume.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	if err != nil {
-		return fail("ListVolumesOnDisk", err)
-	}
-	if len(vols.VolumeIDs) == 0 {
-		return fail("ListVolumesOnDisk", errors.New("no volume listed: the driver indexes VolumeIds[0] and panics"))
-	}
-	id := vols.VolumeIDs[0]
-	f, err := p.Volume.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
-	if err != nil {
-		return fail("IsVolumeFormatted", err)
-	}
-	if !f.Formatted {
-		if _, err := p.Volume.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
-			return fail("FormatVolume", err)
-		}
-	}
-	if _, err := p.Volume.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target}); err != nil {
-		return fail("MountVolume", err)
-	}
-	return nil
-}
-
 // needResize is NodeMounter.NeedResize: Rescan (failure only logged), the
 // disk's size and the staged volume's size; "need" when the disk is at most
 // one 4 KiB block bigger than the file system (the driver's comparison, as
@@ -294,29 +265,4 @@ func (d awsEBS) NodeUnstage(ctx context.Context, v *Vol) error {
 		return nil // not staged: success, as the spec wants
 	}
 	return unmountAndOffline(ctx, d.p, d.env.normalize(v.Staging))
-}
-
-// unmountAndOffline is the unstage sequence aws-ebs (CSIProxyMounter.Unmount),
-// gcp-pd (UnmountDevice) and vsphere (csiProxyMounter.Unmount) share:
-// volume at target, UnmountVolume, Rmdir the staging dir, disk of the
-// volume, SetDiskState(offline).
-func unmountAndOffline(ctx context.Context, p Proxy, target string) error {
-	id, err := p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: target})
-	if err != nil {
-		return fail("GetVolumeIDFromTargetPath", err)
-	}
-	if _, err := p.Volume.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id.VolumeID, TargetPath: target}); err != nil {
-		return fail("UnmountVolume", err)
-	}
-	if _, err := p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-		return fail("Rmdir", err)
-	}
-	n, err := p.Volume.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: id.VolumeID})
-	if err != nil {
-		return fail("GetDiskNumberFromVolumeID", err)
-	}
-	if _, err := p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n.DiskNumber, IsOnline: false}); err != nil {
-		return fail("SetDiskState(offline)", err)
-	}
-	return nil
 }
