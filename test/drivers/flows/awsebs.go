@@ -179,28 +179,23 @@ func (d awsEBS) resize(ctx context.Context, path string) error {
 func (d awsEBS) NodePublish(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Publish)
 	// PreparePublishTarget: remove a directory a pre-1.20 kubelet made.
+	// The calls are rmdirIfExists's; the error texts are aws-ebs's own.
 	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
 	if err != nil {
-		return fail("PathExists", err)
+		return fail("PathExists", fmt.Errorf("error checking path %q exists: %w", v.Publish, err))
 	}
 	if ex.Exists {
 		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-			return fail("Rmdir", err)
+			return fail("Rmdir", fmt.Errorf("error Rmdir target %q: %w", v.Publish, err))
 		}
 	}
-	// isMounted -> IsLikelyNotMountPoint: PathExists, then IsSymlink.
-	ex, err = d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
+	// isMounted -> IsLikelyNotMountPoint.
+	mounted, err := isLikelyMountPoint(ctx, d.p, target)
 	if err != nil {
-		return fail("PathExists", err)
+		return err
 	}
-	if ex.Exists {
-		ln, err := d.p.Filesystem.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: target})
-		if err != nil {
-			return fail("IsSymlink", err)
-		}
-		if ln.IsSymlink {
-			return nil // already mounted
-		}
+	if mounted {
+		return nil // already mounted
 	}
 	if _, err := d.p.Filesystem.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{
 		SourcePath: d.env.normalize(v.Staging), TargetPath: target,

@@ -69,3 +69,46 @@ func unmountAndOffline(ctx context.Context, p Proxy, target string) error {
 	}
 	return nil
 }
+
+// isLikelyMountPoint is csiProxyMounter.IsLikelyNotMountPoint (negated) as
+// aws-ebs (pkg/mounter/mount_windows_proxyV1.go), azuredisk and
+// csi-driver-smb (pkg/mounter/safe_mounter_windows.go) each wrote it:
+// PathExists, then IsSymlink, both on the normalised path. A missing path
+// is their os.ErrNotExist, which every caller (aws-ebs's isMounted, the
+// other two's ensureMountPoint) reads as "not mounted". What the callers
+// do beyond it differs and stays in their files.
+func isLikelyMountPoint(ctx context.Context, p Proxy, path string) (bool, error) {
+	ex, err := p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: path})
+	if err != nil {
+		return false, fail("PathExists", err)
+	}
+	if !ex.Exists {
+		return false, nil
+	}
+	ln, err := p.Filesystem.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: path})
+	if err != nil {
+		return false, fail("IsSymlink", err)
+	}
+	return ln.IsSymlink, nil
+}
+
+// rmdirIfExists is preparePublishPath as azuredisk
+// (azure_common_windows.go) and gcp-pd (utils_windows.go) write it,
+// csi-driver-smb's removeDir behind its prepareStagePath and
+// preparePublishPath (smb_common_windows.go), and the first half of
+// vsphere's PreparePublishPath (windows_os_utils.go): PathExists, then a
+// forced Rmdir when the path is there, each error handed back as it came.
+// aws-ebs's PreparePublishTarget makes the same calls but wraps the errors
+// in texts of its own, so it keeps its copy.
+func rmdirIfExists(ctx context.Context, p Proxy, path string) error {
+	ex, err := p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: path})
+	if err != nil {
+		return fail("PathExists", err)
+	}
+	if ex.Exists {
+		if _, err := p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: path, Force: true}); err != nil {
+			return fail("Rmdir", err)
+		}
+	}
+	return nil
+}

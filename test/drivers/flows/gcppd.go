@@ -131,14 +131,8 @@ func (d gcpPD) NodePublish(ctx context.Context, v *Vol) error {
 		return nil
 	}
 	target := d.env.normalize(v.Publish)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
-	if err != nil {
-		return fail("PathExists", err)
-	}
-	if ex.Exists {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
+	if err := rmdirIfExists(ctx, d.p, target); err != nil { // preparePublishPath
+		return err
 	}
 	// MountSensitive: os.MkdirAll of the parent on the node (the kubelet
 	// made it already), then CreateSymlink.

@@ -93,16 +93,11 @@ func (d vSphere) NodeStage(ctx context.Context, v *Vol) error {
 
 // NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
-	ex, err := d.exists(ctx, v.Publish)
-	if err != nil {
+	// PreparePublishPath: remove what is there, then make the parent,
+	// which the kubelet made already.
+	if err := rmdirIfExists(ctx, d.p, d.env.normalize(v.Publish)); err != nil {
 		return err
 	}
-	if ex {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
-	}
-	// PreparePublishPath makes the parent, which the kubelet made already.
 	if _, err := d.p.Filesystem.Mkdir(ctx, &filesystem.MkdirRequest{Path: d.env.normalize(d.env.parent(v.Publish))}); err != nil {
 		return fail("Mkdir(parent)", err)
 	}
