@@ -127,11 +127,8 @@ func (d awsEBS) formatAndMount(ctx context.Context, source, target string) error
 	if err != nil {
 		return fail("parse disk number", err)
 	}
-	if _, err := d.p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		return fail("PartitionDisk", err)
-	}
-	if _, err := d.p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
-		return fail("SetDiskState(online)", err)
+	if err := partitionAndOnline(ctx, d.p, n); err != nil {
+		return err
 	}
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(target))
 }
@@ -165,14 +162,7 @@ func (d awsEBS) needResize(ctx context.Context, source, staging string) (bool, e
 // volume mounted at path to its maximum.
 func (d awsEBS) resize(ctx context.Context, path string) error {
 	_, _ = d.p.Disk.Rescan(ctx, &disk.RescanRequest{})
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: d.env.normalize(path)})
-	if err != nil {
-		return fail("GetVolumeIDFromTargetPath", err)
-	}
-	if _, err := d.p.Volume.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id.VolumeID}); err != nil {
-		return fail("ResizeVolume", err)
-	}
-	return nil
+	return resizeVolumeAt(ctx, d.p, d.env.normalize(path))
 }
 
 // NodePublish is the driver's NodePublishVolume over csi-proxy.

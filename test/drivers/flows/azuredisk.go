@@ -142,15 +142,17 @@ func (d azureDisk) NodePublish(ctx context.Context, v *Vol) error {
 }
 
 // NodeGetVolumeStats is csiProxyMounter.GetVolumeStats on the publish path,
-// passed raw (the stats cache is left out: it only skips calls).
+// passed raw (the stats cache is left out: it only skips calls). Its calls
+// are statFS's, but the driver wraps both errors in texts of its own (the
+// response it also prints is left out: nil on an error).
 func (d azureDisk) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
 	if err != nil {
-		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
+		return Stats{}, fail("GetVolumeIDFromTargetPath", fmt.Errorf("GetVolumeIDFromMount(%s) failed with error: %w", v.Publish, err))
 	}
 	vs, err := d.p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
 	if err != nil {
-		return Stats{}, fail("GetVolumeStats", err)
+		return Stats{}, fail("GetVolumeStats", fmt.Errorf("GetVolumeStats(%s) failed with error: %w", id.VolumeID, err))
 	}
 	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
 }

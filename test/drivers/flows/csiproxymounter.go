@@ -112,3 +112,53 @@ func rmdirIfExists(ctx context.Context, p Proxy, path string) error {
 	}
 	return nil
 }
+
+// statFS is the volume statistics of the volume mounted at path as gcp-pd
+// (pkg/mount-manager/statter_windows.go StatFSV1) and vsphere
+// (mounter_windows.go StatFS) read them: GetVolumeIDFromTargetPath on the
+// path as given, GetVolumeStats, available = total - used, errors handed
+// back as they came. azuredisk's GetVolumeStats makes the same calls but
+// wraps the errors in texts of its own, so it keeps its copy.
+func statFS(ctx context.Context, p Proxy, path string) (Stats, error) {
+	id, err := p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: path})
+	if err != nil {
+		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
+	}
+	vs, err := p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
+	if err != nil {
+		return Stats{}, fail("GetVolumeStats", err)
+	}
+	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
+}
+
+// resizeVolumeAt grows the volume mounted at path to its maximum as aws-ebs
+// (CSIProxyMounter.ResizeVolume, which normalises the path) and gcp-pd
+// (pkg/resizefs resizeV1, the path as given) do it:
+// GetVolumeIDFromTargetPath, then ResizeVolume with no size, errors handed
+// back as they came. The callers' steps around it (aws-ebs's Rescan first)
+// stay in their files.
+func resizeVolumeAt(ctx context.Context, p Proxy, path string) error {
+	id, err := p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: path})
+	if err != nil {
+		return fail("GetVolumeIDFromTargetPath", err)
+	}
+	if _, err := p.Volume.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id.VolumeID}); err != nil {
+		return fail("ResizeVolume", err)
+	}
+	return nil
+}
+
+// partitionAndOnline is the head of FormatAndMount in aws-ebs (since its PR
+// #1189), gcp-pd and vsphere: PartitionDisk, then SetDiskState(online),
+// errors handed back as they came (docs: driver-flows.md, "PartitionDisk
+// before online"). azuredisk's FormatAndMount partitions and never sets
+// the disk online, so it does not use it.
+func partitionAndOnline(ctx context.Context, p Proxy, n uint32) error {
+	if _, err := p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
+		return fail("PartitionDisk", err)
+	}
+	if _, err := p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
+		return fail("SetDiskState(online)", err)
+	}
+	return nil
+}

@@ -82,11 +82,8 @@ func (d vSphere) NodeStage(ctx context.Context, v *Vol) error {
 		return nil
 	}
 	n, _ := diskNum(dev)
-	if _, err := d.p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		return fail("PartitionDisk", err)
-	}
-	if _, err := d.p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
-		return fail("SetDiskState(online)", err)
+	if err := partitionAndOnline(ctx, d.p, n); err != nil {
+		return err
 	}
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(v.Staging))
 }
@@ -111,15 +108,7 @@ func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
 
 // NodeGetVolumeStats is GetMetrics -> StatFS on the raw path.
 func (d vSphere) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
-	if err != nil {
-		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
-	}
-	vs, err := d.p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
-	if err != nil {
-		return Stats{}, fail("GetVolumeStats", err)
-	}
-	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
+	return statFS(ctx, d.p, v.Publish)
 }
 
 // NodeExpand is GetDevFromMount (volume ID at the normalised path), the
