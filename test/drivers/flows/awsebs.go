@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -128,41 +127,10 @@ func (d awsEBS) formatAndMount(ctx context.Context, source, target string) error
 	if err != nil {
 		return fail("parse disk number", err)
 	}
-	if _, err := d.p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		return fail("PartitionDisk", err)
-	}
-	if _, err := d.p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
-		return fail("SetDiskState(online)", err)
+	if err := partitionAndOnline(ctx, d.p, n); err != nil {
+		return err
 	}
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(target))
-}
-
-// formatAndMountFirstVolume is the tail the drivers' FormatAndMount share:
-// take the first volume ListVolumesOnDisk lists (the drivers index [0]
-// unchecked: an empty list would panic the driver), format it if
-// IsVolumeFormatted says no, and mount it at target.
-func formatAndMountFirstVolume(ctx context.Context, p Proxy, n uint32, target string) error {
-	vols, err := p.Volume.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
-	if err != nil {
-		return fail("ListVolumesOnDisk", err)
-	}
-	if len(vols.VolumeIDs) == 0 {
-		return fail("ListVolumesOnDisk", errors.New("no volume listed: the driver indexes VolumeIds[0] and panics"))
-	}
-	id := vols.VolumeIDs[0]
-	f, err := p.Volume.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
-	if err != nil {
-		return fail("IsVolumeFormatted", err)
-	}
-	if !f.Formatted {
-		if _, err := p.Volume.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
-			return fail("FormatVolume", err)
-		}
-	}
-	if _, err := p.Volume.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target}); err != nil {
-		return fail("MountVolume", err)
-	}
-	return nil
 }
 
 // needResize is NodeMounter.NeedResize: Rescan (failure only logged), the
@@ -194,42 +162,30 @@ func (d awsEBS) needResize(ctx context.Context, source, staging string) (bool, e
 // volume mounted at path to its maximum.
 func (d awsEBS) resize(ctx context.Context, path string) error {
 	_, _ = d.p.Disk.Rescan(ctx, &disk.RescanRequest{})
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: d.env.normalize(path)})
-	if err != nil {
-		return fail("GetVolumeIDFromTargetPath", err)
-	}
-	if _, err := d.p.Volume.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id.VolumeID}); err != nil {
-		return fail("ResizeVolume", err)
-	}
-	return nil
+	return resizeVolumeAt(ctx, d.p, d.env.normalize(path))
 }
 
 // NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d awsEBS) NodePublish(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Publish)
 	// PreparePublishTarget: remove a directory a pre-1.20 kubelet made.
+	// The calls are rmdirIfExists's; the error texts are aws-ebs's own.
 	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
 	if err != nil {
-		return fail("PathExists", err)
+		return fail("PathExists", fmt.Errorf("error checking path %q exists: %w", v.Publish, err))
 	}
 	if ex.Exists {
 		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-			return fail("Rmdir", err)
+			return fail("Rmdir", fmt.Errorf("error Rmdir target %q: %w", v.Publish, err))
 		}
 	}
-	// isMounted -> IsLikelyNotMountPoint: PathExists, then IsSymlink.
-	ex, err = d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
+	// isMounted -> IsLikelyNotMountPoint.
+	mounted, err := isLikelyMountPoint(ctx, d.p, target)
 	if err != nil {
-		return fail("PathExists", err)
+		return err
 	}
-	if ex.Exists {
-		ln, err := d.p.Filesystem.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: target})
-		if err != nil {
-			return fail("IsSymlink", err)
-		}
-		if ln.IsSymlink {
-			return nil // already mounted
-		}
+	if mounted {
+		return nil // already mounted
 	}
 	if _, err := d.p.Filesystem.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{
 		SourcePath: d.env.normalize(v.Staging), TargetPath: target,
@@ -294,29 +250,4 @@ func (d awsEBS) NodeUnstage(ctx context.Context, v *Vol) error {
 		return nil // not staged: success, as the spec wants
 	}
 	return unmountAndOffline(ctx, d.p, d.env.normalize(v.Staging))
-}
-
-// unmountAndOffline is the unstage sequence aws-ebs (CSIProxyMounter.Unmount),
-// gcp-pd (UnmountDevice) and vsphere (csiProxyMounter.Unmount) share:
-// volume at target, UnmountVolume, Rmdir the staging dir, disk of the
-// volume, SetDiskState(offline).
-func unmountAndOffline(ctx context.Context, p Proxy, target string) error {
-	id, err := p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: target})
-	if err != nil {
-		return fail("GetVolumeIDFromTargetPath", err)
-	}
-	if _, err := p.Volume.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: id.VolumeID, TargetPath: target}); err != nil {
-		return fail("UnmountVolume", err)
-	}
-	if _, err := p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-		return fail("Rmdir", err)
-	}
-	n, err := p.Volume.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: id.VolumeID})
-	if err != nil {
-		return fail("GetDiskNumberFromVolumeID", err)
-	}
-	if _, err := p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n.DiskNumber, IsOnline: false}); err != nil {
-		return fail("SetDiskState(offline)", err)
-	}
-	return nil
 }

@@ -76,20 +76,9 @@ func (d azureDisk) findDiskByLun(ctx context.Context, lun string) (string, error
 // IsSymlink through csi-proxy; a link is then opened and read on the node
 // (os.Open + ReadDir), which Local models.
 func (d azureDisk) ensureMountPoint(ctx context.Context, target string) (bool, error) {
-	p := d.env.normalize(target)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: p})
-	if err != nil {
-		return false, fail("PathExists", err)
-	}
-	if !ex.Exists {
-		return false, nil
-	}
-	ln, err := d.p.Filesystem.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: p})
-	if err != nil {
-		return false, fail("IsSymlink", err)
-	}
-	if !ln.IsSymlink {
-		return false, nil
+	mounted, err := isLikelyMountPoint(ctx, d.p, d.env.normalize(target))
+	if err != nil || !mounted {
+		return false, err
 	}
 	if exists, _, err := d.loc.Lstat(ctx, target); err != nil || !exists {
 		return false, fail("local ReadDir", fmt.Errorf("cannot read %s: %w", target, err))
@@ -134,14 +123,8 @@ func (d azureDisk) NodeStage(ctx context.Context, v *Vol) error {
 // NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d azureDisk) NodePublish(ctx context.Context, v *Vol) error {
 	target := d.env.normalize(v.Publish)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
-	if err != nil {
-		return fail("PathExists", err)
-	}
-	if ex.Exists {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
+	if err := rmdirIfExists(ctx, d.p, target); err != nil { // preparePublishPath
+		return err
 	}
 	mounted, err := d.ensureMountPoint(ctx, v.Publish)
 	if err != nil {
@@ -159,15 +142,17 @@ func (d azureDisk) NodePublish(ctx context.Context, v *Vol) error {
 }
 
 // NodeGetVolumeStats is csiProxyMounter.GetVolumeStats on the publish path,
-// passed raw (the stats cache is left out: it only skips calls).
+// passed raw (the stats cache is left out: it only skips calls). Its calls
+// are statFS's, but the driver wraps both errors in texts of its own (the
+// response it also prints is left out: nil on an error).
 func (d azureDisk) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
 	if err != nil {
-		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
+		return Stats{}, fail("GetVolumeIDFromTargetPath", fmt.Errorf("GetVolumeIDFromMount(%s) failed with error: %w", v.Publish, err))
 	}
 	vs, err := d.p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
 	if err != nil {
-		return Stats{}, fail("GetVolumeStats", err)
+		return Stats{}, fail("GetVolumeStats", fmt.Errorf("GetVolumeStats(%s) failed with error: %w", id.VolumeID, err))
 	}
 	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
 }

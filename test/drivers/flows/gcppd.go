@@ -84,12 +84,12 @@ func (d gcpPD) NodeStage(ctx context.Context, v *Vol) error {
 	if err != nil {
 		return fail("parse disk number", err)
 	}
-	if _, err := d.p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		return fail("PartitionDisk", err)
+	if err := partitionAndOnline(ctx, d.p, n); err != nil {
+		return err
 	}
-	if _, err := d.p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
-		return fail("SetDiskState(online)", err)
-	}
+	// The rest is formatAndMountFirstVolume's calls, but gcp-pd checks for
+	// an empty list (its own text, where the others panic) and mounts at
+	// the raw staging path: its copy stays.
 	vols, err := d.p.Volume.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n})
 	if err != nil {
 		return fail("ListVolumesOnDisk", err)
@@ -111,18 +111,7 @@ func (d gcpPD) NodeStage(ctx context.Context, v *Vol) error {
 		return fail("MountVolume", err)
 	}
 	// Part 4 (not read-only): resizefs resizeV1 on the raw staging path.
-	return d.resize(ctx, v.Staging)
-}
-
-func (d gcpPD) resize(ctx context.Context, path string) error {
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: path})
-	if err != nil {
-		return fail("GetVolumeIDFromTargetPath", err)
-	}
-	if _, err := d.p.Volume.ResizeVolume(ctx, &volume.ResizeVolumeRequest{VolumeID: id.VolumeID}); err != nil {
-		return fail("ResizeVolume", err)
-	}
-	return nil
+	return resizeVolumeAt(ctx, d.p, v.Staging)
 }
 
 // NodePublish is the driver's NodePublishVolume over csi-proxy.
@@ -131,14 +120,8 @@ func (d gcpPD) NodePublish(ctx context.Context, v *Vol) error {
 		return nil
 	}
 	target := d.env.normalize(v.Publish)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: target})
-	if err != nil {
-		return fail("PathExists", err)
-	}
-	if ex.Exists {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: target, Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
+	if err := rmdirIfExists(ctx, d.p, target); err != nil { // preparePublishPath
+		return err
 	}
 	// MountSensitive: os.MkdirAll of the parent on the node (the kubelet
 	// made it already), then CreateSymlink.
@@ -155,15 +138,7 @@ func (d gcpPD) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
 	if exists, _, err := d.loc.Lstat(ctx, v.Publish); err != nil || !exists {
 		return Stats{}, fail("local Lstat", fmt.Errorf("path %s does not exist (%w)", v.Publish, err))
 	}
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
-	if err != nil {
-		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
-	}
-	vs, err := d.p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
-	if err != nil {
-		return Stats{}, fail("GetVolumeStats", err)
-	}
-	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
+	return statFS(ctx, d.p, v.Publish)
 }
 
 // NodeExpand is the driver's NodeExpandVolume over csi-proxy.
@@ -172,7 +147,7 @@ func (d gcpPD) NodeExpand(ctx context.Context, v *Vol, required int64) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	if err := d.resize(ctx, v.Publish); err != nil {
+	if err := resizeVolumeAt(ctx, d.p, v.Publish); err != nil { // resizefs resizeV1, raw path
 		return 0, err
 	}
 	n, _ := diskNum(dev)

@@ -139,6 +139,62 @@ func (l *errLog) check(t *testing.T) {
 	}
 }
 
+// mounterCore is what the block and the SMB drivers over the mounter
+// share: the mounter, what it logs, and NodePublish and NodeUnpublish,
+// which are the same mounter calls for every driver (a block volume's
+// staging mount and an SMB mapping are both published by linking to the
+// staging path).
+type mounterCore struct {
+	m   Mounter
+	log *errLog
+}
+
+// newMounterCore makes a mounter over a tracer of node with o, its errors
+// logged to the core's errLog.
+func newMounterCore(tr *tracer, node groups.Node, o MounterOptions, mk NewMounter) mounterCore {
+	log := &errLog{}
+	o.LogError = log.record
+	return mounterCore{m: mk(tr.node(node), o), log: log}
+}
+
+// mounted is IsLikelyNotMountPoint as mount-utils' callers read it: a
+// missing path is not mounted.
+func (d *mounterCore) mounted(path string) (bool, error) {
+	notMnt, err := d.m.IsLikelyNotMountPoint(path)
+	switch {
+	case err == nil:
+		return !notMnt, nil
+	case os.IsNotExist(err):
+		return false, nil
+	}
+	return false, fail("mounter.IsLikelyNotMountPoint", err)
+}
+
+// NodePublish is every driver's: nothing if the publish path is mounted
+// already, else Mount (the link; a second mount on Linux).
+func (d *mounterCore) NodePublish(_ context.Context, v *Vol) error {
+	mounted, err := d.mounted(v.Publish)
+	if err != nil {
+		return err
+	}
+	if mounted {
+		return nil
+	}
+	if err := d.m.Mount(v.Staging, v.Publish, "", nil); err != nil {
+		return fail("mounter.Mount", err)
+	}
+	return nil
+}
+
+// NodeUnpublish is Unmount of the publish path (flush, then the link or
+// second mount only).
+func (d *mounterCore) NodeUnpublish(_ context.Context, v *Vol) error {
+	if err := d.m.Unmount(v.Publish); err != nil {
+		return fail("mounter.Unmount", err)
+	}
+	return nil
+}
+
 // mounterBlock is a block driver's node code with its csi-proxy mounter
 // replaced by the shared one: each CSI method keeps the driver's own
 // decisions (which ID finds the disk, whether NodeUnstage takes the disk
@@ -148,15 +204,12 @@ func (l *errLog) check(t *testing.T) {
 // own normalisation (Env.normalize) is not needed and not done.
 type mounterBlock struct {
 	base
+	mounterCore
 	name string
-	m    Mounter
-	log  *errLog
 }
 
 func newMounterBlock(tr *tracer, node groups.Node, b base, name string, mk NewMounter) *mounterBlock {
-	log := &errLog{}
-	m := mk(tr.node(node), MounterOptions{LogError: log.record})
-	return &mounterBlock{base: b, name: name, m: m, log: log}
+	return &mounterBlock{base: b, mounterCore: newMounterCore(tr, node, MounterOptions{}, mk), name: name}
 }
 
 // Name is the driver's name in test names.
@@ -178,19 +231,6 @@ func (d *mounterBlock) LeftBehindUnstageFails() bool { return false }
 // removed the staging directory (UnmountDevice does; the drivers' own
 // code leaves it or fails).
 func (d *mounterBlock) CleansLeftBehind() bool { return true }
-
-// mounted is IsLikelyNotMountPoint as mount-utils' callers read it: a
-// missing path is not mounted.
-func (d *mounterBlock) mounted(path string) (bool, error) {
-	notMnt, err := d.m.IsLikelyNotMountPoint(path)
-	switch {
-	case err == nil:
-		return !notMnt, nil
-	case os.IsNotExist(err):
-		return false, nil
-	}
-	return false, fail("mounter.IsLikelyNotMountPoint", err)
-}
 
 // findDisk finds the volume's disk by the driver's identifier.
 func (d *mounterBlock) findDisk(ctx context.Context, v *Vol) (uint32, error) {
@@ -277,22 +317,6 @@ func (d *mounterBlock) NodeStage(ctx context.Context, v *Vol) error {
 				return fail("mounter.ResizeToFill", err)
 			}
 		}
-	}
-	return nil
-}
-
-// NodePublish is every driver's: nothing if the publish path is mounted
-// already, else Mount (the link; a second mount on Linux).
-func (d *mounterBlock) NodePublish(ctx context.Context, v *Vol) error {
-	mounted, err := d.mounted(v.Publish)
-	if err != nil {
-		return err
-	}
-	if mounted {
-		return nil
-	}
-	if err := d.m.Mount(v.Staging, v.Publish, "", nil); err != nil {
-		return fail("mounter.Mount", err)
 	}
 	return nil
 }
@@ -411,15 +435,6 @@ func (d *mounterBlock) NodeExpand(ctx context.Context, v *Vol, required int64) (
 	return required, nil
 }
 
-// NodeUnpublish is Unmount of the publish path (flush, then the link or
-// second mount only).
-func (d *mounterBlock) NodeUnpublish(ctx context.Context, v *Vol) error {
-	if err := d.m.Unmount(v.Publish); err != nil {
-		return fail("mounter.Unmount", err)
-	}
-	return nil
-}
-
 // NodeUnstage is UnmountDevice, taking the disk offline as the driver
 // does. aws-ebs first asks GetDeviceNameFromMount, whose "not mounted"
 // is errdefs.ErrNotFound through the mounter: anything else fails, as
@@ -439,26 +454,12 @@ func (d *mounterBlock) NodeUnstage(ctx context.Context, v *Vol) error {
 // mounterSMB is csi-driver-smb's node code with its mounter and its
 // reference count replaced by the shared mounter's (SMBStateDir).
 type mounterSMB struct {
-	m   Mounter
-	tr  *tracer
-	log *errLog
+	mounterCore
+	tr *tracer
 }
 
 func newMounterSMB(tr *tracer, node groups.Node, stateDir string, mk NewMounter) *mounterSMB {
-	log := &errLog{}
-	m := mk(tr.node(node), MounterOptions{SMBStateDir: stateDir, LogError: log.record})
-	return &mounterSMB{m: m, tr: tr, log: log}
-}
-
-func (d *mounterSMB) mounted(path string) (bool, error) {
-	notMnt, err := d.m.IsLikelyNotMountPoint(path)
-	switch {
-	case err == nil:
-		return !notMnt, nil
-	case os.IsNotExist(err):
-		return false, nil
-	}
-	return false, fail("mounter.IsLikelyNotMountPoint", err)
+	return &mounterSMB{mounterCore: newMounterCore(tr, node, MounterOptions{SMBStateDir: stateDir}, mk), tr: tr}
 }
 
 // NodeStage maps the share at the staging path through MountSensitive,
@@ -478,29 +479,6 @@ func (d *mounterSMB) NodeStage(_ context.Context, v *Vol) error {
 	}
 	if err := d.m.MountSensitive(source, v.Staging, "smb", []string{smbUser(v.Username, v.Domain)}, []string{v.Password}); err != nil {
 		return fail("mounter.MountSensitive", err)
-	}
-	return nil
-}
-
-// NodePublish links the pod's path to the staging path.
-func (d *mounterSMB) NodePublish(_ context.Context, v *Vol) error {
-	mounted, err := d.mounted(v.Publish)
-	if err != nil {
-		return err
-	}
-	if mounted {
-		return nil
-	}
-	if err := d.m.Mount(v.Staging, v.Publish, "", nil); err != nil {
-		return fail("mounter.Mount", err)
-	}
-	return nil
-}
-
-// NodeUnpublish removes the pod's link.
-func (d *mounterSMB) NodeUnpublish(_ context.Context, v *Vol) error {
-	if err := d.m.Unmount(v.Publish); err != nil {
-		return fail("mounter.Unmount", err)
 	}
 	return nil
 }

@@ -338,6 +338,6 @@ func (pl *Plan) runSMB(t *testing.T, p Proxy, node groups.Node, e int, env Env, 
 	} else {
 		state.base = base{p: tr.proxy(), env: env, loc: env.local(tr)}
 	}
-	r := &smbRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, share: pl.smbShare(e, s), scenario: s}
+	r := &smbRun{flowRun: flowRun{t: t, ctx: ctx, env: env, tr: tr}, drv: drv, share: pl.smbShare(e, s), scenario: s}
 	sc.run(r)
 }

@@ -72,28 +72,46 @@ func (pl *Plan) runBlock(t *testing.T, p Proxy, node groups.Node, e int, env Env
 		v.VolumeID = awsVolumeID(n)
 	}
 	v.Staging, v.Publish = kubeletPaths(env, csiNames[name], v.VolumeID, "pvc-"+v.VolumeID)
-	sc.run(&blockRun{t: t, ctx: ctx, env: env, tr: tr, drv: drv, v: v})
+	sc.run(&blockRun{flowRun: flowRun{t: t, ctx: ctx, env: env, tr: tr}, drv: drv, v: v})
 }
 
-// blockRun is one flow of a block driver.
-type blockRun struct {
+// flowRun is what a block flow and an SMB flow both do around the driver:
+// the kubelet's own directory work and the probes of the host, which go
+// through the untraced proxy so that they never count as the driver's
+// calls.
+type flowRun struct {
 	t   *testing.T
 	ctx context.Context
 	env Env
 	tr  *tracer
-	drv blockDriver
-	v   *Vol
 }
 
 // raw is the untraced proxy the flows probe the host with.
-func (s *blockRun) raw() Proxy { return s.tr.p }
+func (s *flowRun) raw() Proxy { return s.tr.p }
 
 // mkdirAll is the kubelet's MkdirAll.
-func (s *blockRun) mkdirAll(path string) {
+func (s *flowRun) mkdirAll(path string) {
 	s.t.Helper()
 	if err := s.env.kubeletMkdirAll(s.ctx, s.tr, path); err != nil {
 		s.t.Fatalf("kubelet MkdirAll(%s): %v", path, err)
 	}
+}
+
+// exists probes the host for path.
+func (s *flowRun) exists(path string) bool {
+	s.t.Helper()
+	r, err := s.raw().Filesystem.PathExists(s.ctx, &filesystem.PathExistsRequest{Path: s.env.resolve(path)})
+	if err != nil {
+		s.t.Fatalf("PathExists(%s): %v", path, err)
+	}
+	return r.Exists
+}
+
+// blockRun is one flow of a block driver.
+type blockRun struct {
+	flowRun
+	drv blockDriver
+	v   *Vol
 }
 
 // stage is the kubelet's NodeStageVolume: MkdirAll of the staging dir, then
@@ -170,16 +188,6 @@ func (s *blockRun) countSince(m int, method string) int {
 		}
 	}
 	return n
-}
-
-// exists probes the host for path.
-func (s *blockRun) exists(path string) bool {
-	s.t.Helper()
-	r, err := s.raw().Filesystem.PathExists(s.ctx, &filesystem.PathExistsRequest{Path: s.env.resolve(path)})
-	if err != nil {
-		s.t.Fatalf("PathExists(%s): %v", path, err)
-	}
-	return r.Exists
 }
 
 // publish is the kubelet's NodePublishVolume: MkdirAll of the pod
@@ -347,10 +355,7 @@ type smbNodeDriver interface {
 
 // smbRun is one flow of csi-driver-smb on its own share.
 type smbRun struct {
-	t        *testing.T
-	ctx      context.Context
-	env      Env
-	tr       *tracer
+	flowRun
 	drv      smbNodeDriver
 	share    string
 	scenario int
@@ -369,20 +374,11 @@ func (s *smbRun) vol(dir, user, domain string) *Vol {
 	return v
 }
 
-func (s *smbRun) exists(path string) bool {
-	s.t.Helper()
-	r, err := s.tr.p.Filesystem.PathExists(s.ctx, &filesystem.PathExistsRequest{Path: s.env.resolve(path)})
-	if err != nil {
-		s.t.Fatalf("PathExists(%s): %v", path, err)
-	}
-	return r.Exists
-}
-
+// stage is the kubelet's NodeStageVolume: MkdirAll of the staging dir,
+// then NodeStage; the staging link must then resolve.
 func (s *smbRun) stage(v *Vol) {
 	s.t.Helper()
-	if err := s.env.kubeletMkdirAll(s.ctx, s.tr, v.Staging); err != nil {
-		s.t.Fatalf("kubelet MkdirAll: %v", err)
-	}
+	s.mkdirAll(v.Staging)
 	if err := s.drv.NodeStage(s.ctx, v); err != nil {
 		s.t.Fatalf("NodeStageVolume of %s as %q fails: %v", v.SubDir, smbUser(v.Username, v.Domain), err)
 	}
@@ -391,6 +387,8 @@ func (s *smbRun) stage(v *Vol) {
 	}
 }
 
+// unstage is NodeUnstageVolume; wantRemoved says whether it must have
+// removed the share's mapping (the last volume of the share).
 func (s *smbRun) unstage(v *Vol, wantRemoved bool) {
 	s.t.Helper()
 	removed, err := s.drv.NodeUnstage(s.ctx, v)
@@ -410,23 +408,54 @@ func (s *smbRun) unstage(v *Vol, wantRemoved bool) {
 // without, a wrong password is refused.
 func (s *smbRun) mappingGone() {
 	s.t.Helper()
-	_, err := s.tr.p.SMB.NewSmbGlobalMapping(s.ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: s.share, Username: SMBUser, Password: "wrong password"})
+	_, err := s.raw().SMB.NewSmbGlobalMapping(s.ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: s.share, Username: SMBUser, Password: "wrong password"})
 	if err == nil {
 		s.t.Errorf("the mapping of %s survived its last volume's NodeUnstageVolume", s.share)
 	}
 }
 
+// publish is the kubelet's NodePublishVolume: MkdirAll of the pod
+// volume's parent, then NodePublish; the pod's path must then resolve.
 func (s *smbRun) publish(v *Vol) {
 	s.t.Helper()
-	if err := s.env.kubeletMkdirAll(s.ctx, s.tr, s.env.parent(v.Publish)); err != nil {
-		s.t.Fatalf("kubelet MkdirAll: %v", err)
-	}
+	s.mkdirAll(s.env.parent(v.Publish))
 	if err := s.drv.NodePublish(s.ctx, v); err != nil {
 		s.t.Fatalf("NodePublishVolume fails: %v", err)
 	}
 	if !s.exists(v.Publish) {
 		s.t.Fatalf("after NodePublishVolume: the pod's path does not resolve")
 	}
+}
+
+// unpublish is NodeUnpublishVolume.
+func (s *smbRun) unpublish(v *Vol) {
+	s.t.Helper()
+	if err := s.drv.NodeUnpublish(s.ctx, v); err != nil {
+		s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
+	}
+}
+
+// stageTwo stages two volumes of the share for the same account: pvc-1 as
+// CONTOSO\csi, then pvc-2 with the given domain.
+func (s *smbRun) stageTwo(domain2 string) (v1, v2 *Vol) {
+	s.t.Helper()
+	v1 = s.vol("pvc-1", "csi", "CONTOSO")
+	v2 = s.vol("pvc-2", "csi", domain2)
+	s.stage(v1)
+	s.stage(v2)
+	return v1, v2
+}
+
+// unstageInTurn unstages two staged volumes of the share: first must leave
+// the mapping in place and last's volume working, last must remove it.
+func (s *smbRun) unstageInTurn(first, last *Vol) {
+	s.t.Helper()
+	s.unstage(first, false)
+	if !s.exists(last.Staging) {
+		s.t.Fatalf("unstaging one volume broke the other volume of the same share")
+	}
+	s.unstage(last, true)
+	s.mappingGone()
 }
 
 // smbScenarios are csi-driver-smb's flows; each has its own share.
@@ -444,9 +473,7 @@ var smbScenarios = []smbScenario{
 		v := s.vol("pvc-1", "csi", "CONTOSO")
 		s.stage(v)
 		s.publish(v)
-		if err := s.drv.NodeUnpublish(s.ctx, v); err != nil {
-			s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
-		}
+		s.unpublish(v)
 		if s.exists(v.Publish) || !s.exists(v.Staging) {
 			s.t.Errorf("after NodeUnpublishVolume: publish path exists = %v, staging link resolves = %v; want false, true",
 				s.exists(v.Publish), s.exists(v.Staging))
@@ -456,44 +483,24 @@ var smbScenarios = []smbScenario{
 		v := s.vol("pvc-1", "csi", "CONTOSO")
 		s.stage(v)
 		s.publish(v)
-		if err := s.drv.NodeUnpublish(s.ctx, v); err != nil {
-			s.t.Fatalf("NodeUnpublishVolume fails: %v", err)
-		}
+		s.unpublish(v)
 		s.unstage(v, true)
 		s.mappingGone()
 	}},
 	{name: "SMB/several-volumes-one-share", run: func(s *smbRun) {
-		v1 := s.vol("pvc-1", "csi", "CONTOSO")
-		v2 := s.vol("pvc-2", "csi", "CONTOSO")
-		s.stage(v1)
-		s.stage(v2)
-		s.unstage(v1, false)
-		if !s.exists(v2.Staging) {
-			s.t.Fatalf("unstaging one volume broke the other volume of the same share")
-		}
-		s.unstage(v2, true)
-		s.mappingGone()
+		v1, v2 := s.stageTwo("CONTOSO")
+		s.unstageInTurn(v1, v2)
 	}},
 	{name: "SMB/credentials-spelled-differently", run: func(s *smbRun) {
 		// Two secrets name the same account two ways: NetBIOS domain
 		// (CONTOSO\csi) and DNS domain (contoso.local\csi). Upstream
 		// reuses any mapping whose status is OK.
-		v1 := s.vol("pvc-1", "csi", "CONTOSO")
-		v2 := s.vol("pvc-2", "csi", "contoso.local")
-		s.stage(v1)
-		s.stage(v2)
-		s.unstage(v2, false)
-		if !s.exists(v1.Staging) {
-			s.t.Fatalf("unstaging one volume broke the other volume of the same share")
-		}
-		s.unstage(v1, true)
-		s.mappingGone()
+		v1, v2 := s.stageTwo("contoso.local")
+		s.unstageInTurn(v2, v1)
 	}},
 	{name: "NodeUnstageVolume/left-behind", run: func(s *smbRun) {
 		v := s.vol("pvc-1", "csi", "CONTOSO")
-		if err := s.env.kubeletMkdirAll(s.ctx, s.tr, v.Staging); err != nil {
-			s.t.Fatalf("kubelet MkdirAll: %v", err)
-		}
+		s.mkdirAll(v.Staging)
 		s.unstage(v, false)
 	}},
 	{name: "NodeUnstageVolume/already-gone", run: func(s *smbRun) {

@@ -72,49 +72,17 @@ func smbRefKey(volumeID string) string {
 	return fmt.Sprintf("%x", md5.Sum([]byte(strings.ToLower(volumeID))))
 }
 
-// isLikelyNotMountPoint: PathExists, then IsSymlink; a missing path is
-// "not mounted".
-func (d *smbDriver) mounted(ctx context.Context, path string) (bool, error) {
-	p := d.env.normalize(path)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: p})
-	if err != nil {
-		return false, fail("PathExists", err)
-	}
-	if !ex.Exists {
-		return false, nil
-	}
-	ln, err := d.p.Filesystem.IsSymlink(ctx, &filesystem.IsSymlinkRequest{Path: p})
-	if err != nil {
-		return false, fail("IsSymlink", err)
-	}
-	return ln.IsSymlink, nil
-}
-
-// removeDir is prepareStagePath / preparePublishPath: Rmdir if present.
-func (d *smbDriver) removeDir(ctx context.Context, path string) error {
-	p := d.env.normalize(path)
-	ex, err := d.p.Filesystem.PathExists(ctx, &filesystem.PathExistsRequest{Path: p})
-	if err != nil {
-		return fail("PathExists", err)
-	}
-	if ex.Exists {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: p, Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
-	}
-	return nil
-}
-
 // NodeStage mounts v.Source (with v.SubDir) at the staging path.
 func (d *smbDriver) NodeStage(ctx context.Context, v *Vol) error {
-	m, err := d.mounted(ctx, v.Staging)
+	// ensureMountPoint -> IsLikelyNotMountPoint.
+	m, err := isLikelyMountPoint(ctx, d.p, d.env.normalize(v.Staging))
 	if err != nil {
 		return err
 	}
 	if m {
 		return nil // "already mounted"
 	}
-	if err := d.removeDir(ctx, v.Staging); err != nil {
+	if err := rmdirIfExists(ctx, d.p, d.env.normalize(v.Staging)); err != nil { // prepareStagePath
 		return err
 	}
 	source := v.Source
@@ -156,14 +124,15 @@ func (d *smbDriver) NodeStage(ctx context.Context, v *Vol) error {
 
 // NodePublish links the pod's path to the staging path.
 func (d *smbDriver) NodePublish(ctx context.Context, v *Vol) error {
-	m, err := d.mounted(ctx, v.Publish)
+	// ensureMountPoint -> IsLikelyNotMountPoint.
+	m, err := isLikelyMountPoint(ctx, d.p, d.env.normalize(v.Publish))
 	if err != nil {
 		return err
 	}
 	if m {
 		return nil
 	}
-	if err := d.removeDir(ctx, v.Publish); err != nil {
+	if err := rmdirIfExists(ctx, d.p, d.env.normalize(v.Publish)); err != nil { // preparePublishPath
 		return err
 	}
 	if _, err := d.p.Filesystem.CreateSymlink(ctx, &filesystem.CreateSymlinkRequest{

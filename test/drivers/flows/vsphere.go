@@ -82,27 +82,19 @@ func (d vSphere) NodeStage(ctx context.Context, v *Vol) error {
 		return nil
 	}
 	n, _ := diskNum(dev)
-	if _, err := d.p.Disk.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: n}); err != nil {
-		return fail("PartitionDisk", err)
-	}
-	if _, err := d.p.Disk.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true}); err != nil {
-		return fail("SetDiskState(online)", err)
+	if err := partitionAndOnline(ctx, d.p, n); err != nil {
+		return err
 	}
 	return formatAndMountFirstVolume(ctx, d.p, n, d.env.normalize(v.Staging))
 }
 
 // NodePublish is the driver's NodePublishVolume over csi-proxy.
 func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
-	ex, err := d.exists(ctx, v.Publish)
-	if err != nil {
+	// PreparePublishPath: remove what is there, then make the parent,
+	// which the kubelet made already.
+	if err := rmdirIfExists(ctx, d.p, d.env.normalize(v.Publish)); err != nil {
 		return err
 	}
-	if ex {
-		if _, err := d.p.Filesystem.Rmdir(ctx, &filesystem.RmdirRequest{Path: d.env.normalize(v.Publish), Force: true}); err != nil {
-			return fail("Rmdir", err)
-		}
-	}
-	// PreparePublishPath makes the parent, which the kubelet made already.
 	if _, err := d.p.Filesystem.Mkdir(ctx, &filesystem.MkdirRequest{Path: d.env.normalize(d.env.parent(v.Publish))}); err != nil {
 		return fail("Mkdir(parent)", err)
 	}
@@ -116,15 +108,7 @@ func (d vSphere) NodePublish(ctx context.Context, v *Vol) error {
 
 // NodeGetVolumeStats is GetMetrics -> StatFS on the raw path.
 func (d vSphere) NodeGetVolumeStats(ctx context.Context, v *Vol) (Stats, error) {
-	id, err := d.p.Volume.GetVolumeIDFromTargetPath(ctx, &volume.GetVolumeIDFromTargetPathRequest{TargetPath: v.Publish})
-	if err != nil {
-		return Stats{}, fail("GetVolumeIDFromTargetPath", err)
-	}
-	vs, err := d.p.Volume.GetVolumeStats(ctx, &volume.GetVolumeStatsRequest{VolumeID: id.VolumeID})
-	if err != nil {
-		return Stats{}, fail("GetVolumeStats", err)
-	}
-	return Stats{Total: vs.TotalBytes, Used: vs.UsedBytes, Available: vs.TotalBytes - vs.UsedBytes}, nil
+	return statFS(ctx, d.p, v.Publish)
 }
 
 // NodeExpand is GetDevFromMount (volume ID at the normalised path), the
