@@ -64,26 +64,28 @@ type Record struct {
 	DurationMS *float64 `json:"duration_ms"`
 }
 
-// Caller is a record's "caller": who called, as far as it is known.
+// Caller is a record's "caller": who called, as far as it is known. Its
+// fields are omitted when empty, as in the format, so a Caller a test
+// logs (json.Marshal) reads as the record had it.
 type Caller struct {
-	PID        int    `json:"pid"`
-	Executable string `json:"executable"`
-	StartTime  string `json:"start_time"`
+	PID        int    `json:"pid,omitempty"`
+	Executable string `json:"executable,omitempty"`
+	StartTime  string `json:"start_time,omitempty"`
 	// UID and GID are nil when unknown (a Windows caller): 0 is root.
-	UID              *uint32  `json:"uid"`
-	GID              *uint32  `json:"gid"`
-	Groups           []uint32 `json:"groups"`
-	ContainerID      string   `json:"container_id"`
-	PodUID           string   `json:"pod_uid"`
-	PodNamespace     string   `json:"pod_namespace"`
-	PodName          string   `json:"pod_name"`
-	ContainerName    string   `json:"container_name"`
-	ServiceAccount   string   `json:"service_account"`
-	Runtime          string   `json:"runtime"`
-	WindowsSID       string   `json:"windows_sid"`
-	WindowsAccount   string   `json:"windows_account"`
-	WindowsGroupSIDs []string `json:"windows_group_sids"`
-	Incomplete       string   `json:"incomplete"`
+	UID              *uint32  `json:"uid,omitempty"`
+	GID              *uint32  `json:"gid,omitempty"`
+	Groups           []uint32 `json:"groups,omitempty"`
+	ContainerID      string   `json:"container_id,omitempty"`
+	PodUID           string   `json:"pod_uid,omitempty"`
+	PodNamespace     string   `json:"pod_namespace,omitempty"`
+	PodName          string   `json:"pod_name,omitempty"`
+	ContainerName    string   `json:"container_name,omitempty"`
+	ServiceAccount   string   `json:"service_account,omitempty"`
+	Runtime          string   `json:"runtime,omitempty"`
+	WindowsSID       string   `json:"windows_sid,omitempty"`
+	WindowsAccount   string   `json:"windows_account,omitempty"`
+	WindowsGroupSIDs []string `json:"windows_group_sids,omitempty"`
+	Incomplete       string   `json:"incomplete,omitempty"`
 }
 
 // Parse returns the records of an audit log's contents, one per line,
