@@ -1,9 +1,7 @@
 package inprocess
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -21,49 +19,22 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 )
 
-// auditLine is one audit record as written.
-type auditLine struct {
-	ID, Phase                                                                     string
-	Endpoint, Group, Version, Method, Kind, Decision, Rule, Reason, Code, Message string
-	FullMethod                                                                    string         `json:"full_method"`
-	Caller                                                                        map[string]any `json:"caller"`
-	Request                                                                       map[string]any `json:"request"`
-}
-
-func readAudit(t *testing.T, path string) []auditLine {
+// readAudit returns the outcome ("done") records of the audit file, one
+// per call; a change's intent record must come before its outcome, under
+// the same ID (auditlog.CheckIntents), unless the change was refused
+// Unavailable, and every intent must have its outcome.
+func readAudit(t *testing.T, path string) []auditlog.Record {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	recs := auditlog.Read(t, path)
+	unavailable := func(r auditlog.Record) bool { return r.Code == "Unavailable" }
+	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{Refused: unavailable}) {
+		t.Error(p)
 	}
-	defer f.Close()
-	// The outcome ("done") records, one per call; a change's intent
-	// record must come before its outcome, under the same ID.
-	var out []auditLine
-	intents := map[string]auditLine{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l auditLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
-		}
-		if l.Phase == "intent" {
-			intents[l.ID] = l
-			continue
-		}
-		if _, ok := intents[l.ID]; !ok && l.Decision == "allow" && l.Kind != "read" && l.Code != "Unavailable" {
-			t.Errorf("a change without its intent record: %+v", l)
-		}
-		delete(intents, l.ID)
-		out = append(out, l)
-	}
-	for _, l := range intents {
-		t.Errorf("intent without its outcome: %+v", l)
-	}
-	return out
+	return auditlog.Done(recs)
 }
 
 // onlyBIOS allows every caller GetBIOSSerialNumber and nothing else.
@@ -171,8 +142,8 @@ func TestPathRootsDenyAndAudit(t *testing.T) {
 	if denied.Decision != "deny" || denied.Code != "PermissionDenied" || denied.Message != err.Error() || !strings.Contains(denied.Reason, "outside the path roots") {
 		t.Errorf("denied record %+v", denied)
 	}
-	if pid, _ := denied.Caller["pid"].(float64); int(pid) != os.Getpid() {
-		t.Errorf("caller %v, want this process", denied.Caller)
+	if denied.Caller.PID != os.Getpid() {
+		t.Errorf("caller %+v, want this process", denied.Caller)
 	}
 }
 

@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +24,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
@@ -96,31 +95,19 @@ func (d *daemon) stop(t *testing.T) {
 
 // auditLines reads an audit file's outcome records, one per call: a
 // change's intent record (written before it ran, same id) is checked to
-// come first and left out.
-func auditLines(t *testing.T, path string) []map[string]any {
+// come first, and to have its outcome (auditlog.CheckIntents), and left
+// out. No refusal is excused from having an intent: none is expected here.
+func auditLines(t *testing.T, path string) []auditlog.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	intents := map[any]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		if m["phase"] == "intent" {
-			intents[m["id"]] = true
-			continue
-		}
-		if m["kind"] != "read" && m["decision"] == "allow" && !intents[m["id"]] {
-			t.Errorf("a change without its intent record: %v", m)
-		}
-		out = append(out, m)
+	recs := auditlog.Parse(t, b)
+	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{}) {
+		t.Error(p)
 	}
-	return out
+	return auditlog.Done(recs)
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -175,8 +162,8 @@ rules:
 		t.Errorf("read: %v", err)
 	}
 	recs := auditLines(t, auditPath)
-	if len(recs) != 2 || recs[0]["decision"] != "allow" || recs[0]["rule"] != "me" || recs[1]["decision"] != "deny" {
-		t.Fatalf("audit records %v; want the Mkdir and the denial, no read", recs)
+	if len(recs) != 2 || recs[0].Decision != "allow" || recs[0].Rule != "me" || recs[1].Decision != "deny" {
+		t.Fatalf("audit records %+v; want the Mkdir and the denial, no read", recs)
 	}
 
 	// Rotate: rename, SIGHUP, and the next record lands in a new file.
@@ -190,8 +177,8 @@ rules:
 	if _, err := fs.Rmdir(ctx, &filesystemv1.RmdirRequest{Path: `C:\var\lib\kubelet\plugins\x`}); err != nil {
 		t.Fatalf("Rmdir: %v", err)
 	}
-	if recs := auditLines(t, auditPath); len(recs) != 1 || recs[0]["method"] != "Rmdir" {
-		t.Errorf("new audit file: %v", recs)
+	if recs := auditLines(t, auditPath); len(recs) != 1 || recs[0].Method != "Rmdir" {
+		t.Errorf("new audit file: %+v", recs)
 	}
 
 	// A broken policy changes nothing.

@@ -1,8 +1,6 @@
 package audit_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // TestEveryMethodClassified: every method of every API the daemon can
@@ -63,38 +62,6 @@ func record(method string) audit.Record {
 	}
 }
 
-type lineJSON struct {
-	Time       string         `json:"time"`
-	Endpoint   string         `json:"endpoint"`
-	Group      string         `json:"group"`
-	Version    string         `json:"version"`
-	Method     string         `json:"method"`
-	FullMethod string         `json:"full_method"`
-	Kind       string         `json:"kind"`
-	Caller     map[string]any `json:"caller"`
-	Decision   string         `json:"decision"`
-	Rule       string         `json:"rule"`
-	Reason     string         `json:"reason"`
-	Request    map[string]any `json:"request"`
-	Code       string         `json:"code"`
-	Message    string         `json:"message"`
-	DurationMS float64        `json:"duration_ms"`
-}
-
-func lines(t *testing.T, s string) []lineJSON {
-	t.Helper()
-	var out []lineJSON
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		var l lineJSON
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
 func TestRecordFormat(t *testing.T) {
 	var b strings.Builder
 	l := audit.New(&b, audit.Options{Redact: server.Redact})
@@ -111,27 +78,27 @@ func TestRecordFormat(t *testing.T) {
 	if strings.Contains(out, "hunter2") {
 		t.Fatalf("secret in the audit log: %s", out)
 	}
-	ls := lines(t, out)
+	ls := auditlog.Parse(t, []byte(out))
 	if len(ls) != 2 {
 		t.Fatalf("%d lines:\n%s", len(ls), out)
 	}
 	a := ls[0]
 	if a.Time != "2025-01-02T14:04:05.123456789Z" || a.Endpoint != "csi-proxy-smb-v1" || a.Group != "smb" || a.Version != "v1" ||
 		a.Method != "NewSmbGlobalMapping" || a.FullMethod != "/v1.Smb/NewSmbGlobalMapping" || a.Kind != "mutate" ||
-		a.Decision != "allow" || a.Rule != "smb" || a.Code != "OK" || a.DurationMS != 1.5 {
+		a.Decision != "allow" || a.Rule != "smb" || a.Code != "OK" || a.DurationMS == nil || *a.DurationMS != 1.5 {
 		t.Errorf("record %+v", a)
 	}
-	if a.Caller["uid"] != 0.0 || a.Caller["gid"] != 0.0 || a.Caller["pid"] != 42.0 || a.Caller["pod_uid"] == nil || a.Caller["container_id"] != strings.Repeat("a", 64) {
-		t.Errorf("caller %v", a.Caller)
+	if c := a.Caller; c.UID == nil || *c.UID != 0 || c.GID == nil || *c.GID != 0 || c.PID != 42 || c.PodUID == "" || c.ContainerID != strings.Repeat("a", 64) {
+		t.Errorf("caller %+v", c)
 	}
 	if a.Request["password"] != "REDACTED" || a.Request["remote_path"] != `\\srv\share` || a.Request["username"] != "u" {
 		t.Errorf("request %v", a.Request)
 	}
 	w := ls[1]
-	if _, ok := w.Caller["uid"]; ok {
-		t.Errorf("a Windows caller got a uid: %v", w.Caller)
+	if w.Caller.UID != nil {
+		t.Errorf("a Windows caller got a uid: %+v", w.Caller)
 	}
-	if w.Caller["windows_account"] != `NT AUTHORITY\SYSTEM` || w.Decision != "deny" || w.Reason != "no rule allows it" || w.Code != "PermissionDenied" {
+	if w.Caller.WindowsAccount != `NT AUTHORITY\SYSTEM` || w.Decision != "deny" || w.Reason != "no rule allows it" || w.Code != "PermissionDenied" {
 		t.Errorf("record %+v", w)
 	}
 	// Without a redactor the request is left out entirely.
@@ -190,10 +157,10 @@ func TestReopen(t *testing.T) {
 	}
 	old, _ := os.ReadFile(path + ".1")
 	cur, _ := os.ReadFile(path)
-	if n := len(lines(t, string(old))); n != 2 {
+	if n := len(auditlog.Parse(t, old)); n != 2 {
 		t.Errorf("rotated file has %d records, want 2", n)
 	}
-	if n := len(lines(t, string(cur))); n != 1 {
+	if n := len(auditlog.Parse(t, cur)); n != 1 {
 		t.Errorf("new file has %d records, want 1", n)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
@@ -235,7 +202,7 @@ func TestReopen(t *testing.T) {
 	if err := l2.Log(record("NewSmbGlobalMapping")); err != nil {
 		t.Errorf("Log after a failed Reopen: %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "b.log.1")); len(lines(t, string(b))) != 1 {
+	if b, _ := os.ReadFile(filepath.Join(dir, "b.log.1")); len(auditlog.Parse(t, b)) != 1 {
 		t.Errorf("the record after a failed Reopen is not in the old file: %q", b)
 	}
 	if s, err := audit.Open(audit.Stderr, audit.Options{}); err != nil || s.Reopen() != nil || s.Close() != nil {
@@ -296,7 +263,7 @@ func TestConcurrentLinesDoNotInterleave(t *testing.T) {
 	wg.Wait()
 	l.Close()
 	b, _ := os.ReadFile(path)
-	if n := len(lines(t, string(b))); n != 400 {
+	if n := len(auditlog.Parse(t, b)); n != 400 {
 		t.Errorf("%d lines, want 400", n)
 	}
 }

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // Every record names its schema, the node, the request ID the client
@@ -26,18 +26,11 @@ func TestRecordProvenanceFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got struct {
-		Schema    string `json:"schema"`
-		Node      string `json:"node"`
-		RequestID string `json:"request_id"`
-		Caller    struct {
-			Executable string `json:"executable"`
-			StartTime  string `json:"start_time"`
-		} `json:"caller"`
+	recs := auditlog.Parse(t, buf.Bytes())
+	if len(recs) != 1 {
+		t.Fatalf("%d records: %s", len(recs), buf.String())
 	}
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := recs[0]
 	if got.Schema != SchemaVersion || got.Node != "node-a" || got.RequestID != "req-42" ||
 		got.Caller.Executable != "/usr/bin/driver" || got.Caller.StartTime != "2026-01-02T03:04:05Z" {
 		t.Errorf("record %s", buf.String())
@@ -88,13 +81,8 @@ func TestRecordWorkloadFields(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines", len(lines))
 	}
-	var got struct {
-		Caller map[string]any `json:"caller"`
-	}
-	if err := json.Unmarshal(lines[0], &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Caller["pod_namespace"] != "kube-system" || got.Caller["pod_name"] != "csi-azuredisk-node-x7k2p" || got.Caller["container_name"] != "azuredisk" || got.Caller["service_account"] != "csi-azuredisk-node-sa" {
+	got := auditlog.Parse(t, lines[0])[0]
+	if got.Caller.PodNamespace != "kube-system" || got.Caller.PodName != "csi-azuredisk-node-x7k2p" || got.Caller.ContainerName != "azuredisk" || got.Caller.ServiceAccount != "csi-azuredisk-node-sa" {
 		t.Errorf("record %s", lines[0])
 	}
 	if bytes.Contains(lines[1], []byte("pod_namespace")) || bytes.Contains(lines[1], []byte("container_name")) || bytes.Contains(lines[1], []byte("service_account")) {

@@ -13,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // TestModelRecordsMatchWire: a model request is written exactly as the
@@ -48,7 +49,7 @@ func TestModelRecordsMatchWire(t *testing.T) {
 		if strings.Contains(b.String(), "hunter2") {
 			t.Errorf("secret in the audit log: %s", b.String())
 		}
-		ls := lines(t, b.String())
+		ls := auditlog.Parse(t, []byte(b.String()))
 		if !reflect.DeepEqual(ls[0].Request, ls[1].Request) {
 			t.Errorf("%T written as %v; the wire message as %v", c.model, ls[0].Request, ls[1].Request)
 		}
@@ -66,7 +67,7 @@ func TestModelNamesAreSnakeCase(t *testing.T) {
 	if err := audit.New(&b, audit.Options{}).Log(m); err != nil {
 		t.Fatal(err)
 	}
-	if got := lines(t, b.String())[0].Request; !reflect.DeepEqual(got, map[string]any{"mutual_chap_secret": audit.Redacted}) {
+	if got := auditlog.Parse(t, []byte(b.String()))[0].Request; !reflect.DeepEqual(got, map[string]any{"mutual_chap_secret": audit.Redacted}) {
 		t.Errorf("request %v", got)
 	}
 }

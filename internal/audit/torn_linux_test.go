@@ -3,7 +3,6 @@
 package audit_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +10,21 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // checkWhole fails unless every line of the file is a complete JSON
 // record and the file ends with a newline; it returns the lines.
-func checkWhole(t *testing.T, path string) []lineJSON {
+func checkWhole(t *testing.T, path string) []auditlog.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		i := bytes.LastIndexByte(b, '\n')
-		t.Fatalf("the file ends in a torn record: %q", b[i+1:])
+	if torn := auditlog.Torn(b); len(torn) > 0 {
+		t.Fatalf("the file ends in a torn record: %q", torn)
 	}
-	return lines(t, string(b))
+	return auditlog.Parse(t, b)
 }
 
 // bigRecord is a record of about 2 KB, so that a full 4 KiB page of tmpfs

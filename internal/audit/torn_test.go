@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // partWriter accepts up to room more bytes, then fails the write part-way
@@ -56,8 +57,8 @@ func TestTornWriteStartsNewLine(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d lines, want 3 (record, fragment, record): %q", len(got), w.b.String())
 	}
-	lines(t, got[0]+"\n")
-	lines(t, got[2]+"\n")
+	auditlog.Parse(t, []byte(got[0]+"\n"))
+	auditlog.Parse(t, []byte(got[2]+"\n"))
 	if len(got[1]) != 40 {
 		t.Errorf("fragment %q, want the 40 bytes written", got[1])
 	}

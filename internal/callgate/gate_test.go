@@ -3,7 +3,6 @@ package callgate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // hook records what the gate tells its Metrics.
@@ -32,11 +32,7 @@ func (h *hook) CallDenied(g, _, m, reason string) {
 func records(t *testing.T, b *bytes.Buffer) []string {
 	t.Helper()
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		var r struct{ Phase, Method, Code, Decision string }
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
+	for _, r := range auditlog.Parse(t, b.Bytes()) {
 		out = append(out, r.Phase+" "+r.Method+" "+r.Decision+" "+r.Code)
 	}
 	return out

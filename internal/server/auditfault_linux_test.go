@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // simKubelet is the simulated host's kubelet directory.
@@ -53,7 +54,7 @@ func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.Fi
 }
 
 // changes counts the records of changes that were made.
-func changes(recs []auditRecord) int {
+func changes(recs []auditlog.Record) int {
 	n := 0
 	for _, r := range recs {
 		if r.Kind == "mutate" && r.Code != "Unavailable" {

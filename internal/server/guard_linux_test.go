@@ -126,7 +126,7 @@ rules:
 	}
 	d := recs[0]
 	if d.Decision != "deny" || d.Code != "PermissionDenied" || d.Caller.UID == nil || *d.Caller.UID != nobody ||
-		d.Caller.PID == nil || *d.Caller.PID <= 0 || d.Method != "NewSmbGlobalMapping" || d.Request["password"] != "REDACTED" {
+		d.Caller.PID <= 0 || d.Method != "NewSmbGlobalMapping" || d.Request["password"] != "REDACTED" {
 		t.Errorf("denial recorded as %+v", d)
 	}
 	if a := recs[1]; a.Decision != "allow" || a.Rule != "root-only" || a.Caller.UID == nil || *a.Caller.UID != 0 {

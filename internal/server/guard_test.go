@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -27,6 +24,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // callerSmb records the caller its handlers see.
@@ -76,90 +74,34 @@ func writePolicy(t *testing.T, yaml string) *policy.Store {
 	return s
 }
 
-// auditRecord is the part of an audit line the tests look at.
-type auditRecord struct {
-	ID       string `json:"id"`
-	Phase    string `json:"phase"`
-	Method   string `json:"method"`
-	Group    string `json:"group"`
-	Kind     string `json:"kind"`
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Reason   string `json:"reason"`
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	Caller   struct {
-		PID *int    `json:"pid"`
-		UID *uint32 `json:"uid"`
-	} `json:"caller"`
-	Request map[string]any `json:"request"`
-}
-
 // readAudit returns the outcome ("done") records of the audit file, one
 // per call, after checking that every line is a complete JSON record and
-// that the intent records pair with them: every allowed call that changes
-// the node has its intent before its outcome, under the same ID, unless
-// it was refused because its intent could not be written; and no intent
-// is left without its outcome.
-func readAudit(t *testing.T, path string) []auditRecord {
+// that the intent records pair with them (auditlog.CheckIntents): every
+// allowed call that changes the node has its intent before its outcome,
+// under the same ID, unless it was refused because its intent could not
+// be written; and no intent is left without its outcome.
+func readAudit(t *testing.T, path string) []auditlog.Record {
 	t.Helper()
 	recs := readAuditLines(t, path)
-	var out []auditRecord
-	intents := map[string]auditRecord{}
-	for _, r := range recs {
-		if r.ID == "" {
-			t.Errorf("audit record without an id: %+v", r)
-		}
-		switch r.Phase {
-		case "intent":
-			if _, dup := intents[r.ID]; dup || r.Kind == "read" || r.Decision != "allow" || r.Code != "" {
-				t.Errorf("intent %+v: a duplicate, a read, a denial or with an outcome", r)
-			}
-			intents[r.ID] = r
-		case "done":
-			in, ok := intents[r.ID]
-			delete(intents, r.ID)
-			refused := r.Code == "Unavailable" && strings.HasPrefix(r.Message, "the audit log cannot be written")
-			switch {
-			case ok && (in.Method != r.Method || in.Kind == "read"):
-				t.Errorf("intent %+v paired with outcome %+v", in, r)
-			case !ok && r.Decision == "allow" && r.Kind != "read" && !refused:
-				t.Errorf("a change without its intent record: %+v", r)
-			}
-			out = append(out, r)
-		default:
-			t.Errorf("audit record with phase %q: %+v", r.Phase, r)
-		}
+	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{Refused: auditlog.AuditUnavailable}) {
+		t.Error(p)
 	}
-	for _, in := range intents {
-		t.Errorf("intent without its outcome: %+v", in)
-	}
-	return out
+	return auditlog.Done(recs)
 }
 
 // readAuditLines returns every line of the audit file, failing unless
 // each is a complete JSON record (the file's last byte a newline
 // included).
-func readAuditLines(t *testing.T, path string) []auditRecord {
+func readAuditLines(t *testing.T, path string) []auditlog.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		t.Errorf("audit file ends in a torn record: %q", b[bytes.LastIndexByte(b, '\n')+1:])
+	if torn := auditlog.Torn(b); len(torn) > 0 {
+		t.Errorf("audit file ends in a torn record: %q", torn)
 	}
-	var out []auditRecord
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r auditRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, r)
-	}
-	return out
+	return auditlog.Parse(t, b)
 }
 
 func openAudit(t *testing.T, reads bool) (*audit.Logger, string) {

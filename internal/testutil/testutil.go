@@ -11,6 +11,9 @@
 //   - syncbuf is the buffer a daemon or logger writes while a test reads;
 //   - poll waits until a condition holds;
 //   - auditfault breaks an audit log the ways the audit-fault tests need;
+//   - auditlog reads an audit log back: the one test-side spelling of its
+//     record format, and the one check that every change has its intent
+//     record before its outcome;
 //   - fakecri is a container runtime speaking the CRI protocol, for the
 //     tests that identify callers by pod;
 //   - loopdisk attaches, partitions away and copies the loop disks the

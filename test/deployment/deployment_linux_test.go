@@ -30,6 +30,7 @@ import (
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/fakecri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
@@ -695,33 +696,6 @@ func daemonArgs(t *testing.T, args []string, dir, kubelet string) []string {
 	return append(out, "--audit-reads")
 }
 
-// record is the part of an audit record the test checks.
-type record struct {
-	Phase    string `json:"phase"`
-	Method   string `json:"method"`
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Code     string `json:"code"`
-	Caller   struct {
-		PID           int      `json:"pid"`
-		Executable    string   `json:"executable"`
-		StartTime     string   `json:"start_time"`
-		UID           *uint32  `json:"uid"`
-		GID           *uint32  `json:"gid"`
-		Groups        []uint32 `json:"groups"`
-		ContainerID   string   `json:"container_id"`
-		PodUID        string   `json:"pod_uid"`
-		PodNamespace  string   `json:"pod_namespace"`
-		PodName       string   `json:"pod_name"`
-		ContainerName string   `json:"container_name"`
-		Runtime       string   `json:"runtime"`
-		// ServiceAccount is the name of the pod's ServiceAccount, in
-		// PodNamespace.
-		ServiceAccount string `json:"service_account"`
-		Incomplete     string `json:"incomplete"`
-	} `json:"caller"`
-}
-
 // TestShippedDeploymentIdentifiesPods runs the daemon as the shipped unit
 // and as the shipped DaemonSet, with the shipped policy and its azuredisk
 // rule uncommented, and five callers in kubelet's cgroups, all root with
@@ -884,10 +858,10 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 
 	p.Stop(t, 30*time.Second)
 
-	records := readAudit(t, filepath.Join(dir, "log", "audit.log"))
+	records := auditlog.Done(auditlog.Read(t, filepath.Join(dir, "log", "audit.log")))
 	for _, c := range callers {
 		p := c.p
-		var r *record
+		var r *auditlog.Record
 		for i := range records {
 			if records[i].Method == "PathExists" && records[i].Caller.PID == pids[p.containerID] {
 				r = &records[i]
@@ -930,27 +904,4 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 			t.Errorf("%s/%s: executable %q, want %q", p.namespace, p.name, rc.Executable, self)
 		}
 	}
-}
-
-// readAudit returns the outcome ("done") records of an audit log.
-func readAudit(t *testing.T, path string) []record {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []record
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("audit line %q: %v", line, err)
-		}
-		if r.Phase == "done" {
-			rs = append(rs, r)
-		}
-	}
-	return rs
 }

@@ -3,7 +3,6 @@
 package linuxe2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,6 +24,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -135,39 +135,15 @@ func asDriverB(t *testing.T, d *linuxnode.Daemon, calls ...callerCall) callerRes
 	return r
 }
 
-// auditEntry is the part of an audit record (docs/security.md) the test
-// reads.
-type auditEntry struct {
-	Phase, Method, Decision, Code, Reason string
-	Caller                                struct {
-		GID *uint32 `json:"gid"`
-	}
-	Request map[string]any
-}
-
 // auditDenials returns the denials the audit log at path holds for
 // callers of group gid.
-func auditDenials(t *testing.T, path string, gid uint32) []auditEntry {
+func auditDenials(t *testing.T, path string, gid uint32) []auditlog.Record {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []auditEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var e auditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	var out []auditlog.Record
+	for _, e := range auditlog.Read(t, path) {
 		if e.Decision == "deny" && e.Caller.GID != nil && *e.Caller.GID == gid {
 			out = append(out, e)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -254,7 +230,7 @@ rules:
 		t.Errorf("B's refused MountVolume created %s", steal)
 	}
 	denials := auditDenials(t, auditLog, driverBGID)
-	byMethod := map[string]auditEntry{}
+	byMethod := map[string]auditlog.Record{}
 	for _, e := range denials {
 		byMethod[e.Method] = e
 	}

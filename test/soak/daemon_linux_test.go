@@ -3,10 +3,7 @@
 package soak
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
@@ -239,29 +237,18 @@ func (d *daemon) settle(t *testing.T, base resources) resources {
 	}
 }
 
-// record is an audit line as the suite reads it.
-type record struct {
-	ID       string         `json:"id"`
-	Phase    string         `json:"phase"`
-	Method   string         `json:"method"`
-	Kind     string         `json:"kind"`
-	Decision string         `json:"decision"`
-	Code     string         `json:"code"`
-	Message  string         `json:"message"`
-	Request  map[string]any `json:"request"`
-}
-
 // auditLog is an audit file read back: the calls by ID.
 type auditLog struct {
-	intents map[string]record // by ID
-	done    map[string]record // by ID
+	intents map[string]auditlog.Record // by ID
+	done    map[string]auditlog.Record // by ID
 	lines   int
 }
 
 // readAudit reads the audit file, failing unless every line is one
 // complete JSON record, each ID has at most one intent and one outcome,
 // every intent has its outcome (none half-done), and every change that
-// was made (an outcome that is no refusal) has its intent.
+// was made (an outcome that is no refusal) has its intent
+// (auditlog.CheckIntents).
 func readAudit(t *testing.T, path string) auditLog { return readAuditLost(t, path, false) }
 
 // readAuditLost is readAudit for a log that failed while changes ran:
@@ -273,44 +260,24 @@ func readAuditLost(t *testing.T, path string, lostOutcomes bool) auditLog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := auditLog{intents: map[string]record{}, done: map[string]record{}}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
+	if len(auditlog.Torn(b)) > 0 {
 		t.Errorf("the audit file ends in a torn record: %q", tail(string(b), 200))
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		a.lines++
-		var r record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("audit line %d is not a JSON record: %q: %v", a.lines, sc.Text(), err)
-		}
+	recs := auditlog.Parse(t, b)
+	// A refusal because the intent could not be written is no change
+	// made, so it has no intent.
+	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{Refused: auditlog.AuditUnavailable, LostOutcomes: lostOutcomes}) {
+		t.Error(p)
+	}
+	a := auditLog{intents: map[string]auditlog.Record{}, done: map[string]auditlog.Record{}, lines: len(recs)}
+	for _, r := range recs {
 		m := a.done
-		if r.Phase == "intent" {
+		if r.Phase == auditlog.PhaseIntent {
 			m = a.intents
-		}
-		if _, dup := m[r.ID]; dup || r.ID == "" {
-			t.Errorf("audit record with a repeated or empty id: %+v", r)
 		}
 		m[r.ID] = r
 	}
-	for id, in := range a.intents {
-		if _, ok := a.done[id]; !ok && !lostOutcomes {
-			t.Errorf("an intent without its outcome (half-done): %+v", in)
-		}
-	}
-	for id, r := range a.done {
-		if _, ok := a.intents[id]; !ok && r.Kind != "read" && r.Decision == "allow" && !refused(r) {
-			t.Errorf("a change without its intent: %+v", r)
-		}
-	}
 	return a
-}
-
-// refused tells whether an outcome record is a change refused because its
-// intent could not be written.
-func refused(r record) bool {
-	return r.Code == "Unavailable" && strings.HasPrefix(r.Message, "the audit log cannot be written")
 }
 
 // count returns how many outcome records of method ended with code.

@@ -32,6 +32,7 @@ import (
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/test/linuxe2e/linuxnode"
 )
 
@@ -292,7 +293,7 @@ func TestKillRecovery(t *testing.T) {
 	// The audit log across every process: complete lines, and exactly
 	// the killed calls without an outcome.
 	a := readAuditLost(t, h.audit, true)
-	var open []record
+	var open []auditlog.Record
 	for id, in := range a.intents {
 		if _, ok := a.done[id]; !ok {
 			open = append(open, in)
@@ -652,7 +653,7 @@ func (h *killHarness) describe(kd *kdisk) string {
 // intentSince returns the intent record of method written at or after
 // offset of the audit file, or nil, and whether its outcome record is
 // there too.
-func (h *killHarness) intentSince(offset int64, method string) (*record, bool) {
+func (h *killHarness) intentSince(offset int64, method string) (*auditlog.Record, bool) {
 	f, err := os.Open(h.audit)
 	if err != nil {
 		h.t.Fatal(err)
@@ -663,9 +664,9 @@ func (h *killHarness) intentSince(offset int64, method string) (*record, bool) {
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	var intent *record
+	var intent *auditlog.Record
 	for sc.Scan() {
-		var r record
+		var r auditlog.Record
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue
 		}
