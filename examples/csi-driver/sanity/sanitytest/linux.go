@@ -54,16 +54,8 @@ func RunLinux(t *testing.T, name string, s *linuxnode.Scratch, node groups.Node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	sock := filepath.Join(s.Dir, "csi.sock")
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(ctx, sock) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("driver: %v", err)
-		}
-	})
+	Serve(t, d, sock)
 
 	cfg := sanity.NewTestConfig()
 	cfg.Address = "unix://" + sock

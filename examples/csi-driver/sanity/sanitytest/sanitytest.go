@@ -10,6 +10,7 @@
 package sanitytest
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
+
+	"github.com/csi-node-proxy/csi-node-proxy/examples/csi-driver/driver"
 )
 
 // AllowedSkips are the skip messages of csi-sanity v5.6.0 that say the
@@ -120,4 +123,20 @@ func Run(t *testing.T, name string, cfg sanity.TestConfig, focus string) Counts 
 	}
 	t.Logf("csi-sanity %s: %s", name, c)
 	return c
+}
+
+// Serve serves the driver's CSI endpoint on the unix socket sock until the
+// test ends, and fails the test when serving ended with an error: every
+// mode serves the driver the same way before csi-sanity dials it.
+func Serve(t *testing.T, d *driver.Driver, sock string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(ctx, sock) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("driver: %v", err)
+		}
+	})
 }

@@ -50,14 +50,7 @@ func TestSanity(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "csi.sock")
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(ctx, sock) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("driver: %v", err)
-		}
-	})
+	sanitytest.Serve(t, d, sock)
 
 	fs := node.Filesystem()
 	mkdir := func(p string) (string, error) {
