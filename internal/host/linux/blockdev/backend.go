@@ -731,6 +731,17 @@ func (d *diskState) staleParts(t *gptTable, growable bool) []*sysPart {
 	return out
 }
 
+// mountedFrom tells whether mount m is of the block device dev, whose
+// node below the device root is src: by device number, or by the source
+// text mount(8) was given. Matching the name as well errs towards "in
+// use", which is what the callers want: they refuse to delete or reuse a
+// device that is mounted, or unmount what is mounted from it.
+// VolumeMounts, which answers the policy's question, compares device
+// numbers only, since there a reused name must not count (see there).
+func mountedFrom(m mountinfo.Mount, dev devNum, src string) bool {
+	return (devNum{m.Major, m.Minor}) == dev || m.Source == src
+}
+
 // partitionBusy says why a kernel partition must not be deleted: it is
 // held (device-mapper, md), swap, mounted in the proxy's or the host's
 // mount namespace, or another program has it open exclusively (an O_EXCL
@@ -746,7 +757,7 @@ func (d *diskState) partitionBusy(b *Backend, p *sysPart) string {
 	}
 	src := filepath.Join(b.cfg.DevRoot, p.name)
 	for _, m := range append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...) {
-		if (devNum{m.Major, m.Minor}) == p.dev || m.Source == src {
+		if mountedFrom(m, p.dev, src) {
 			return "mounted at " + m.MountPoint
 		}
 	}
@@ -786,7 +797,7 @@ func (d *diskState) mountsOf(p *sysPart, devRoot string) []mountinfo.Mount {
 	var out []mountinfo.Mount
 	src := filepath.Join(devRoot, p.name)
 	for _, m := range d.mounts {
-		if (devNum{m.Major, m.Minor}) == p.dev || m.Source == src {
+		if mountedFrom(m, p.dev, src) {
 			out = append(out, m)
 		}
 	}
@@ -991,7 +1002,7 @@ func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
 	if v.whole() {
 		var out []mountinfo.Mount
 		for _, m := range v.disk.mounts {
-			if (devNum{m.Major, m.Minor}) == v.disk.dev || m.Source == v.disk.path {
+			if mountedFrom(m, v.disk.dev, v.disk.path) {
 				out = append(out, m)
 			}
 		}
