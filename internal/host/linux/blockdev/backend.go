@@ -792,12 +792,12 @@ func (b *Backend) dropStaleParts(d *diskState, t *gptTable, op string) error {
 	return nil
 }
 
-// mountsOf returns the mounts of a kernel partition.
-func (d *diskState) mountsOf(p *sysPart, devRoot string) []mountinfo.Mount {
+// mountsFrom returns the mounts in ms of the block device dev, whose node
+// is src (see mountedFrom), in ms's order.
+func mountsFrom(ms []mountinfo.Mount, dev devNum, src string) []mountinfo.Mount {
 	var out []mountinfo.Mount
-	src := filepath.Join(devRoot, p.name)
-	for _, m := range d.mounts {
-		if mountedFrom(m, p.dev, src) {
+	for _, m := range ms {
+		if mountedFrom(m, dev, src) {
 			out = append(out, m)
 		}
 	}
@@ -999,19 +999,13 @@ func (v *volRef) size() int64 {
 // mounts returns the mounts of the volume, the topmost of each mount
 // point last (mount table order).
 func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
-	if v.whole() {
-		var out []mountinfo.Mount
-		for _, m := range v.disk.mounts {
-			if mountedFrom(m, v.disk.dev, v.disk.path) {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	if v.part == nil {
+	switch {
+	case v.whole():
+		return mountsFrom(v.disk.mounts, v.disk.dev, v.disk.path)
+	case v.part == nil:
 		return nil
 	}
-	return v.disk.mountsOf(v.part, devRoot)
+	return mountsFrom(v.disk.mounts, v.part.dev, filepath.Join(devRoot, v.part.name))
 }
 
 // mountPoint returns one mount point of the volume to run filesystem
