@@ -94,14 +94,8 @@ func MounterNotApplicable(id FlowID) string {
 // MounterNotApplicable. The host behind node must hold
 // mp.Fixture().Only(the same combined reasons).
 func (mp *MounterPlan) Run(t *testing.T, node groups.Node, newMounter NewMounter, na NotApplicable) {
-	all := mp.NotApplicable(na)
 	mp.pl.newMounter = newMounter
-	mp.pl.run(t, ProxyOf(node), node, func(t *testing.T, id FlowID) {
-		t.Helper()
-		if why := all(id); why != "" {
-			t.Skipf("%s does not apply through the mounter on this host: %s", id, why)
-		}
-	})
+	mp.pl.run(t, ProxyOf(node), node, mp.NotApplicable(na), "through the mounter on this host")
 }
 
 // NotApplicable combines MounterNotApplicable with the host's na (nil for

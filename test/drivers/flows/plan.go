@@ -245,24 +245,22 @@ func (f Fixture) Only(na NotApplicable) Fixture {
 // flow is left out silently, and every other flow runs and asserts
 // exactly as under Run. The host behind p must hold p.Fixture().Only(na).
 func (pl *Plan) RunApplicable(t *testing.T, p Proxy, na NotApplicable) {
-	applies := func(t *testing.T, id FlowID) {
-		t.Helper()
-		if why := na(id); why != "" {
-			t.Skipf("%s does not apply on this host: %s", id, why)
-		}
-	}
-	pl.run(t, p, nil, func(t *testing.T, id FlowID) {
-		t.Helper()
-		applies(t, id)
-	})
+	pl.run(t, p, nil, na, "on this host")
 }
 
 // run runs the plan's flows against p; node is the same node as a
-// groups.Node for a mounter plan (nil otherwise). applies skips a flow
-// that does not apply. Each flow's outcome is counted, and the counts
-// logged at the end (go test -v), so that a runner's report can say how
-// many flows passed and how many did not apply.
-func (pl *Plan) run(t *testing.T, p Proxy, node groups.Node, applies func(*testing.T, FlowID)) {
+// groups.Node for a mounter plan (nil otherwise). A flow na gives a reason
+// for is skipped with it ("<flow> does not apply <where>: <reason>"). Each
+// flow's outcome is counted, and the counts logged at the end (go test
+// -v), so that a runner's report can say how many flows passed and how
+// many did not apply.
+func (pl *Plan) run(t *testing.T, p Proxy, node groups.Node, na NotApplicable, where string) {
+	applies := func(t *testing.T, id FlowID) {
+		t.Helper()
+		if why := na(id); why != "" {
+			t.Skipf("%s does not apply %s: %s", id, where, why)
+		}
+	}
 	var passed, skipped, failed int
 	count := func(t *testing.T) {
 		switch {

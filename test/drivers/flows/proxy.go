@@ -76,19 +76,9 @@ type Proxy struct {
 	System     System
 }
 
-// groupsNode is what groups.Node offers; spelled out here so that this
-// package needs no import of package groups' implementations.
-type groupsNode interface {
-	Disk() disk.Interface
-	Volume() volume.Interface
-	Filesystem() filesystem.Interface
-	SMB() smb.Interface
-	System() system.Interface
-}
-
 // ProxyOf returns the Proxy over a groups.Node (library mode, the
 // client module's Dial, or any other implementation of the model groups).
-func ProxyOf(n groupsNode) Proxy {
+func ProxyOf(n groups.Node) Proxy {
 	return Proxy{Disk: n.Disk(), Volume: n.Volume(), Filesystem: n.Filesystem(), SMB: n.SMB(), System: n.System()}
 }
 
