@@ -52,8 +52,7 @@ func series(t *testing.T, m *metrics.Metrics) map[string]float64 {
 }
 
 // The policy's two kinds of denial get two reasons; the free-text reason,
-// which quotes paths, never becomes a label. This pins noRuleReason to
-// what policy.Decide says.
+// which quotes paths, never becomes a label.
 func TestDenyReasons(t *testing.T) {
 	p, err := policy.Parse([]byte(`
 rules:
