@@ -367,10 +367,8 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
-	s.gate = callgate.Gate{Policy: s.policy, Objects: objecthost.NewHostObjects(h), Audit: s.audit, Log: log}
-	if o.Metrics != nil {
-		s.gate.Metrics = o.Metrics
-	}
+	// A nil o.Metrics stays a nil callgate.Metrics: the gate tells nobody.
+	s.gate = callgate.Gate{Policy: s.policy, Objects: objecthost.NewHostObjects(h), Audit: s.audit, Metrics: o.Metrics, Log: log}
 	if s.policy != nil && o.PolicyFile != "" {
 		interval := o.PolicyReloadInterval
 		if interval == 0 {

@@ -66,11 +66,6 @@ const (
 	DeniedCallerExited = "caller_exited"
 )
 
-// noRuleReason is the Reason policy.Decide gives when no rule matches the
-// caller and method; any other denial is about the request's paths or
-// objects. The server's TestDenyReasons pins the two apart.
-const noRuleReason = "no rule allows it"
-
 // PanicMessage is the message a panicked call's record carries: the
 // panic value may quote anything, and stays in the log.
 const PanicMessage = "internal error"
@@ -226,7 +221,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 // DeniedPath. The Decision's own Reason quotes the request's paths and
 // must never become a metric label.
 func DenyReason(d policy.Decision) string {
-	if d.Reason == noRuleReason {
+	if d.Reason == policy.NoRuleReason {
 		return DeniedNoRule
 	}
 	return DeniedPath

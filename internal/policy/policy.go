@@ -435,6 +435,11 @@ type Decision struct {
 	Reason string
 }
 
+// NoRuleReason is the Reason of a denial because no rule lets the caller
+// call the method; any other denial's Reason is about the request's
+// paths or objects (and quotes them).
+const NoRuleReason = "no rule allows it"
+
 // Message is the denial as the caller sees it (codes.PermissionDenied).
 func (d Decision) Message(c Call) string {
 	return fmt.Sprintf("caller %s may not call %s.%s: %s", c.Caller, c.Group, c.Method, d.Reason)
@@ -471,7 +476,7 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 	if pathReason != "" {
 		return Decision{Reason: pathReason}
 	}
-	return Decision{Reason: "no rule allows it"}
+	return Decision{Reason: NoRuleReason}
 }
 
 // Rules returns the names of the policy's rules, in file order.

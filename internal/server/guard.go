@@ -69,11 +69,6 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 	return g
 }
 
-// denyReason turns a policy denial into the fixed reason label of
-// csi_node_proxy_denied_calls_total (callgate.DenyReason; TestDenyReasons
-// pins it to what policy.Decide says).
-func denyReason(d policy.Decision) string { return callgate.DenyReason(d) }
-
 // maxRequestID bounds the client-chosen request ID an audit record
 // carries.
 const maxRequestID = 128

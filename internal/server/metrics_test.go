@@ -14,6 +14,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -51,8 +52,7 @@ func series(t *testing.T, m *metrics.Metrics) map[string]float64 {
 }
 
 // The policy's two kinds of denial get two reasons; the free-text reason,
-// which quotes paths, never becomes a label. This pins noRuleReason to
-// what policy.Decide says.
+// which quotes paths, never becomes a label.
 func TestDenyReasons(t *testing.T) {
 	p, err := policy.Parse([]byte(`
 rules:
@@ -71,10 +71,10 @@ rules:
 	if noRule.Allowed || path.Allowed {
 		t.Fatalf("decisions %+v %+v, want two denials", noRule, path)
 	}
-	if got := denyReason(noRule); got != metrics.DeniedNoRule {
+	if got := callgate.DenyReason(noRule); got != metrics.DeniedNoRule {
 		t.Errorf("no rule: reason %q (policy said %q), want %q", got, noRule.Reason, metrics.DeniedNoRule)
 	}
-	if got := denyReason(path); got != metrics.DeniedPath || !strings.Contains(path.Reason, "plugins") {
+	if got := callgate.DenyReason(path); got != metrics.DeniedPath || !strings.Contains(path.Reason, "plugins") {
 		t.Errorf("path: reason %q (policy said %q), want %q", got, path.Reason, metrics.DeniedPath)
 	}
 }

@@ -26,12 +26,13 @@
 //     counted and its caller noted (Deprecations); then calls that change
 //     the node (and reads, if asked) are written to the audit log, and
 //     while it cannot be written such calls are refused with
-//     codes.Unavailable;
-//  3. observation (observe.go): health checks answer with the daemon's
-//     build in a header (VersionHeader);
-//  4. logging: each call is logged once when it completes, with the caller
+//     codes.Unavailable. Health checks skip the gate: they get the caller
+//     and answer with the daemon's build in a header (VersionHeader,
+//     observe.go);
+//  3. logging: each call is logged once when it completes, with the caller
 //     and, at high verbosity, payloads (secrets redacted, see Redact);
-//  5. error mapping: any error that is not already a gRPC status goes
+//  4. error mapping, innermost (logging calls it; it is no interceptor
+//     of its own): any error that is not already a gRPC status goes
 //     through errgrpc.ToGRPC, so no call ever ends in codes.Unknown; and a
 //     request that did not decode (invalid UTF-8 in a string, a malformed
 //     field) is answered codes.InvalidArgument here, not by the handler
