@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -288,17 +289,66 @@ func wantName(rel string) string {
 	return strings.ReplaceAll(elems[len(elems)-1], "-", "")
 }
 
-// TestPackageNamesMatchDirectories checks the charter's naming rule: a
-// directory and its package have the same name, but for the two
+// forbiddenNames are the package names the charter rules out: they say
+// nothing of what the package holds.
+var forbiddenNames = []string{"util", "common", "types", "shared"}
+
+// nameProblem says how a package named name in directory rel (relative
+// to the module's root, "" for the root itself) breaks the charter's
+// naming rules, or "".
+func nameProblem(rel, name string) string {
+	switch {
+	case rel == "":
+		return fmt.Sprintf("the module's root holds Go files (package %s): the charter allows none there", name)
+	case name == "main":
+		return "" // a command: its directory names it
+	case slices.Contains(forbiddenNames, name):
+		return fmt.Sprintf("%s declares package %s, a name the charter rules out (%s): name it for what it holds", rel, name, strings.Join(forbiddenNames, ", "))
+	case name != wantName(rel):
+		return fmt.Sprintf("%s declares package %s; the charter names it %s", rel, name, wantName(rel))
+	}
+	return ""
+}
+
+// TestPackageNamesMatchDirectories checks the charter's naming rules: no
+// Go files at the root, no package named util, common, types or shared,
+// and a directory and its package have the same name, but for the two
 // exceptions it names; commands are package main.
 func TestPackageNamesMatchDirectories(t *testing.T) {
 	for _, p := range list(t, "linux") {
 		rel, ok := ours(p.ImportPath)
-		if !ok || p.Name == "main" {
+		if p.ImportPath == module {
+			rel, ok = "", true
+		}
+		if !ok {
 			continue
 		}
-		if want := wantName(rel); p.Name != want {
-			t.Errorf("%s declares package %s; the charter names it %s", rel, p.Name, want)
+		if problem := nameProblem(rel, p.Name); problem != "" {
+			t.Error(problem)
+		}
+	}
+}
+
+// TestNameProblemsAreSeen keeps the naming check honest: each rule it
+// names is reported when broken, and the exceptions are not.
+func TestNameProblemsAreSeen(t *testing.T) {
+	for _, c := range []struct {
+		rel, name string
+		bad       bool
+	}{
+		{"", "csinodeproxy", true},                  // Go files at the root
+		{"internal/util", "util", true},             // a forbidden name, though it matches
+		{"groups/shared", "shared", true},           // another
+		{"internal/leaf/keylock", "keylock", false}, // the directory's name
+		{"internal/leaf/keylock", "locks", true},    // another name
+		{"api/disk/v1", "diskv1", false},            // <group><version>
+		{"api/disk/v1", "v1", true},                 // the bare version
+		{"examples/node-plugin", "nodeplugin", false},
+		{"examples/node-plugin", "node_plugin", true},
+		{"cmd/anything", "main", false},
+	} {
+		if got := nameProblem(c.rel, c.name); (got != "") != c.bad {
+			t.Errorf("nameProblem(%q, %q) = %q; want a problem: %v", c.rel, c.name, got, c.bad)
 		}
 	}
 }
