@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ const module = "github.com/csi-node-proxy/csi-node-proxy"
 
 // layer is one row of the charter's table. Rows are listed top to bottom:
 // a package may import its own layer and any layer below it, unless the
-// row narrows that with mayImport.
+// row narrows that with mayImport, which then holds within the row too
+// (a leaf imports errdefs only, not another leaf).
 type layer struct {
 	name string
 	// has tells whether a package (path relative to the module) is in
@@ -121,14 +123,18 @@ func violation(from, to string) string {
 		return fmt.Sprintf("%s is in no layer of the charter: add it to CONTRIBUTING.md's table and to this test", from)
 	case ti < 0:
 		return fmt.Sprintf("%s imports %s, which is in no layer of the charter", from, to)
-	case charter[fi].anything, fi == ti && charter[fi].mayImport == nil:
+	case charter[fi].anything:
 		return ""
+	case charter[ti].anything:
+		// Below every layer in the table, but not under them: tools and
+		// tests import the layers, and no layer links a test helper.
+		return fmt.Sprintf("%s (%s) imports %s (%s): tools and tests serve the layers, which never import them", from, charter[fi].name, to, charter[ti].name)
 	case fi == ti && charter[fi].name == "backend":
 		if backendOS(from) != backendOS(to) {
 			return fmt.Sprintf("%s (backend for %s) imports %s, a backend for another OS", from, backendOS(from), to)
 		}
 		return ""
-	case fi == ti:
+	case fi == ti && charter[fi].mayImport == nil:
 		return "" // sideways within a layer
 	case ti < fi:
 		return fmt.Sprintf("%s (%s) imports %s (%s), a layer above it: imports point down only", from, charter[fi].name, to, charter[ti].name)
@@ -254,6 +260,17 @@ func TestViolationsAreSeen(t *testing.T) {
 		{"groups/disk", "host/simulated", true},              // a group up into a backend
 		{"groups/internal/simtest", "host/simulated", false}, // a test helper
 		{"host/simulated", "groups/disk", false},
+		{"internal/server", "internal/newthing", true},                    // imports a package in no layer
+		{"api/disk/v1", "api/disk/v1beta1", true},                         // nothing of ours, not even another wire package
+		{"internal/leaf/keylock", "internal/leaf/printable", true},        // errdefs only, not another leaf
+		{"groups", "groups/disk", false},                                  // the group row's own rule admits groups/
+		{"internal/host/linux/blockdev", "host/simulated", true},          // a backend into the public one
+		{"errdefs/errgrpc", "groups/disk", true},                          // the error mapping up into the model
+		{"internal/server", "internal/testutil/poll", true},               // a layer linking a test helper
+		{"groups/disk", "groups/internal/simtest", true},                  // even one under its own directory
+		{"host/simulated", "test/linuxe2e/linuxnode", true},               // or a suite's package
+		{"internal/testutil/daemonserver", "internal/server", false},      // a tool imports what it tests
+		{"test/linuxe2e/linuxnode", "internal/testutil/daemonbin", false}, // a suite imports the harness
 	} {
 		if got := violation(c.from, c.to) != ""; got != c.bad {
 			t.Errorf("violation(%s → %s) = %q; want a violation: %v", c.from, c.to, violation(c.from, c.to), c.bad)
@@ -272,17 +289,66 @@ func wantName(rel string) string {
 	return strings.ReplaceAll(elems[len(elems)-1], "-", "")
 }
 
-// TestPackageNamesMatchDirectories checks the charter's naming rule: a
-// directory and its package have the same name, but for the two
+// forbiddenNames are the package names the charter rules out: they say
+// nothing of what the package holds.
+var forbiddenNames = []string{"util", "common", "types", "shared"}
+
+// nameProblem says how a package named name in directory rel (relative
+// to the module's root, "" for the root itself) breaks the charter's
+// naming rules, or "".
+func nameProblem(rel, name string) string {
+	switch {
+	case rel == "":
+		return fmt.Sprintf("the module's root holds Go files (package %s): the charter allows none there", name)
+	case name == "main":
+		return "" // a command: its directory names it
+	case slices.Contains(forbiddenNames, name):
+		return fmt.Sprintf("%s declares package %s, a name the charter rules out (%s): name it for what it holds", rel, name, strings.Join(forbiddenNames, ", "))
+	case name != wantName(rel):
+		return fmt.Sprintf("%s declares package %s; the charter names it %s", rel, name, wantName(rel))
+	}
+	return ""
+}
+
+// TestPackageNamesMatchDirectories checks the charter's naming rules: no
+// Go files at the root, no package named util, common, types or shared,
+// and a directory and its package have the same name, but for the two
 // exceptions it names; commands are package main.
 func TestPackageNamesMatchDirectories(t *testing.T) {
 	for _, p := range list(t, "linux") {
 		rel, ok := ours(p.ImportPath)
-		if !ok || p.Name == "main" {
+		if p.ImportPath == module {
+			rel, ok = "", true
+		}
+		if !ok {
 			continue
 		}
-		if want := wantName(rel); p.Name != want {
-			t.Errorf("%s declares package %s; the charter names it %s", rel, p.Name, want)
+		if problem := nameProblem(rel, p.Name); problem != "" {
+			t.Error(problem)
+		}
+	}
+}
+
+// TestNameProblemsAreSeen keeps the naming check honest: each rule it
+// names is reported when broken, and the exceptions are not.
+func TestNameProblemsAreSeen(t *testing.T) {
+	for _, c := range []struct {
+		rel, name string
+		bad       bool
+	}{
+		{"", "csinodeproxy", true},                  // Go files at the root
+		{"internal/util", "util", true},             // a forbidden name, though it matches
+		{"groups/shared", "shared", true},           // another
+		{"internal/leaf/keylock", "keylock", false}, // the directory's name
+		{"internal/leaf/keylock", "locks", true},    // another name
+		{"api/disk/v1", "diskv1", false},            // <group><version>
+		{"api/disk/v1", "v1", true},                 // the bare version
+		{"examples/node-plugin", "nodeplugin", false},
+		{"examples/node-plugin", "node_plugin", true},
+		{"cmd/anything", "main", false},
+	} {
+		if got := nameProblem(c.rel, c.name); (got != "") != c.bad {
+			t.Errorf("nameProblem(%q, %q) = %q; want a problem: %v", c.rel, c.name, got, c.bad)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func Faults(afterFill func(t *testing.T, path string)) []Fault {
 			path := filepath.Join(dir, "audit.log")
 			var filler string
 			return path, func() {
-					filler = Fill(t, dir)
+					filler = fill(t, dir)
 					if afterFill != nil {
 						afterFill(t, path)
 					}
@@ -85,10 +85,10 @@ func SmallTmpfs(t *testing.T, size string) string {
 	return dir
 }
 
-// Fill writes to a new file in dir until the file system is full, and
+// fill writes to a new file in dir until the file system is full, and
 // returns the file's path. It writes in 512-byte pieces, so little room is
 // left over.
-func Fill(t *testing.T, dir string) string {
+func fill(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "filler")
 	f, err := os.Create(path)

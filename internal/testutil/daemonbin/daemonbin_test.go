@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +53,7 @@ func fakeDaemon(mode string) {
 // startFake starts fakeDaemon in mode with opts, ready once it said so.
 func startFake(tb testing.TB, mode string, opts Options) *Process {
 	if opts.Output == nil {
-		opts.Output = &Buffer{}
+		opts.Output = &syncbuf.Buffer{}
 	}
 	out := opts.Output
 	opts.Env = append(opts.Env, fakeDaemonEnv+"="+mode)

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // exitWait is how long RunToExit waits for a daemon that should refuse to
@@ -22,7 +24,7 @@ func RunToExit(tb testing.TB, bin string, args ...string) (code int, stderr stri
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), exitWait)
 	defer cancel()
-	var out Buffer
+	var out syncbuf.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = &out
 	err := cmd.Run()

@@ -39,7 +39,7 @@ type Options struct {
 	// Output, if not nil, is where the daemon's output goes (and
 	// Process.Output), so Ready can read it: a daemon is often ready when
 	// it has logged something.
-	Output *Buffer
+	Output *syncbuf.Buffer
 	// StderrOnly sends only the daemon's stderr to Output and discards
 	// its stdout, for a test that parses the log lines.
 	StderrOnly bool
@@ -79,7 +79,7 @@ const (
 type Process struct {
 	Cmd *exec.Cmd
 	// Output is its stdout and stderr, interleaved.
-	Output *Buffer
+	Output *syncbuf.Buffer
 	done   chan error // the exit, sent once and put back by whoever reads it
 	// stopped is set by Stop: the test ended the daemon on purpose.
 	stopped bool
@@ -104,7 +104,7 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 		opts.StopTimeout = 15 * time.Second
 	}
 	if opts.Output == nil {
-		opts.Output = &Buffer{}
+		opts.Output = &syncbuf.Buffer{}
 	}
 	if opts.Command == nil {
 		opts.Command = func(bin string, args []string) *exec.Cmd { return exec.Command(bin, args...) }
@@ -272,7 +272,3 @@ func SocketsAccept(paths ...string) func() error {
 		return nil
 	}
 }
-
-// Buffer collects a process's output while the test reads it; it is
-// syncbuf.Buffer, named here so existing callers keep their spelling.
-type Buffer = syncbuf.Buffer

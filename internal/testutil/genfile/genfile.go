@@ -45,24 +45,25 @@ func (f File) Check(tb testing.TB, want string, update bool) {
 }
 
 // firstDifference returns the first line (counted from 1) at which got and
-// want differ and the two lines there, a missing line being empty; false
-// when they are the same.
+// want differ and the two lines there, a missing line shown as empty; false
+// when they are the same. A line one side lacks differs even from an empty
+// line on the other: a file with one newline too many or too few is stale.
 func firstDifference(got, want string) (line int, g, w string, ok bool) {
 	if got == want {
 		return 0, "", "", false
 	}
 	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
 	for i := range max(len(gl), len(wl)) {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
+		if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
 			return i + 1, g, w, true
 		}
 	}
-	return 0, "", "", false // two different strings always differ in a line
+	return 0, "", "", false // not reached: different strings differ in a line or in their count
 }

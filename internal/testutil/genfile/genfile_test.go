@@ -21,6 +21,10 @@ func TestFirstDifference(t *testing.T) {
 		{"a\nb\n", "a\nc\n", 2, "b", "c", true},
 		{"a\n", "a\nb\n", 2, "", "b", true},
 		{"a\nb", "a", 2, "b", "", true},
+		// Only the trailing newlines differ: a missing line is not the
+		// empty line after a final newline.
+		{"a\n", "a", 2, "", "", true},
+		{"a\n\n", "a\n", 3, "", "", true},
 	} {
 		line, g, w, ok := firstDifference(c.got, c.want)
 		if line != c.line || g != c.g || w != c.w || ok != c.ok {
