@@ -191,7 +191,7 @@ check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make d
 # Linux backend, part of make unit) and the validators' fuzz targets
 # (package:Function; seed corpora in each package's testdata/fuzz, partly
 # written from the hostile table). make fuzz runs each target for FUZZTIME
-# (100,000 inputs, about 5 s each; 14 targets: about 2.5 minutes on two
+# (100,000 inputs, about 5 s each; 15 targets: about 2.5 minutes on two
 # cores, a third of it building the instrumented test binaries) and is part
 # of make test; their seed corpora alone run in make unit. A target may name
 # an amount of its own (package:Function:amount): the policy parser runs
