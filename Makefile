@@ -227,3 +227,7 @@ test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat d
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
 	hack/bench.sh
+
+.PHONY: library-size
+library-size: ## Build the smallest library-mode driver (hack/librarysize) for linux and windows and print its sizes (docs/driver-guide.md).
+	hack/library-size.sh
