@@ -191,7 +191,7 @@ check-docs: ## Fail if docs/configuration.md or docs/cli.md is stale (run make d
 # Linux backend, part of make unit) and the validators' fuzz targets
 # (package:Function; seed corpora in each package's testdata/fuzz, partly
 # written from the hostile table). make fuzz runs each target for FUZZTIME
-# (100,000 inputs, about 5 s each; 14 targets: about 2.5 minutes on two
+# (100,000 inputs, about 5 s each; 15 targets: about 2.5 minutes on two
 # cores, a third of it building the instrumented test binaries) and is part
 # of make test; their seed corpora alone run in make unit. A target may name
 # an amount of its own (package:Function:amount): the policy parser runs
@@ -227,3 +227,7 @@ test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat d
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
 	hack/bench.sh
+
+.PHONY: library-size
+library-size: ## Build the smallest library-mode driver (hack/librarysize) for linux and windows and print its sizes (docs/driver-guide.md).
+	hack/library-size.sh

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/genfile"
 )
 
@@ -33,7 +34,7 @@ var upstreamFlags = []string{"kubelet-path", "working-dir", "windows-service", "
 // is generated.
 var osDependentDefaults = map[string]string{
 	"host":         "`windows` on Windows, `linux` on Linux (elsewhere none: give `--host=simulated`)",
-	"kubelet-path": "`C:\\var\\lib\\kubelet`; `/var/lib/kubelet` with `--host=linux`",
+	"kubelet-path": "`" + hostset.WindowsKubeletPath + "`; `" + hostset.LinuxKubeletPath + "` with `--host=linux`",
 	"cri-endpoint": "containerd's: `unix:///run/containerd/containerd.sock`; on Windows `npipe:////./pipe/containerd-containerd`",
 }
 

@@ -230,21 +230,24 @@ func (g *gen) importDiskID(path, field string, at int) {
 		g.errs = append(g.errs, fmt.Sprintf("%s/%s: //convgen:diskid needs %s, the import path of the diskid package", g.gv.group, g.gv.version, field))
 		return
 	}
-	src := g.buf.Bytes()
-	out := append(append(append([]byte(nil), src[:at]...), fmt.Sprintf("\t%q\n", path)...), src[at:]...)
-	g.buf.Reset()
-	g.buf.Write(out)
+	g.insertImport(at, path)
 }
 
 // importErrdefs adds the errdefs import at at (in the import block) when
 // the generated code names a sentinel or errdefs.Errorf; errgrpc, which
 // maps errors to and from statuses, is imported always.
 func (g *gen) importErrdefs(at int) {
-	src := g.buf.Bytes()
-	if !bytes.Contains(src[at:], []byte("errdefs.")) {
+	if !bytes.Contains(g.buf.Bytes()[at:], []byte("errdefs.")) {
 		return
 	}
-	out := append(append(append([]byte(nil), src[:at]...), fmt.Sprintf("\t%q\n", g.cfg.ErrdefsPath)...), src[at:]...)
+	g.insertImport(at, g.cfg.ErrdefsPath)
+}
+
+// insertImport inserts the import of path at offset at of the buffer, in
+// the import block: an import only the generated body shows to be needed.
+func (g *gen) insertImport(at int, path string) {
+	src := g.buf.Bytes()
+	out := append(append(append([]byte(nil), src[:at]...), fmt.Sprintf("\t%q\n", path)...), src[at:]...)
 	g.buf.Reset()
 	g.buf.Write(out)
 }
