@@ -191,8 +191,8 @@ const (
 type Node struct {
 	sec *security
 	sim *simulated.Host
-	// set is the six groups behind the call gate: each field a guard
-	// in front of the group Service hostset built.
+	// set is the six groups behind the call gate (callgate.Gate.Guard):
+	// each field a guard in front of the group Service hostset built.
 	set groups.Set
 }
 
@@ -247,19 +247,7 @@ func newNode(o Options, h hostset.Set) (*Node, error) {
 		_ = h.Close()
 		return nil, err
 	}
-	g := func(group string) *guard { return &guard{sec: sec, group: group} }
-	return &Node{
-		sec: sec,
-		sim: h.Simulated,
-		set: groups.Set{
-			Disk:       diskGuard{g("disk"), svc.Disk},
-			Volume:     volumeGuard{g("volume"), svc.Volume},
-			Filesystem: filesystemGuard{g("filesystem"), svc.Filesystem},
-			SMB:        smbGuard{g("smb"), svc.SMB},
-			ISCSI:      iscsiGuard{g("iscsi"), svc.ISCSI},
-			System:     systemGuard{g("system"), svc.System},
-		},
-	}, nil
+	return &Node{sec: sec, sim: h.Simulated, set: sec.gate.Guard(svc)}, nil
 }
 
 // workingDirs are the directories callers may touch: the working dirs
@@ -369,6 +357,7 @@ func newSecurity(o Options, h hostset.Set) (*security, error) {
 	}
 	// A nil o.Metrics stays a nil callgate.Metrics: the gate tells nobody.
 	s.gate = callgate.Gate{Policy: s.policy, Objects: objecthost.NewHostObjects(h), Audit: s.audit, Metrics: o.Metrics, Log: log}
+	s.bindGate()
 	if s.policy != nil && o.PolicyFile != "" {
 		interval := o.PolicyReloadInterval
 		if interval == 0 {

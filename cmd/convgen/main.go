@@ -25,6 +25,9 @@ func main() {
 		// link the daemon's packages.
 		DiskIDPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid",
 		ClientDiskIDPath: "github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid",
+		GateDir:          "internal/callgate",
+		LibraryDir:       "inprocess",
+		PolicyPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/policy",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

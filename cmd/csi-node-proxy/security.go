@@ -176,7 +176,7 @@ func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
 	}
 	if cfg.AuditLog != "" {
 		var err error
-		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact, Sync: cfg.AuditSync, Node: cfg.NodeName}); err != nil {
+		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Sync: cfg.AuditSync, Node: cfg.NodeName}); err != nil {
 			return s, err
 		}
 		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync, "node", cfg.NodeName)

@@ -51,7 +51,7 @@ type DiskLocation struct {
 
 // PartitionDiskRequest names the disk to partition.
 type PartitionDiskRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // PartitionDiskResponse is empty.
@@ -81,7 +81,7 @@ type DiskIDs struct {
 
 // GetDiskStatsRequest names a disk.
 type GetDiskStatsRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // GetDiskStatsResponse carries the disk's size.
@@ -92,8 +92,8 @@ type GetDiskStatsResponse struct {
 
 // SetDiskStateRequest names a disk and the wanted state.
 type SetDiskStateRequest struct {
-	DiskNumber uint32
-	IsOnline   bool
+	DiskNumber uint32 `guard:"disk"`
+	IsOnline   bool   `guard:"-"`
 }
 
 // SetDiskStateResponse is empty.
@@ -101,7 +101,7 @@ type SetDiskStateResponse struct{}
 
 // GetDiskStateRequest names a disk.
 type GetDiskStateRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // GetDiskStateResponse tells whether the disk is online.

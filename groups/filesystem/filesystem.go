@@ -34,7 +34,7 @@ type Interface interface {
 
 // PathExistsRequest names a path.
 type PathExistsRequest struct {
-	Path string
+	Path string `guard:"path"`
 }
 
 // PathExistsResponse tells whether it exists.
@@ -44,7 +44,7 @@ type PathExistsResponse struct {
 
 // MkdirRequest names the directory to create.
 type MkdirRequest struct {
-	Path string
+	Path string `guard:"path"`
 }
 
 // MkdirResponse is empty.
@@ -52,8 +52,8 @@ type MkdirResponse struct{}
 
 // RmdirRequest names the directory to remove.
 type RmdirRequest struct {
-	Path  string
-	Force bool
+	Path  string `guard:"path"`
+	Force bool   `guard:"-"`
 }
 
 // RmdirResponse is empty.
@@ -61,7 +61,7 @@ type RmdirResponse struct{}
 
 // RmdirContentsRequest names the directory to empty.
 type RmdirContentsRequest struct {
-	Path string
+	Path string `guard:"path"`
 }
 
 // RmdirContentsResponse is empty.
@@ -70,9 +70,9 @@ type RmdirContentsResponse struct{}
 // CreateSymlinkRequest names the link and what it points to.
 type CreateSymlinkRequest struct {
 	// SourcePath is the existing directory the link points to.
-	SourcePath string
+	SourcePath string `guard:"path"`
 	// TargetPath is the link to create.
-	TargetPath string
+	TargetPath string `guard:"path"`
 }
 
 // CreateSymlinkResponse is empty.
@@ -80,7 +80,7 @@ type CreateSymlinkResponse struct{}
 
 // IsSymlinkRequest names a path.
 type IsSymlinkRequest struct {
-	Path string
+	Path string `guard:"path"`
 }
 
 // IsSymlinkResponse tells whether it is a link or mount point.

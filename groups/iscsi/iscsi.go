@@ -65,7 +65,7 @@ func (a AuthenticationType) String() string {
 
 // AddTargetPortalRequest names a portal.
 type AddTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // AddTargetPortalResponse is empty.
@@ -73,7 +73,7 @@ type AddTargetPortalResponse struct{}
 
 // DiscoverTargetPortalRequest names a portal.
 type DiscoverTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // DiscoverTargetPortalResponse lists target IQNs.
@@ -83,7 +83,7 @@ type DiscoverTargetPortalResponse struct {
 
 // RemoveTargetPortalRequest names a portal.
 type RemoveTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // RemoveTargetPortalResponse is empty.
@@ -99,12 +99,12 @@ type ListTargetPortalsResponse struct {
 
 // ConnectTargetRequest names a target and how to log in.
 type ConnectTargetRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
-	AuthType     AuthenticationType
-	ChapUsername string
+	TargetPortal *TargetPortal      `guard:"-"`
+	IQN          string             `guard:"-"`
+	AuthType     AuthenticationType `guard:"-"`
+	ChapUsername string             `guard:"-"`
 	// ChapSecret is a secret.
-	ChapSecret string
+	ChapSecret string `guard:"secret"`
 }
 
 // ConnectTargetResponse is empty.
@@ -112,8 +112,8 @@ type ConnectTargetResponse struct{}
 
 // DisconnectTargetRequest names a target.
 type DisconnectTargetRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
+	TargetPortal *TargetPortal `guard:"-"`
+	IQN          string        `guard:"-"`
 }
 
 // DisconnectTargetResponse is empty.
@@ -121,8 +121,8 @@ type DisconnectTargetResponse struct{}
 
 // GetTargetDisksRequest names a target.
 type GetTargetDisksRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
+	TargetPortal *TargetPortal `guard:"-"`
+	IQN          string        `guard:"-"`
 }
 
 // GetTargetDisksResponse lists disk numbers as decimal strings.
@@ -133,7 +133,7 @@ type GetTargetDisksResponse struct {
 // SetMutualChapSecretRequest carries the secret.
 type SetMutualChapSecretRequest struct {
 	// MutualChapSecret is a secret.
-	MutualChapSecret string
+	MutualChapSecret string `guard:"secret"`
 }
 
 // SetMutualChapSecretResponse is empty.

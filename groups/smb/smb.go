@@ -22,12 +22,12 @@ type Interface interface {
 // NewSmbGlobalMappingRequest describes a mapping.
 type NewSmbGlobalMappingRequest struct {
 	// RemotePath is \\server\share or a path below it.
-	RemotePath string
+	RemotePath string `guard:"-"`
 	// LocalPath, if set, becomes a link to RemotePath.
-	LocalPath string
-	Username  string
+	LocalPath string `guard:"path"`
+	Username  string `guard:"-"`
 	// Password is a secret.
-	Password string
+	Password string `guard:"secret"`
 }
 
 // NewSmbGlobalMappingResponse is empty.
@@ -35,7 +35,7 @@ type NewSmbGlobalMappingResponse struct{}
 
 // RemoveSmbGlobalMappingRequest names the share to unmap.
 type RemoveSmbGlobalMappingRequest struct {
-	RemotePath string
+	RemotePath string `guard:"-"`
 }
 
 // RemoveSmbGlobalMappingResponse is empty.

@@ -61,7 +61,7 @@ type GetBIOSSerialNumberResponse struct {
 
 // StartServiceRequest names a service.
 type StartServiceRequest struct {
-	Name string
+	Name string `guard:"-"`
 }
 
 // StartServiceResponse is empty.
@@ -69,8 +69,8 @@ type StartServiceResponse struct{}
 
 // StopServiceRequest names a service.
 type StopServiceRequest struct {
-	Name  string
-	Force bool
+	Name  string `guard:"-"`
+	Force bool   `guard:"-"`
 }
 
 // StopServiceResponse is empty.
@@ -78,7 +78,7 @@ type StopServiceResponse struct{}
 
 // GetServiceRequest names a service.
 type GetServiceRequest struct {
-	Name string
+	Name string `guard:"-"`
 }
 
 // GetServiceResponse describes a service.

@@ -53,9 +53,9 @@ type Interface interface {
 
 // ListVolumesOnDiskRequest names a disk and optionally a partition.
 type ListVolumesOnDiskRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 	// PartitionNumber 0 selects all partitions (upstream behaviour).
-	PartitionNumber uint32
+	PartitionNumber uint32 `guard:"-"`
 }
 
 // ListVolumesOnDiskResponse lists volume IDs.
@@ -65,8 +65,8 @@ type ListVolumesOnDiskResponse struct {
 
 // MountVolumeRequest names a volume and where to mount it.
 type MountVolumeRequest struct {
-	VolumeID   string
-	TargetPath string
+	VolumeID   string `guard:"volume"`
+	TargetPath string `guard:"path"`
 }
 
 // MountVolumeResponse is empty.
@@ -74,8 +74,8 @@ type MountVolumeResponse struct{}
 
 // UnmountVolumeRequest names a volume and the mount to remove.
 type UnmountVolumeRequest struct {
-	VolumeID   string
-	TargetPath string
+	VolumeID   string `guard:"volume"`
+	TargetPath string `guard:"path"`
 }
 
 // UnmountVolumeResponse is empty.
@@ -83,7 +83,7 @@ type UnmountVolumeResponse struct{}
 
 // IsVolumeFormattedRequest names a volume.
 type IsVolumeFormattedRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // IsVolumeFormattedResponse tells whether it is formatted.
@@ -93,7 +93,7 @@ type IsVolumeFormattedResponse struct {
 
 // FormatVolumeRequest names a volume.
 type FormatVolumeRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // FormatVolumeResponse is empty.
@@ -101,9 +101,9 @@ type FormatVolumeResponse struct{}
 
 // ResizeVolumeRequest names a volume and its wanted size.
 type ResizeVolumeRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 	// SizeBytes is the wanted size; 0 means the largest the disk allows.
-	SizeBytes int64
+	SizeBytes int64 `guard:"-"`
 }
 
 // ResizeVolumeResponse is empty.
@@ -111,7 +111,7 @@ type ResizeVolumeResponse struct{}
 
 // GetVolumeStatsRequest names a volume.
 type GetVolumeStatsRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // GetVolumeStatsResponse carries the volume's size and use in bytes.
@@ -122,7 +122,7 @@ type GetVolumeStatsResponse struct {
 
 // GetDiskNumberFromVolumeIDRequest names a volume.
 type GetDiskNumberFromVolumeIDRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // GetDiskNumberFromVolumeIDResponse carries the volume's disk number.
@@ -132,7 +132,7 @@ type GetDiskNumberFromVolumeIDResponse struct {
 
 // GetVolumeIDFromTargetPathRequest names a mount path.
 type GetVolumeIDFromTargetPathRequest struct {
-	TargetPath string
+	TargetPath string `guard:"path"`
 }
 
 // GetVolumeIDFromTargetPathResponse carries the mounted volume's ID.
@@ -142,7 +142,7 @@ type GetVolumeIDFromTargetPathResponse struct {
 
 // GetClosestVolumeIDFromTargetPathRequest names a path.
 type GetClosestVolumeIDFromTargetPathRequest struct {
-	TargetPath string
+	TargetPath string `guard:"path"`
 }
 
 // GetClosestVolumeIDFromTargetPathResponse carries the holding volume's ID.
@@ -152,7 +152,7 @@ type GetClosestVolumeIDFromTargetPathResponse struct {
 
 // WriteVolumeCacheRequest names a volume.
 type WriteVolumeCacheRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // WriteVolumeCacheResponse is empty.

@@ -70,6 +70,7 @@ package convgen
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,6 +107,12 @@ type Config struct {
 	// ClientDiskIDPath is the client stubs' (Format, Parse, ParseKeys,
 	// FromInt64). Either is needed only where the directive is used.
 	DiskIDPath, ClientDiskIDPath string
+	// GateDir, when set, receives the call gate's guards (GuardFileName,
+	// see guards.go): the guarded groups.Set and the accessors of every
+	// model request's guarded arguments, which name PolicyPath's Arg.
+	// LibraryDir receives library mode's Node accessors (NodeFileName).
+	// Both are needed together; empty generates neither.
+	GateDir, LibraryDir, PolicyPath string
 }
 
 // GeneratedFileName is the name of the generated file in each adapter
@@ -169,6 +176,13 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[filepath.ToSlash(filepath.Join(cfg.OutRoot, RegistryFileName))] = reg
+	if cfg.GateDir != "" {
+		guards, err := generateGuards(cfg, gvs)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(files, guards)
+	}
 	if cfg.ClientDir == "" {
 		return files, nil
 	}

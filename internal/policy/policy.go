@@ -38,7 +38,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -396,31 +395,17 @@ type Call struct {
 	Group, Version string
 	// Method is the method's name, e.g. PartitionDisk.
 	Method string
-	// Request is the request message, for its paths; nil when unknown (a
-	// stream), which fails any rule with PathRoots.
-	Request proto.Message
-	// Model is the request as a group model struct (groups/<group>), for
-	// callers that have no wire message: library mode. Its paths are
-	// found by ModelPaths, with the same name rule as a message's. It is
-	// read only when Request is nil; with neither, the request cannot be
-	// inspected.
-	Model any
+	// Args are the request's paths, disks and volumes, read from its
+	// group model by the declarations on the model's type (see Arg).
+	Args []Arg
+	// Inspected tells whether Args were read from a request: false when
+	// there was none to read (a stream), which fails every rule that
+	// confines paths or objects.
+	Inspected bool
 	// Objects answers where the disks and volumes the request names are
 	// mounted, for rules with Objects; nil fails such rules for a
 	// request that names any.
 	Objects ObjectHost
-}
-
-// paths returns the request's paths, and false when there is no request
-// to inspect.
-func (c Call) paths() ([]PathField, bool) {
-	switch {
-	case c.Request != nil:
-		return PathFields(c.Request), true
-	case c.Model != nil:
-		return ModelPaths(c.Model), true
-	}
-	return nil, false
 }
 
 // Decision is the policy's answer.
@@ -598,22 +583,24 @@ func (r *rule) checkPaths(style hostpath.Style, c Call) string {
 	if len(r.roots) == 0 {
 		return ""
 	}
-	fields, ok := c.paths()
-	if !ok {
+	if !c.Inspected {
 		return fmt.Sprintf("rule %q confines paths, and the request cannot be inspected", r.Name)
 	}
 next:
-	for _, f := range fields {
+	for _, f := range c.Args {
+		if f.Kind != ArgPath || f.Value == "" {
+			continue
+		}
 		cleaned, err := style.Clean(f.Value)
 		if err != nil {
-			return fmt.Sprintf("%s %q is not a valid path", f.Name, f.Value)
+			return fmt.Sprintf("%s %q is not a valid path", f.Field, f.Value)
 		}
 		for _, root := range r.roots {
 			if style.Within(cleaned, root) {
 				continue next
 			}
 		}
-		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Name, f.Value, r.roots, r.Name)
+		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Field, f.Value, r.roots, r.Name)
 	}
 	return ""
 }
