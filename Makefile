@@ -33,7 +33,7 @@ cross: ## Build everything for linux/amd64 and windows/amd64 (the root module an
 	GOOS=windows GOARCH=amd64 $(GO) build -C cmd ./...
 
 .PHONY: generate
-generate: ## Regenerate protobuf stubs, the versioned adapters, library mode's group guards and the Win32 syscall stubs.
+generate: ## Regenerate protobuf stubs, the versioned adapters, the method facts (gate, audit, host metrics), library mode's group guards and the Win32 syscall stubs.
 	hack/generate-protos.sh
 	$(GO) run -C cmd ./convgen -dir ..
 	$(GO) test ./inprocess -run '^TestGroupsGenerated$$' -count=1 -args -update
@@ -41,9 +41,9 @@ generate: ## Regenerate protobuf stubs, the versioned adapters, library mode's g
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter client inprocess internal/host/windows; git diff --stat -- api internal/adapter client inprocess internal/host/windows; exit 1; \
+		git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; git diff --stat -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; exit 1; \
 	fi
 
 .PHONY: vet
