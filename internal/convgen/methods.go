@@ -114,9 +114,7 @@ func collectFacts(cfg Config, gvs []*groupVersion) ([]*groupFacts, error) {
 			gf.mutates, kindErrs = modelKinds(cfg, gf.model)
 			errs = append(errs, kindErrs...)
 		}
-		if len(errs) == 0 {
-			errs = sameEverywhere(groups)
-		}
+		errs = append(errs, sameEverywhere(groups)...)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("convgen:\n  %s", strings.Join(errs, "\n  "))
@@ -160,7 +158,7 @@ func rpcTargets(cfg Config, gv *groupVersion, svc *service, calls map[string]str
 			continue
 		}
 		if prev, ok := calls[rpc]; ok && prev != target {
-			errs = append(errs, fmt.Sprintf("%s/%s: %s calls %s, an older version's calls %s: an RPC name must mean one model method in every version", gv.group, gv.version, how, target, prev))
+			errs = append(errs, fmt.Sprintf("%s/%s: %s calls %s where an older version calls %s: an RPC name must mean one model method in every version", gv.group, gv.version, how, target, prev))
 			continue
 		}
 		calls[rpc] = target
@@ -290,7 +288,8 @@ func kindDirective(text string) (verb, args string, ok bool) {
 
 // sameEverywhere checks that a name, model method or RPC, is read in every
 // group that has it or mutates in every group that has it: the audit log
-// classifies by name alone.
+// classifies by name alone. A method whose directive or an RPC whose
+// model method is not known (an error already says why) is left out.
 func sameEverywhere(groups []*groupFacts) []string {
 	type seen struct {
 		mutates bool
@@ -314,7 +313,9 @@ func sameEverywhere(groups []*groupFacts) []string {
 		}
 		for _, rpc := range gf.rpcs {
 			m := gf.calls[rpc]
-			check(rpc, gf.mutates[m], fmt.Sprintf("%s's RPC %s (calling %s)", gf.group, rpc, m))
+			if mutates, ok := gf.mutates[m]; ok {
+				check(rpc, mutates, fmt.Sprintf("%s's RPC %s (calling %s)", gf.group, rpc, m))
+			}
 		}
 	}
 	return errs

@@ -123,8 +123,9 @@ type Interface interface {
 }
 
 // TestFactsConflicts: a name read in one place and mutating in another
-// fails, since the audit log classifies by name alone; so does a Host
-// method the decorators cannot report on.
+// fails, since the audit log classifies by name alone, and so does an RPC
+// that calls one model method in one version and another in the next;
+// so does a Host method the decorators cannot report on.
 func TestFactsConflicts(t *testing.T) {
 	dir := copyTree(t, filepath.Join("testdata", "widget"))
 	model := readFile(t, dir, "groups/widget/widget.go")
@@ -133,9 +134,14 @@ func TestFactsConflicts(t *testing.T) {
 	model = strings.Replace(model, "\tGet(context.Context, *GetRequest) (*GetResponse, error)\n",
 		"\tGet(context.Context, *GetRequest) (*GetResponse, error)\n\t// Fetch changes things.\n\t//convgen:mutates\n\tFetch(context.Context, *GetRequest) (*GetResponse, error)\n", 1)
 	writeFile(t, dir, "groups/widget/widget.go", model)
+	// v2 serves its RPC Get with Fetch, where v1 serves it with Get.
+	v2 := readFile(t, dir, "internal/adapter/widgetv2/conversion.go")
+	v2 = strings.Replace(v2, "// toModelGetRequest overrides", "//convgen:rename Get=Fetch\n\n// toModelGetRequest overrides", 1)
+	writeFile(t, dir, "internal/adapter/widgetv2/conversion.go", v2)
 	_, err := Generate(factsConfig(dir))
 	checkFails(t, err, "generation succeeded with Fetch both read and mutate",
-		"Fetch is mutates as widget.Interface.Fetch but read as widget's RPC Fetch (calling Get): the audit log classifies a method by its name alone")
+		"Fetch is mutates as widget.Interface.Fetch but read as widget's RPC Fetch (calling Get): the audit log classifies a method by its name alone",
+		"widget/v2: //convgen:rename Get=Fetch calls Fetch where an older version calls Get: an RPC name must mean one model method in every version")
 
 	host := readFile(t, dir, "groups/widget/host.go")
 	host = strings.Replace(host, "\tWait(", "\tCount(ctx context.Context) int\n\tWait(", 1)
