@@ -1,9 +1,10 @@
-// Command convgen regenerates the gRPC adapters under internal/adapter, and
-// the client module's per-version stubs under client/internal with its
-// registry of known versions, from the api/ packages and the group models
-// under groups/. Run it from the
-// module root (make generate does). See package internal/convgen for the
-// rules and how to write overrides.
+// Command convgen regenerates the gRPC adapters under internal/adapter, the
+// client module's per-version stubs under client/internal with its
+// registry of known versions, and the method facts (the call gate's method
+// names, the audit log's read/mutate tables, the Host decorators of
+// internal/metrics/hostmetrics), from the api/ packages and the group
+// models under groups/. Run it from the module root (make generate does).
+// See package internal/convgen for the rules and how to write overrides.
 package main
 
 import (
@@ -25,9 +26,13 @@ func main() {
 		// link the daemon's packages.
 		DiskIDPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid",
 		ClientDiskIDPath: "github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid",
-		GateDir:          "internal/callgate",
-		LibraryDir:       "inprocess",
-		PolicyPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/policy",
+		// The method facts and the gate's guards, for the packages that
+		// must not link the wire.
+		GateDir:        "internal/callgate",
+		AuditDir:       "internal/audit",
+		HostMetricsDir: "internal/metrics/hostmetrics",
+		LibraryDir:     "inprocess",
+		PolicyPath:     "github.com/csi-node-proxy/csi-node-proxy/internal/policy",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

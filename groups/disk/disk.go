@@ -14,21 +14,29 @@ import "context"
 type Interface interface {
 	// ListDiskLocations returns the bus location of every disk that has one,
 	// keyed by disk number.
+	//convgen:read
 	ListDiskLocations(context.Context, *ListDiskLocationsRequest) (*ListDiskLocationsResponse, error)
 	// PartitionDisk gives the disk a GPT with one data partition spanning it;
 	// a disk that already has a data partition is left alone.
+	//convgen:mutates
 	PartitionDisk(context.Context, *PartitionDiskRequest) (*PartitionDiskResponse, error)
-	// Rescan asks the host to look for new disks and changed sizes.
+	// Rescan asks the host to look for new disks and changed sizes. It
+	// changes the node: new devices appear.
+	//convgen:mutates
 	Rescan(context.Context, *RescanRequest) (*RescanResponse, error)
 	// ListDiskIDs returns the page 0x83 ID and serial number of every disk,
 	// keyed by disk number.
+	//convgen:read
 	ListDiskIDs(context.Context, *ListDiskIDsRequest) (*ListDiskIDsResponse, error)
 	// GetDiskStats returns the size of a disk.
+	//convgen:read
 	GetDiskStats(context.Context, *GetDiskStatsRequest) (*GetDiskStatsResponse, error)
 	// SetDiskState brings a disk online or takes it offline; asking for the
 	// current state succeeds.
+	//convgen:mutates
 	SetDiskState(context.Context, *SetDiskStateRequest) (*SetDiskStateResponse, error)
 	// GetDiskState tells whether a disk is online.
+	//convgen:read
 	GetDiskState(context.Context, *GetDiskStateRequest) (*GetDiskStateResponse, error)
 }
 

@@ -11,24 +11,30 @@ import "context"
 // errors wrap errdefs sentinels.
 type Interface interface {
 	// PathExists tells whether the path exists, without following a link.
+	//convgen:read
 	PathExists(context.Context, *PathExistsRequest) (*PathExistsResponse, error)
 	// Mkdir creates the directory and missing parents; an existing directory
 	// is success.
+	//convgen:mutates
 	Mkdir(context.Context, *MkdirRequest) (*MkdirResponse, error)
 	// Rmdir removes an empty directory, or with Force a whole tree. A
 	// symlink or mount point is removed itself, never its target. With
 	// Force a path that does not exist is success (as upstream); without,
 	// it is errdefs.ErrNotFound. A working directory itself is refused
 	// with errdefs.ErrPermissionDenied.
+	//convgen:mutates
 	Rmdir(context.Context, *RmdirRequest) (*RmdirResponse, error)
 	// RmdirContents removes everything inside the directory and keeps it;
 	// a working directory itself is refused, as for Rmdir.
+	//convgen:mutates
 	RmdirContents(context.Context, *RmdirContentsRequest) (*RmdirContentsResponse, error)
 	// CreateSymlink creates a link at TargetPath pointing to SourcePath.
 	// TargetPath must lie below a working directory, not be one.
+	//convgen:mutates
 	CreateSymlink(context.Context, *CreateSymlinkRequest) (*CreateSymlinkResponse, error)
 	// IsSymlink tells whether the path is a symlink or mount point whose
 	// target exists.
+	//convgen:read
 	IsSymlink(context.Context, *IsSymlinkRequest) (*IsSymlinkResponse, error)
 }
 

@@ -14,22 +14,31 @@ import (
 // the daemon. Errors wrap errdefs sentinels.
 type Interface interface {
 	// AddTargetPortal registers a portal; registering it again succeeds.
+	//convgen:mutates
 	AddTargetPortal(context.Context, *AddTargetPortalRequest) (*AddTargetPortalResponse, error)
-	// DiscoverTargetPortal returns the IQNs a portal offers.
+	// DiscoverTargetPortal returns the IQNs a portal offers. It only asks
+	// the portal and keeps nothing.
+	//convgen:read
 	DiscoverTargetPortal(context.Context, *DiscoverTargetPortalRequest) (*DiscoverTargetPortalResponse, error)
 	// RemoveTargetPortal unregisters a portal.
+	//convgen:mutates
 	RemoveTargetPortal(context.Context, *RemoveTargetPortalRequest) (*RemoveTargetPortalResponse, error)
 	// ListTargetPortals returns the registered portals.
+	//convgen:read
 	ListTargetPortals(context.Context, *ListTargetPortalsRequest) (*ListTargetPortalsResponse, error)
 	// ConnectTarget logs in to a target; an existing session is success.
+	//convgen:mutates
 	ConnectTarget(context.Context, *ConnectTargetRequest) (*ConnectTargetResponse, error)
 	// DisconnectTarget logs out of a target; no session is success.
+	//convgen:mutates
 	DisconnectTarget(context.Context, *DisconnectTargetRequest) (*DisconnectTargetResponse, error)
 	// GetTargetDisks returns the disk numbers (as decimal strings) of a
 	// connected target's LUNs; none (an empty list) for a target without
 	// a session, as upstream.
+	//convgen:read
 	GetTargetDisks(context.Context, *GetTargetDisksRequest) (*GetTargetDisksResponse, error)
 	// SetMutualChapSecret sets the initiator's mutual CHAP secret.
+	//convgen:mutates
 	SetMutualChapSecret(context.Context, *SetMutualChapSecretRequest) (*SetMutualChapSecretResponse, error)
 }
 

@@ -14,8 +14,10 @@ type Interface interface {
 	// the credentials and, when LocalPath is set, links LocalPath to
 	// RemotePath. An existing healthy mapping of the share is reused; a
 	// stale one is re-created.
+	//convgen:mutates
 	NewSmbGlobalMapping(context.Context, *NewSmbGlobalMappingRequest) (*NewSmbGlobalMappingResponse, error)
 	// RemoveSmbGlobalMapping removes the mapping of RemotePath's share.
+	//convgen:mutates
 	RemoveSmbGlobalMapping(context.Context, *RemoveSmbGlobalMappingRequest) (*RemoveSmbGlobalMappingResponse, error)
 }
 

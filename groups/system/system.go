@@ -12,13 +12,17 @@ import "context"
 // the daemon. Errors wrap errdefs sentinels.
 type Interface interface {
 	// GetBIOSSerialNumber returns the serial number the BIOS reports.
+	//convgen:read
 	GetBIOSSerialNumber(context.Context, *GetBIOSSerialNumberRequest) (*GetBIOSSerialNumberResponse, error)
 	// StartService starts an allowed service; a running one is success.
+	//convgen:mutates
 	StartService(context.Context, *StartServiceRequest) (*StartServiceResponse, error)
 	// StopService stops an allowed service (and with Force its
 	// dependents); a stopped one is success.
+	//convgen:mutates
 	StopService(context.Context, *StopServiceRequest) (*StopServiceResponse, error)
 	// GetService returns a service's display name, start type and state.
+	//convgen:read
 	GetService(context.Context, *GetServiceRequest) (*GetServiceResponse, error)
 }
 

@@ -13,6 +13,7 @@ import "context"
 type Interface interface {
 	// ListVolumesOnDisk returns the volumes on a disk; partition number 0
 	// means every partition.
+	//convgen:read
 	ListVolumesOnDisk(context.Context, *ListVolumesOnDiskRequest) (*ListVolumesOnDiskResponse, error)
 	// MountVolume mounts the volume at the target path, which must lie
 	// below a working directory: a working directory itself is refused
@@ -20,34 +21,44 @@ type Interface interface {
 	// everything kubelet keeps there. The same volume at the same path
 	// again succeeds; another volume there fails with
 	// errdefs.ErrFailedPrecondition.
+	//convgen:mutates
 	MountVolume(context.Context, *MountVolumeRequest) (*MountVolumeResponse, error)
 	// UnmountVolume flushes the volume and removes its mount at the target
 	// path, which must lie below a working directory, as for MountVolume.
 	// Nothing mounted there is success.
+	//convgen:mutates
 	UnmountVolume(context.Context, *UnmountVolumeRequest) (*UnmountVolumeResponse, error)
 	// IsVolumeFormatted tells whether the volume carries a filesystem.
+	//convgen:read
 	IsVolumeFormatted(context.Context, *IsVolumeFormattedRequest) (*IsVolumeFormattedResponse, error)
 	// FormatVolume creates the host's default filesystem on the volume. A
 	// volume that is already formatted is refused with
 	// errdefs.ErrFailedPrecondition rather than erased.
+	//convgen:mutates
 	FormatVolume(context.Context, *FormatVolumeRequest) (*FormatVolumeResponse, error)
 	// ResizeVolume grows the volume and its filesystem to SizeBytes (0: as
 	// large as the disk allows). A gain under 100 MiB, or a smaller size
 	// than the volume has (volumes never shrink), is skipped and reported as
 	// success, as upstream does; a size beyond what the disk allows is
 	// errdefs.ErrOutOfRange.
+	//convgen:mutates
 	ResizeVolume(context.Context, *ResizeVolumeRequest) (*ResizeVolumeResponse, error)
 	// GetVolumeStats returns the volume's size and used bytes.
+	//convgen:read
 	GetVolumeStats(context.Context, *GetVolumeStatsRequest) (*GetVolumeStatsResponse, error)
 	// GetDiskNumberFromVolumeID returns the disk the volume lives on.
+	//convgen:read
 	GetDiskNumberFromVolumeID(context.Context, *GetDiskNumberFromVolumeIDRequest) (*GetDiskNumberFromVolumeIDResponse, error)
 	// GetVolumeIDFromTargetPath returns the volume mounted at the path; a
 	// path where nothing is mounted is errdefs.ErrNotFound.
+	//convgen:read
 	GetVolumeIDFromTargetPath(context.Context, *GetVolumeIDFromTargetPathRequest) (*GetVolumeIDFromTargetPathResponse, error)
 	// GetClosestVolumeIDFromTargetPath returns the volume holding the path:
 	// its own mount or the nearest ancestor's, following symlinks.
+	//convgen:read
 	GetClosestVolumeIDFromTargetPath(context.Context, *GetClosestVolumeIDFromTargetPathRequest) (*GetClosestVolumeIDFromTargetPathResponse, error)
-	// WriteVolumeCache flushes the volume's cached writes.
+	// WriteVolumeCache flushes the volume's cached writes to the disk.
+	//convgen:mutates
 	WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error)
 }
 
