@@ -12,13 +12,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -75,12 +75,12 @@ const maxRequestID = 128
 
 // statusOutcome is the code and message of a call's audit record: the
 // status the client receives.
-func statusOutcome(err error) (statuscode.Code, string) {
+func statusOutcome(err error) (errdefs.Code, string) {
 	if err == nil {
-		return statuscode.OK, ""
+		return errdefs.OK, ""
 	}
 	st := status.Convert(err)
-	return statuscode.Code(st.Code()), st.Message()
+	return errdefs.Code(st.Code()), st.Message()
 }
 
 // toStatus turns the gate's refusals into the statuses clients receive,

@@ -91,7 +91,7 @@ var charter = []layer{
 	{name: "backend, public", has: anyOf("host/simulated"), mayImport: modelMayImport},
 	{name: "group", has: anyOf("groups"), mayImport: modelMayImport},
 	{name: "path rules", has: anyOf("hostpath"), mayImport: modelMayImport},
-	{name: "gRPC error mapping", has: anyOf("errdefs/errgrpc")},
+	{name: "gRPC error mapping", has: anyOf("errdefs/errgrpc"), mayImport: func(_, to string) bool { return to == "errdefs" }},
 	{name: "leaves", has: isLeaf, mayImport: func(_, to string) bool { return to == "errdefs" }},
 	{name: "errors", has: func(rel string) bool { return rel == "errdefs" }, mayImport: func(_, _ string) bool { return false }},
 	{name: "tools", has: anyOf("internal/convgen", "internal/testutil", "groups/internal/simtest"), anything: true},
@@ -266,6 +266,8 @@ func TestViolationsAreSeen(t *testing.T) {
 		{"groups", "groups/disk", false},                                  // the group row's own rule admits groups/
 		{"internal/host/linux/blockdev", "host/simulated", true},          // a backend into the public one
 		{"errdefs/errgrpc", "groups/disk", true},                          // the error mapping up into the model
+		{"errdefs/errgrpc", "internal/leaf/keylock", true},                // or into internal/, even a leaf
+		{"errdefs/errgrpc", "errdefs", false},                             // the kinds and codes it maps
 		{"internal/server", "internal/testutil/poll", true},               // a layer linking a test helper
 		{"groups/disk", "groups/internal/simtest", true},                  // even one under its own directory
 		{"host/simulated", "test/linuxe2e/linuxnode", true},               // or a suite's package
