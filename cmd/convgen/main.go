@@ -1,9 +1,8 @@
 // Command convgen regenerates the gRPC adapters under internal/adapter, and
-// the client module's per-version stubs under client/internal with its
-// registry of known versions, from the api/ packages and the group models
-// under groups/. Run it from the
-// module root (make generate does). See package internal/convgen for the
-// rules and how to write overrides.
+// the client's per-version stubs under client/internal with its registry
+// of known versions, from the api/ packages and the group models under
+// groups/. Run it from the root module's directory (make generate does).
+// See package internal/convgen for the rules and how to write overrides.
 package main
 
 import (
@@ -21,8 +20,10 @@ func main() {
 		Dir:         *dir,
 		ErrdefsPath: "github.com/csi-node-proxy/csi-node-proxy/errdefs",
 		ClientDir:   "client",
-		// The two sides keep their own copy: the client module must not
-		// link the daemon's packages.
+		// The two sides keep their own copy: the client imports api/,
+		// groups/, errdefs and hostpath only (CONTRIBUTING.md), so a
+		// driver that dials the daemon links none of the daemon's
+		// packages.
 		DiskIDPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid",
 		ClientDiskIDPath: "github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid",
 	})
