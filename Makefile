@@ -100,7 +100,7 @@ linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; 
 	$(GO) test -race -count=1 ./test/linuxe2e/
 
 .PHONY: client
-client: ## Run the client's tests alone (part of the root module, so unit runs them too; test/clientneg runs the client against the daemon).
+client: ## Run the client's and the mounter's tests alone, against the daemon's server code too (part of the root module, so unit runs them too).
 	$(GO) test -race -count=1 ./client/...
 
 .PHONY: wirecompat
@@ -116,7 +116,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/leaf/keylock/ ./internal/transport/ ./internal/server/ \
 	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/... ./internal/policy/ ./internal/audit/ \
-	./internal/winsvc/... ./test/clientneg/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
+	./internal/winsvc/... ./client/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
 
 # The same for the cmd module (the daemon's start and stop, the Windows service).

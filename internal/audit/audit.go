@@ -57,8 +57,8 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 )
 
 // Stderr is the destination that Open reads as "write to stderr".
@@ -117,8 +117,8 @@ type Record struct {
 	// redacted by the Logger itself (see RedactModel).
 	Model any
 	// Code and Message are the call's outcome. Code is gRPC's numbering
-	// without gRPC (package statuscode), so library mode can audit too.
-	Code    statuscode.Code
+	// without gRPC (errdefs.Code), so library mode can audit too.
+	Code    errdefs.Code
 	Message string
 	// Duration is how long the call took.
 	Duration time.Duration

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
@@ -20,7 +21,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
@@ -94,7 +94,7 @@ func record(method string) audit.Record {
 			PodUID: "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f", Runtime: "containerd"},
 		Decision: audit.Allow, Rule: "smb",
 		Model: &smb.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, Username: "u", Password: "hunter2-secret"},
-		Code:  statuscode.OK, Duration: 1500 * time.Microsecond,
+		Code:  errdefs.OK, Duration: 1500 * time.Microsecond,
 	}
 }
 
@@ -106,7 +106,7 @@ func TestRecordFormat(t *testing.T) {
 	}
 	win := record("RemoveSmbGlobalMapping")
 	win.Caller = identity.Caller{PID: 9, WindowsSID: "S-1-5-18", WindowsAccount: `NT AUTHORITY\SYSTEM`}
-	win.Decision, win.Rule, win.Reason, win.Code, win.Message = audit.Deny, "", "no rule allows it", statuscode.PermissionDenied, "caller ... may not"
+	win.Decision, win.Rule, win.Reason, win.Code, win.Message = audit.Deny, "", "no rule allows it", errdefs.PermissionDenied, "caller ... may not"
 	if err := l.Log(win); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -146,7 +145,7 @@ type Call struct {
 // wraps Kind, an errdefs sentinel (or an error wrapping one), for
 // errors.Is in library mode.
 type Refusal struct {
-	Code statuscode.Code
+	Code errdefs.Code
 	Msg  string
 	Kind error
 }
@@ -160,7 +159,7 @@ func (e *Refusal) Unwrap() error { return e.Kind }
 // ErrAuditUnavailable is the refusal of a call that changes the node while
 // the audit log cannot take its intent record: retrying later may
 // succeed.
-var ErrAuditUnavailable = &Refusal{Code: statuscode.Unavailable, Msg: AuditUnavailableMessage, Kind: errdefs.ErrUnavailable}
+var ErrAuditUnavailable = &Refusal{Code: errdefs.Unavailable, Msg: AuditUnavailableMessage, Kind: errdefs.ErrUnavailable}
 
 // Gate lets calls through. Its fields are set once, before the first
 // call; a zero field turns its step off (no policy: everything is
@@ -184,9 +183,9 @@ type Gate struct {
 	// Unauthenticated, whatever the policy.
 	Alive func(ctx context.Context) error
 	// Outcome turns what a call returned into the code and message of
-	// its record and of CallDone; nil uses statuscode.Of and the error's
+	// its record and of CallDone; nil uses errdefs.CodeOf and the error's
 	// text.
-	Outcome func(error) (statuscode.Code, string)
+	Outcome func(error) (errdefs.Code, string)
 	// Allowed, when set, runs for each call the policy allowed, before
 	// it is audited and run; the context it returns is the call's from
 	// then on.
@@ -206,14 +205,14 @@ type Gate struct {
 }
 
 // outcome is Gate.Outcome or its default.
-func (g *Gate) outcome(err error) (statuscode.Code, string) {
+func (g *Gate) outcome(err error) (errdefs.Code, string) {
 	if g.Outcome != nil {
 		return g.Outcome(err)
 	}
 	if err == nil {
-		return statuscode.OK, ""
+		return errdefs.OK, ""
 	}
-	return statuscode.Of(err), err.Error()
+	return errdefs.CodeOf(err), err.Error()
 }
 
 // Authorize puts the caller in ctx (identity.WithCaller, for everything
@@ -230,7 +229,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 			// The identity was taken from a process that is gone: whoever
 			// holds the connection now was never identified.
 			d := policy.Decision{Reason: gone.Error()}
-			err := &Refusal{Code: statuscode.Unauthenticated, Kind: gone,
+			err := &Refusal{Code: errdefs.Unauthenticated, Kind: gone,
 				Msg: fmt.Sprintf("caller %s may not call %s.%s: %v", c.Caller, c.Method.Group, c.Method.Name, gone)}
 			g.refused(c, d, err, DeniedCallerExited, "call refused: the connecting process is gone")
 			return ctx, d, err
@@ -240,7 +239,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 	if d.Allowed {
 		return ctx, d, nil
 	}
-	err := &Refusal{Code: statuscode.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
+	err := &Refusal{Code: errdefs.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
 	g.refused(c, d, err, DenyReason(d), "call denied")
 	return ctx, d, err
 }
@@ -283,7 +282,7 @@ func (g *Gate) Do(ctx context.Context, c *Call, next func(context.Context) (any,
 	g.Metrics.CallStarted(c.Method.Group, c.Method.Version, c.Method.Name)
 	finished := false
 	defer func() {
-		code := statuscode.Internal // next panicked
+		code := errdefs.Internal // next panicked
 		if finished {
 			code, _ = g.result(err)
 		}
@@ -296,7 +295,7 @@ func (g *Gate) Do(ctx context.Context, c *Call, next func(context.Context) (any,
 
 // result is the code and message of what Do returns: a Refusal's own, or
 // what Outcome makes of next's error.
-func (g *Gate) result(err error) (statuscode.Code, string) {
+func (g *Gate) result(err error) (errdefs.Code, string) {
 	if rf := (*Refusal)(nil); errors.As(err, &rf) {
 		return rf.Code, rf.Msg
 	}
@@ -331,7 +330,7 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 	finished := false
 	defer func() {
 		if !finished { // next panicked; the transport recovers it
-			r.Code, r.Message, r.Duration = statuscode.Internal, PanicMessage, time.Since(start)
+			r.Code, r.Message, r.Duration = errdefs.Internal, PanicMessage, time.Since(start)
 			_ = g.Audit.Log(r) // logged and counted by Log
 		}
 	}()

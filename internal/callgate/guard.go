@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -69,7 +69,7 @@ type Origin struct {
 // errNoOrigin refuses a call that says neither how it arrived nor has a
 // default origin: a transport that forgot WithWire must not reach a group
 // unidentified.
-var errNoOrigin = &Refusal{Code: statuscode.Internal, Kind: errors.New("internal error"),
+var errNoOrigin = &Refusal{Code: errdefs.Internal, Kind: errors.New("internal error"),
 	Msg: "internal error: the call reached the call gate without saying how it arrived"}
 
 // newCall describes a call of the group model method group.method with

@@ -74,7 +74,7 @@
 // that matches nothing fails too. Output is gofmt'ed and deterministic.
 //
 // With Config.ClientDir set, the generator also writes the other side of
-// the wire for the client module: per group-version stubs that implement
+// the wire, for package client: per group-version stubs that implement
 // the model Interface by calling the version's RPCs, with their own
 // hand-written overrides, and the registry of known versions; client.go
 // in this package has the rules.
@@ -114,7 +114,7 @@ type Config struct {
 	ErrdefsPath string
 	// Tool names the generator in the "Code generated" header.
 	Tool string
-	// ClientDir, when set, is the root of the client module: the client
+	// ClientDir, when set, is the directory of package client: the client
 	// stubs go to <ClientDir>/internal/<group><version> and the registry
 	// of known versions to <ClientDir>/zz_generated.versions.go (see
 	// client.go in this package). Empty generates no client side.

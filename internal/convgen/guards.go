@@ -186,7 +186,7 @@ func generateGuards(cfg Config, gvs []*groupVersion) (map[string][]byte, error) 
 		return nil, err
 	}
 	return map[string][]byte{
-		filepath.ToSlash(filepath.Join(cfg.GateDir, GuardFileName)): gate,
+		filepath.ToSlash(filepath.Join(cfg.GateDir, GuardFileName)):   gate,
 		filepath.ToSlash(filepath.Join(cfg.LibraryDir, NodeFileName)): node,
 	}, nil
 }

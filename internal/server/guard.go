@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
@@ -19,7 +20,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -86,12 +86,12 @@ const maxRequestID = 128
 
 // statusOutcome is the code and message of a call's audit record: the
 // status the client receives, as the adapter maps the group's error.
-func statusOutcome(err error) (statuscode.Code, string) {
+func statusOutcome(err error) (errdefs.Code, string) {
 	if err == nil {
-		return statuscode.OK, ""
+		return errdefs.OK, ""
 	}
 	st := status.Convert(errgrpc.ToGRPC(err))
-	return statuscode.Code(st.Code()), st.Message()
+	return errdefs.Code(st.Code()), st.Message()
 }
 
 // wire describes how a gRPC call arrived, for the gate below the adapter.

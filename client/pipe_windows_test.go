@@ -1,4 +1,4 @@
-package clientneg
+package client_test
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func waitOpen(t *testing.T, l *countingListener, want int, when string) {
 // connection per group, calls through them, closes them, and explains a
 // group whose pipes are missing.
 func TestPipes(t *testing.T) {
-	prefix := fmt.Sprintf(`\\.\pipe\clientneg-%d\`, os.Getpid())
+	prefix := fmt.Sprintf(`\\.\pipe\client-test-%d\`, os.Getpid())
 	h, err := simulated.New(simulated.DefaultConfig([]string{kubelet}))
 	if err != nil {
 		t.Fatal(err)

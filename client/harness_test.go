@@ -1,4 +1,14 @@
-package clientneg
+// These tests run the client against the daemon's real server code:
+// version negotiation with daemons serving every version, only old ones,
+// or none the client asks for; that Dial leaves exactly one connection per
+// group and Close none; reconnection after a restart; and that every model
+// method of every group round-trips through the client, with errors
+// mapped as in library mode. They are external tests (package client_test)
+// because they link the daemon (internal/server through daemonserver,
+// host/simulated, inprocess), which the client itself must never link
+// (deps_test.go): a test's imports are not the package's.
+
+package client_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package clientneg
+package client_test
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 )
 
-var showLog = flag.Bool("clientneg.klog", false, "print the daemon's klog output (every failed call is logged)")
+var showLog = flag.Bool("client.klog", false, "print the daemon's klog output (every failed call is logged)")
 
 // TestMain keeps the daemon's call log out of the test output unless asked:
 // the tests make calls that fail on purpose, and each is logged.

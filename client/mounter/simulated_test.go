@@ -1,9 +1,11 @@
-// Package mounter tests the shared mounter (client/mounter) on the
-// simulated Windows host in both modes a driver runs it in: library mode
-// (inprocess.New) and the daemon's real server code reached through
-// client.Dial. It lives in the main module because it links the daemon; the
-// client module's go.mod lists only what the client and mounter need.
-package mounter
+// These tests run the mounter on the simulated Windows host in both modes
+// a driver runs it in: library mode (inprocess.New) and the daemon's real
+// server code reached through client.Dial. They are external tests
+// (package mounter_test) because they link the daemon, which the mounter
+// itself must never link (client/deps_test.go): a test's imports are not
+// the package's. mounter_test.go has the tests of its pure parts.
+
+package mounter_test
 
 import (
 	"errors"

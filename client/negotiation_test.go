@@ -1,4 +1,4 @@
-package clientneg
+package client_test
 
 import (
 	"context"

@@ -4,11 +4,11 @@
 // group's _sim_test.go started with its own copy of these lines; one copy
 // keeps the groups' tests building their nodes alike.
 //
-// Only the groups' external tests (package <group>_test) import it. The
-// groups themselves may import no backend (CONTRIBUTING.md, "Where things
-// go"), and this package imports host/simulated, which imports the groups:
-// under groups/internal, and reached from _test files only, it is in no
-// build a driver or the daemon links.
+// Only the groups' external tests (package <group>_test) import it. It
+// sits with the other test helpers rather than under groups/, because it
+// imports host/simulated, a backend, which imports the groups: under
+// groups/ it would be a package of the group layer importing up, and here
+// it is a tool, which may import what it tests and which no layer links.
 package simtest
 
 import (
