@@ -67,7 +67,7 @@ rules:
   pathRoots: ['`+kubelet+`\plugins\a']
   objects: {onlyMountedBeneathPathRoots: true}
 `)
-	cfg.Objects = objecthost.NewHostObjects(set)
+	cfg.Objects = objecthost.NewHostObjects(set.Volume, set.Disk, set.Simulated)
 	var apis []adapter.API
 	for _, a := range adapter.All() {
 		if (a.Group == "disk" || a.Group == "volume") && a.Version == "v1" {
