@@ -312,6 +312,7 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 	if g.Allowed != nil {
 		ctx = g.Allowed(ctx, c, d)
 	}
+	ctx = policy.NewDecisionContext(ctx, d) // the allowing rule's terms reach the backend (smbPermissions)
 	if !g.Audit.Wants(c.Method.kind(), false) {
 		return next(ctx)
 	}

@@ -74,8 +74,9 @@ type Rule struct {
 	Objects *Objects `json:"objects,omitempty"`
 	// SMBPermissions, when set, are the owner, group, modes and SELinux
 	// context of the SMB mappings the rule's callers make on a Linux
-	// node, in place of the daemon's (see SMBPermissions); the first
-	// rule matching the caller that sets them decides.
+	// node, in place of the daemon's (see SMBPermissions), for the calls
+	// this rule allows: the rule that allows a call decides, and a rule
+	// without them leaves the daemon's.
 	SMBPermissions *SMBPermissions `json:"smbPermissions,omitempty"`
 }
 
@@ -418,6 +419,14 @@ type Decision struct {
 	// Reason says why the call is denied, for the caller and the audit
 	// log; "" when allowed.
 	Reason string
+	// SMBPermissions are the allowing rule's smbPermissions: how the SMB
+	// mapping the call makes shows its files on a Linux node. Nil when
+	// the call is denied, allowed for want of a policy, or allowed by a
+	// rule that sets none (the daemon's --smb-* values apply). The call
+	// gate puts the Decision in the call's context (NewDecisionContext),
+	// where the Linux SMB backend reads it. Read only: it is the rule's
+	// own, shared by every call the rule allows.
+	SMBPermissions *SMBPermissions
 }
 
 // NoRuleReason is the Reason of a denial because no rule lets the caller
@@ -452,7 +461,7 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 			reason = r.checkObjects(ctx, p, c)
 		}
 		if reason == "" {
-			return Decision{Allowed: true, Rule: r.Name}
+			return Decision{Allowed: true, Rule: r.Name, SMBPermissions: r.SMBPermissions}
 		}
 		if pathReason == "" {
 			pathReason = reason

@@ -45,7 +45,7 @@ rules:
   pathRoots: ['`+kubelet+`\plugins\a']
   objects: {onlyMountedBeneathPathRoots: true}
 `)
-	cfg.Objects = objecthost.NewHostObjects(set)
+	cfg.Objects = objecthost.NewHostObjects(set.Volume, set.Disk, set.Simulated)
 	var apis []adapter.API
 	for _, a := range adapter.All() {
 		if (a.Group == "disk" || a.Group == "volume") && a.Version == "v1" {
@@ -193,7 +193,7 @@ rules:
   pathRoots: ['`+kubelet+`\plugins\a']
   objects: {onlyMountedBeneathPathRoots: true}
 `)
-	cfg.Objects = objecthost.NewHostObjects(set)
+	cfg.Objects = objecthost.NewHostObjects(set.Volume, set.Disk, set.Simulated)
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	al, err := audit.Open(auditPath, audit.Options{})
 	if err != nil {
