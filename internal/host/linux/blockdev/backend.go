@@ -145,22 +145,28 @@ type snapshot struct {
 	devRoot string
 }
 
-// scanMode says how much a scan reads.
+// scanMode says how much a scan reads, and whether it may change the
+// kernel's partitions.
 type scanMode int
 
 const (
 	// scanSysfs reads sysfs and the mount table only.
 	scanSysfs scanMode = iota
 	// scanTables also reads each disk's partition table (or whole-disk
-	// signature) and gives every GPT partition of a disk that is not the
-	// host's a kernel device (BLKPG): this kernel scans no partition tables
-	// itself, and a disk partitioned before the proxy started, or whose
-	// BLKPG partitions were dropped, must still work.
+	// signature) and changes nothing: every read (a listing, a lookup by
+	// ID, a policy question) scans so. A disk whose kernel partitions
+	// differ from its table is reported as the table says; what needs a
+	// partition's device then reads the disk at the table's offsets (see
+	// volRef.kernelDevice).
 	scanTables
-	// scanTablesOnly reads the partition tables as scanTables does and
-	// changes nothing (no BLKPG): for questions whose answer must not
-	// touch the node, such as the policy's (VolumeMounts).
-	scanTablesOnly
+	// scanReconcile reads the tables as scanTables does and gives every
+	// GPT partition of a disk that is not the host's a kernel device
+	// (BLKPG, see reconcile): this kernel scans no partition tables
+	// itself, and a disk partitioned before the proxy started, or whose
+	// BLKPG partitions were dropped, must still work. Only Rescan scans
+	// every disk so; the other calls that change a disk reconcile that
+	// disk alone under its lock (lockDisk).
+	scanReconcile
 )
 
 // scan reads the state of every disk: sysfs and the mount tables, and
@@ -176,7 +182,7 @@ func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*snaps
 }
 
 // scanDisks reads sysfs and the mount tables, and with scanTables or
-// scanTablesOnly the partition tables of the disks tables selects (nil:
+// scanReconcile the partition tables of the disks tables selects (nil:
 // all).
 func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*diskState) bool) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
@@ -186,14 +192,14 @@ func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*dis
 	if err != nil {
 		return nil, err
 	}
-	if mode == scanTables || mode == scanTablesOnly {
+	if mode == scanTables || mode == scanReconcile {
 		var ds []*diskState
 		for _, d := range s.disks {
 			if tables == nil || tables(d) {
 				ds = append(ds, d)
 			}
 		}
-		if err := b.readTables(ctx, ds, mode == scanTables); err != nil {
+		if err := b.readTables(ctx, ds, mode == scanReconcile); err != nil {
 			return nil, err
 		}
 	}
@@ -231,8 +237,8 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 	return s, nil
 }
 
-// readTables reads the partition tables of the disks (loadTable, or with
-// reconcile false readTable, which gives no partition a kernel device),
+// readTables reads the partition tables of the disks (readTable, or with
+// reconcile loadTable, which gives partitions kernel devices),
 // each in its own goroutine under the disk's lock, and waits at most
 // Config.DiskReadTimeout for them. A disk that has not answered by then
 // (a passive ALUA path whose reads hang, or a long operation holding its
@@ -308,18 +314,20 @@ func notAnswering(d *diskState, waited time.Duration) error {
 // the host's, reconciles the kernel's partitions with it (BLKPG): this
 // kernel scans no partition tables itself, and a disk partitioned before
 // the proxy started, or whose BLKPG partitions were dropped, must still
-// work. The disk's lock is held.
+// work. Only calls that change the node load tables so (see scanMode).
+// The disk's lock is held.
 func (b *Backend) loadTable(d *diskState) {
 	b.readTable(d)
-	if d.table != nil && d.host == "" {
+	if d.table != nil && d.host == "" && d.dmUUID == "" {
 		b.reconcile(d)
 	}
 }
 
 // rescanDiskLocked reads disk n again, table included, in the calling
-// goroutine: the caller holds the disk's lock (named name), so nothing
+// goroutine, and with reconcile gives its partitions kernel devices
+// (loadTable): the caller holds the disk's lock (named name), so nothing
 // changes the table meanwhile. The disk must still have that name.
-func (b *Backend) rescanDiskLocked(n uint32, name string) (*snapshot, *diskState, error) {
+func (b *Backend) rescanDiskLocked(n uint32, name string, reconcile bool) (*snapshot, *diskState, error) {
 	s, err := b.scanSysfs()
 	if err != nil {
 		return nil, nil, err
@@ -331,13 +339,19 @@ func (b *Backend) rescanDiskLocked(n uint32, name string) (*snapshot, *diskState
 	if d.name != name {
 		return nil, nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d is gone (it was %s)", n, name)
 	}
-	b.loadTable(d)
+	if reconcile {
+		b.loadTable(d)
+	} else {
+		b.readTable(d)
+	}
 	return s, d, nil
 }
 
 // lockDisk finds disk n by sysfs alone, takes its lock (giving up when ctx
-// ends), and reads it again under the lock; unlock releases the lock.
-func (b *Backend) lockDisk(ctx context.Context, n uint32) (s *snapshot, d *diskState, unlock func(), err error) {
+// ends), and reads it again under the lock, with reconcile giving its
+// partitions kernel devices (see loadTable); unlock releases the lock.
+// Only calls that change the disk lock it.
+func (b *Backend) lockDisk(ctx context.Context, n uint32, reconcile bool) (s *snapshot, d *diskState, unlock func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -352,7 +366,7 @@ func (b *Backend) lockDisk(ctx context.Context, n uint32) (s *snapshot, d *diskS
 	if err := lk.lock(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("wait for other calls about %s: %w", d.describe(), err)
 	}
-	if s, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+	if s, d, err = b.rescanDiskLocked(n, d.name, reconcile); err != nil {
 		lk.unlock()
 		return nil, nil, nil, err
 	}
@@ -595,6 +609,10 @@ func (b *Backend) readTable(d *diskState) {
 	switch {
 	case err == nil:
 		d.table = t
+		if d.dmUUID != "" {
+			// Matching kpartx's devices to the entries changes nothing.
+			d.reconcileMultipath()
+		}
 		return
 	case !errors.Is(err, errNoGPT):
 		d.tableErr = err
@@ -620,10 +638,6 @@ func (b *Backend) readTable(d *diskState) {
 // left as it is: device() refuses a volume whose kernel partition is not
 // where the table says.
 func (b *Backend) reconcile(d *diskState) {
-	if d.dmUUID != "" {
-		d.reconcileMultipath()
-		return
-	}
 	lbs := d.logicalBlock
 	changed := false
 	var errs []error
@@ -985,6 +999,26 @@ func (v *volRef) device(devRoot string) (string, error) {
 			v.part.name, v.part.start, int64(v.entry.first)*lbs)
 	}
 	return filepath.Join(devRoot, v.part.name), nil
+}
+
+// kernelDevice returns the volume's device node when the kernel has one
+// exactly where the table says (the disk itself for a whole-disk volume),
+// checking without changing anything; ok is false otherwise. Reads use it
+// (probeContent); calls that change a volume reconcile first and use
+// device.
+func (v *volRef) kernelDevice(devRoot string) (dev string, ok bool) {
+	if v.whole() {
+		return v.disk.path, true
+	}
+	if v.part == nil {
+		return "", false
+	}
+	lbs := v.disk.logicalBlock
+	// A kpartx device's start is unknown (-1); its size is what matched.
+	if (v.part.start >= 0 && v.part.start != int64(v.entry.first)*lbs) || v.part.size != v.size() {
+		return "", false
+	}
+	return filepath.Join(devRoot, v.part.name), true
 }
 
 // size is the size of the volume's device (the partition, or the whole

@@ -79,7 +79,9 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	// The disk's lock for the decision and the write, so no scan reads
 	// the table half written and no other partitioning interleaves. Only
 	// this disk is read: another that does not answer cannot hold it up.
-	_, d, unlock, err := b.lockDisk(ctx, n)
+	// PartitionDisk reconciles: it promises a usable partition, so a
+	// partitioned disk whose partitions the kernel lacks gets them here.
+	_, d, unlock, err := b.lockDisk(ctx, n, true)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		if err := b.setOnlineLocked(d, true); err != nil {
 			return fmt.Errorf("bring %s online to partition it: %w", d.describe(), err)
 		}
-		if _, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+		if _, d, err = b.rescanDiskLocked(n, d.name, true); err != nil {
 			return err
 		}
 		if d.offline {
@@ -250,8 +252,10 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 // namespaces. virtio-blk disks report size changes by themselves; a loop
 // device's size changes only when its owner calls LOOP_SET_CAPACITY, which
 // is not the proxy's to do. Finally every disk's GPT partitions get kernel
-// devices. Buses that refuse a scan (some do not support it) are skipped;
-// only a refusal for lack of privilege is an error.
+// devices (BLKPG): Rescan is the call that makes the kernel's partitions
+// of every disk the partition tables', which reads never do. Buses that
+// refuse a scan (some do not support it) are skipped; only a refusal for
+// lack of privilege is an error.
 func (b *Backend) Rescan(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -279,7 +283,7 @@ func (b *Backend) Rescan(ctx context.Context) error {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "rescan: cannot write %s: %v (the proxy must run as root)", w, err)
 		}
 	}
-	_, err = b.scan(ctx, scanTables)
+	_, err = b.scan(ctx, scanReconcile)
 	return err
 }
 
@@ -324,12 +328,16 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	if online {
 		// Every disk's table, to find identities a clone shares; read
 		// before taking this disk's lock, which the scan would wait for.
+		// The other disks are only read, never reconciled.
 		var err error
 		if others, err = b.scan(ctx, scanTables); err != nil {
 			return err
 		}
 	}
-	_, d, unlock, err := b.lockDisk(ctx, n)
+	// Bringing a disk online reconciles it: it is where a driver's
+	// staging starts, and the volumes on it must have devices. Taking it
+	// offline needs none (its partitions are about to be read-only).
+	_, d, unlock, err := b.lockDisk(ctx, n, online)
 	if err != nil {
 		return err
 	}

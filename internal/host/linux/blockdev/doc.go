@@ -33,6 +33,17 @@
 //     proxy's mount namespace or the host's, swap, device-mapper) are listed
 //     but never changed.
 //
+// A read never changes the node. The kernels this runs on scan no
+// partition tables, so the backend gives GPT partitions kernel devices
+// itself (BLKPG add, resize and delete, "reconciling" the kernel's view
+// with the table on the disk), but only inside calls that change a disk:
+// PartitionDisk, SetDiskState online, Rescan (every disk), and
+// FormatVolume, MountVolume and ResizeVolume for the volume's disk. The
+// listings, lookups by ID or path, sizes, stats, FlushVolume and the
+// policy's questions (objecthost) read the tables and report what the
+// disk says, reading a partition the kernel lacks through the disk at
+// the table's offsets, and leave the kernel's partitions as they are.
+//
 // Backend.VolumeMounts also tells where a volume is mounted anywhere on the
 // node, for the policy's object confinement (objecthost.NewHostObjects asks
 // it), from the same two mount tables, by device number.

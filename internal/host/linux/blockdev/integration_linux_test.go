@@ -163,22 +163,27 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	}
 
 	// BLKRRPART drops BLKPG partitions on a kernel without a GPT parser
-	// (a reboot loses them too): the next listing brings them back.
+	// (a reboot loses them too). The reads that follow still find the
+	// volume, as the table on the disk has it, and leave the kernel
+	// alone; FormatVolume, which changes the volume, brings the device
+	// back.
 	if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.BLKRRPART, 0); err != nil {
 		t.Fatalf("BLKRRPART: %v", err)
 	}
-	if _, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n}); err != nil {
-		t.Fatal(err)
+	if vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n}); err != nil || len(vols.VolumeIDs) != 1 || vols.VolumeIDs[0] != id {
+		t.Fatalf("ListVolumesOnDisk after BLKRRPART = %+v, %v", vols, err)
 	}
-	if _, err := os.Stat(part); err != nil {
-		t.Fatalf("partition device not restored after BLKRRPART: %v", err)
-	}
-
 	if isFormatted(t, vs, id) {
 		t.Fatal("a new partition is formatted")
 	}
+	if _, err := os.Stat(part); err == nil {
+		t.Fatal("a read gave the partition its device back")
+	}
 	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(part); err != nil {
+		t.Fatalf("FormatVolume did not restore the partition device after BLKRRPART: %v", err)
 	}
 	if !isFormatted(t, vs, id) {
 		t.Fatal("formatted volume reads unformatted")

@@ -27,8 +27,10 @@ type kernel interface {
 	// a device-mapper table, another program's O_EXCL open).
 	claimable(devPath string) error
 	// openDevice opens a disk read-only to read its partition table or
-	// signatures. On a path that does not answer (a passive ALUA path, a
-	// failed transport) its reads can block for minutes.
+	// signatures, or a partition's content at the table's offsets, past
+	// the page cache (O_DIRECT) where the device allows it. On a path that
+	// does not answer (a passive ALUA path, a failed transport) its reads
+	// can block for minutes.
 	openDevice(devPath string) (deviceReader, error)
 	// setReadOnly sets or clears the kernel's read-only flag of a block
 	// device (BLKROSET); the partitions of a disk follow the disk's flag.

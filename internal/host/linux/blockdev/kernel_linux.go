@@ -3,7 +3,9 @@
 package blockdev
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"unsafe"
@@ -39,7 +41,57 @@ func (linuxKernel) claimable(devPath string) error {
 }
 
 func (linuxKernel) openDevice(devPath string) (deviceReader, error) {
-	return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC|unix.O_DIRECT, 0)
+	if errors.Is(err, unix.EINVAL) { // a device without direct I/O
+		return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return directReader{f}, nil
+}
+
+// directAlign is what O_DIRECT reads are aligned to, in memory, offset
+// and length: the largest logical block size.
+const directAlign = 4096
+
+// directReader reads a block device opened with O_DIRECT, past the page
+// cache. A disk's page cache is not kept coherent with writes through its
+// partitions' devices (a table read's readahead can hold the old content
+// of a partition's start), and a read of a partition's content through
+// the disk, for a partition the kernel has no device for, must see what is
+// on the medium. Reading so also leaves the cache as it was.
+type directReader struct{ f *os.File }
+
+func (r directReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	start := off &^ (directAlign - 1)
+	end := (off + int64(len(p)) + directAlign - 1) &^ (directAlign - 1)
+	buf := alignedBuffer(int(end - start))
+	n, err := r.f.ReadAt(buf, start)
+	skip := int(off - start)
+	c := 0
+	if n > skip {
+		c = copy(p, buf[skip:n])
+	}
+	if c < len(p) {
+		if err == nil {
+			err = io.EOF
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+func (r directReader) Close() error { return r.f.Close() }
+
+// alignedBuffer returns n bytes whose start is aligned to directAlign.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+directAlign)
+	skip := (directAlign - int(uintptr(unsafe.Pointer(&b[0]))&(directAlign-1))) % directAlign
+	return b[skip : skip+n]
 }
 
 // blkpg issues one BLKPG operation. x/sys has the types but no wrapper, so

@@ -114,8 +114,9 @@ func loopNumber(t *testing.T, l *loopDisk) uint32 {
 // EBUSY, and every retry the same way. Now the stale partitions are
 // deleted first (they are not in use), and the kernel's partitions are the
 // table's. A stale partition in use (held open O_EXCL) is refused with
-// FailedPrecondition naming it, before anything is written. The read paths
-// reconcile too: a stale partition next to the table's is dropped.
+// FailedPrecondition naming it, before anything is written. A stale
+// partition next to the table's is dropped by the next call that changes
+// the disk, never by a read.
 func TestStalePartitionsOfReusedLoop(t *testing.T) {
 	testutil.RequireRoot(t)
 	ctx := context.Background()
@@ -158,15 +159,22 @@ func TestStalePartitionsOfReusedLoop(t *testing.T) {
 
 		// A stale partition 2 appears in the free space after partition 1 (a
 		// previous user's BLKPG on a reused, already partitioned medium):
-		// the next listing reconciles it away and keeps partition 1.
+		// a listing leaves it (reads change nothing); the next call that
+		// changes the disk reconciles it away and keeps partition 1.
 		if err := blkpg(l.path, unix.BLKPG_ADD_PARTITION, 2, 63*mib, 256<<10); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.ListVolumesOnDisk(ctx, n, 0); err != nil {
 			t.Fatal(err)
 		}
+		if _, _, ok := kernelPart(t, l, 2); !ok {
+			t.Fatal("ListVolumesOnDisk deleted the stale partition 2: a read changed the node")
+		}
+		if err := b.PartitionDisk(ctx, n); err != nil {
+			t.Fatal(err)
+		}
 		if _, _, ok := kernelPart(t, l, 2); ok {
-			t.Fatal("ListVolumesOnDisk left the stale partition 2 the table does not list")
+			t.Fatal("PartitionDisk left the stale partition 2 the table does not list")
 		}
 		if s2, z2, ok := kernelPart(t, l, 1); !ok || s2 != start || z2 != size {
 			t.Fatalf("partition 1 changed: %d+%d (present %v)", s2, z2, ok)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -63,19 +64,48 @@ func (b *Backend) lookup(ctx context.Context, id string) (*snapshot, *volRef, er
 
 // writable finds a volume that may be changed: not on a disk of the host's
 // own and not on an offline disk. verb names the change in the refusal
-// ("format a volume of").
+// ("format a volume of"). The volume is found by a read (which changes
+// nothing); then its disk is reconciled under the disk's lock (lockDisk),
+// so the partition has a kernel device where the table says: formatting,
+// mounting and growing a volume need that device, and these calls change
+// the disk anyway. A refused call reconciles nothing.
 func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error) {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	switch d := v.disk; {
-	case d.host != "":
-		return nil, d.hostErr(verb)
-	case d.offline:
-		return nil, d.offlineErr(verb)
+	if err := v.disk.refuseChange(verb); err != nil {
+		return nil, err
 	}
-	return v, nil
+	if v.whole() {
+		return v, nil // its device is the disk's: nothing to reconcile
+	}
+	_, d, unlock, err := b.lockDisk(ctx, v.disk.number, true)
+	if err != nil {
+		return nil, err
+	}
+	unlock() // the lock guards the reconcile, not what the caller does next
+	if err := d.refuseChange(verb); err != nil {
+		return nil, err
+	}
+	for _, c := range d.volumes() {
+		if c.id == v.id && !c.whole() {
+			return c, nil
+		}
+	}
+	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.describe())
+}
+
+// refuseChange refuses a change (verb, as for writable) to a volume of a
+// host or offline disk; nil when the disk may be changed.
+func (d *diskState) refuseChange(verb string) error {
+	switch {
+	case d.host != "":
+		return d.hostErr(verb)
+	case d.offline:
+		return d.offlineErr(verb)
+	}
+	return nil
 }
 
 // writableProbed is writable followed by probing the volume's device: how
@@ -102,6 +132,30 @@ const (
 	unmountBusyDelay = 100 * time.Millisecond
 )
 
+// probeContent reports what a volume holds without changing the node:
+// through its kernel device when the kernel has one where the table says,
+// otherwise straight from the disk at the table's offsets. Reads use it,
+// so a volume whose partition the kernel lacks (or has elsewhere) is
+// reported as the disk says, and gets no device for the asking. The disk
+// is read past its page cache (the kernel's openDevice), which is not kept
+// coherent with writes through partition devices.
+func (b *Backend) probeContent(v *volRef) (fsInfo, error) {
+	if dev, ok := v.kernelDevice(b.cfg.DevRoot); ok {
+		return probeDevice(dev)
+	}
+	f, err := b.k.openDevice(v.disk.path)
+	if err != nil {
+		return fsInfo{}, err
+	}
+	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
+	start, length := int64(v.entry.first)*v.disk.logicalBlock, v.size()
+	info, err := probeVolume(io.NewSectionReader(f, start, length), length)
+	if err != nil {
+		return fsInfo{}, fmt.Errorf("%s: %w", v.describe(), err)
+	}
+	return info, nil
+}
+
 // probeDevice reports what a block device holds.
 func probeDevice(dev string) (fsInfo, error) {
 	f, err := os.Open(dev)
@@ -120,19 +174,17 @@ func probeDevice(dev string) (fsInfo, error) {
 	return info, nil
 }
 
-// IsVolumeFormatted implements volume.Host by reading the partition's
-// first 68 KiB for a filesystem or other signature (see probe): anything
-// found counts as formatted, so FormatVolume never erases it.
+// IsVolumeFormatted implements volume.Host by reading the start and the
+// end of the volume for a filesystem or other signature (see probe):
+// anything found counts as formatted, so FormatVolume never erases it. It
+// is a read: a partition the kernel has no device for is read through the
+// disk (probeContent), not given one.
 func (b *Backend) IsVolumeFormatted(ctx context.Context, id string) (bool, error) {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return false, err
 	}
-	dev, err := v.device(b.cfg.DevRoot)
-	if err != nil {
-		return false, err
-	}
-	info, err := probeDevice(dev)
+	info, err := b.probeContent(v)
 	if err != nil {
 		return false, err
 	}
@@ -274,17 +326,16 @@ func mountError(err error, dev, target, fstype string) error {
 // the filesystem's when that is smaller, so a resize whose filesystem step
 // failed is retried instead of skipped as "nothing to gain". maximum is
 // how far the partition can grow: to the next partition or the end of the
-// disk's usable area, 1 MiB-aligned.
+// disk's usable area, 1 MiB-aligned. It is a read: the sizes are the
+// table's, and the filesystem is read as IsVolumeFormatted reads it.
 func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum int64, err error) {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return 0, 0, err
 	}
 	current = v.size()
-	if dev, err := v.device(b.cfg.DevRoot); err == nil {
-		if info, err := probeDevice(dev); err == nil && info.Size > 0 && info.Size < current {
-			current = info.Size
-		}
+	if info, err := b.probeContent(v); err == nil && info.Size > 0 && info.Size < current {
+		current = info.Size
 	}
 	if v.whole() {
 		maximum = v.disk.size
@@ -353,7 +404,7 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 	if err != nil {
 		return err
 	}
-	_, d, unlock, err := b.lockDisk(ctx, found.disk.number)
+	_, d, unlock, err := b.lockDisk(ctx, found.disk.number, true)
 	if err != nil {
 		return err
 	}
@@ -582,15 +633,19 @@ func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
 
 // FlushVolume implements volume.Host: syncfs on a mount of the volume, if
 // any, then fsync of the partition device, which also flushes the device's
-// write cache.
+// write cache. It writes out what is cached and changes no partition: a
+// partition the kernel has no device for was written through none, so the
+// disk's device is flushed instead (which flushes the write cache too);
+// one the kernel has elsewhere than the table says is flushed as it is,
+// since its cached pages are what there is to write.
 func (b *Backend) FlushVolume(ctx context.Context, id string) error {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return err
 	}
-	dev, err := v.device(b.cfg.DevRoot)
-	if err != nil {
-		return err
+	dev := v.disk.path
+	if v.part != nil {
+		dev = filepath.Join(b.cfg.DevRoot, v.part.name)
 	}
 	if mp := v.mountPoint(b.cfg.DevRoot); mp != "" {
 		if err := b.k.syncFS(mp); err != nil {

@@ -34,18 +34,18 @@ import (
 // every volume with the ID are returned, so the answer covers everything
 // the ID may name. A partition the kernel has no device for is mounted
 // nowhere. The partition tables are read as for every call, each disk's
-// wait bounded by Config.DiskReadTimeout, but nothing is changed: no
-// partition is given a kernel device (BLKPG), since answering the
-// policy's question must not touch the node. No such volume is
+// wait bounded by Config.DiskReadTimeout, but, as for every read, nothing
+// is changed: no partition is given a kernel device (BLKPG), since
+// answering the policy's question must not touch the node. No such volume is
 // errdefs.ErrNotFound; one only a disk that did not answer may hold is
 // errdefs.ErrUnavailable.
 func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error) {
 	// An ID that cannot name a volume is answered before any disk is
-	// read (or has its partitions reconciled).
+	// read.
 	if _, err := parseGUID(id); err != nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs", id)
 	}
-	s, err := b.scan(ctx, scanTablesOnly)
+	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, err
 	}

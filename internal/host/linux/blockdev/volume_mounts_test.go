@@ -147,7 +147,7 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 	// the partition is mounted elsewhere.
 	id := loop3Volume(t, b)
 	fx.cloneDisk(t, "loop3", "sdb")
-	if _, err := b.ListVolumesOnDisk(ctx, nSDB, 0); err != nil { // gives sdb1 a device
+	if err := b.Rescan(ctx); err != nil { // gives sdb1 a device
 		t.Fatal(err)
 	}
 	sdb1 := fx.k.devOf("sdb1")
@@ -167,8 +167,8 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 
 // TestVolumeMountsChangesNothing: answering where a volume is mounted
 // reads the partition tables but never gives a partition a kernel device
-// (BLKPG), as a listing does: the policy asks it before deciding a call,
-// and a question must not touch the node.
+// (BLKPG), nor does a listing: the policy asks them before deciding a
+// call, and a question must not touch the node.
 func TestVolumeMountsChangesNothing(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
@@ -187,11 +187,18 @@ func TestVolumeMountsChangesNothing(t *testing.T) {
 			t.Errorf("VolumeMounts changed the kernel's partitions: %s", c)
 		}
 	}
-	// A listing does give it its device back.
+	// A listing does not give it its device back either; a call that
+	// changes the disk does.
 	if _, err := b.ListVolumesOnDisk(ctx, nLoop3, 0); err != nil {
 		t.Fatal(err)
 	}
+	if calls := fx.k.takeCalls(); len(calls) != 0 {
+		t.Errorf("ListVolumesOnDisk reached the kernel: %q", calls)
+	}
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
 	if calls := fx.k.takeCalls(); !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "add loop3 1 ") }) {
-		t.Errorf("ListVolumesOnDisk did not re-add the partition: %q", calls)
+		t.Errorf("PartitionDisk did not re-add the partition: %q", calls)
 	}
 }
