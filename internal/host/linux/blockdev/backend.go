@@ -106,43 +106,43 @@ func (b *Backend) Volume() volume.Host { return b }
 // Config returns the configuration in effect, defaults filled in.
 func (b *Backend) Config() Config { return b.cfg }
 
-// diskState is one disk as a scan found it.
-type diskState struct {
-	sysDisk
-	number uint32
-	path   string // device node
+// Disk is one disk as a scan found it.
+type Disk struct {
+	SysfsDisk
+	Number uint32
+	Path   string // device node
 	// table is the disk's GPT; nil when it has none (or was not read).
-	table *gptTable
+	Table *GPT
 	// tableErr is why the table could not be read (a damaged GPT, an I/O
-	// error); errNoGPT is not an error and leaves it nil.
-	tableErr error
+	// error); ErrNoGPT is not an error and leaves it nil.
+	TableErr error
 	// content is what the whole disk holds when it has no GPT.
-	content fsInfo
-	mbr     mbrKind
+	Content FSInfo
+	MBR     MBRKind
 	// mounts are the mounts of the disk or any of its partitions in the
 	// proxy's mount namespace.
-	mounts []mountinfo.Mount
+	Mounts []mountinfo.Mount
 	// hostMounts are its mounts in the host's table (Config
 	// HostMountTable) that the proxy's own table does not show.
-	hostMounts []mountinfo.Mount
-	swap       []string // devices of this disk in use as swap
+	HostMounts []mountinfo.Mount
+	Swap       []string // devices of this disk in use as swap
 	// host is why the disk belongs to the host ("" if it does not).
-	host    string
-	offline bool
+	Host    string
+	Offline bool
 	// reconcileErr is why some GPT partition could not be given a kernel
 	// device.
 	reconcileErr error
 }
 
-// snapshot is the state of every disk at one moment.
-type snapshot struct {
-	disks  []*diskState
-	mounts []mountinfo.Mount
+// Snapshot is the state of every disk at one moment.
+type Snapshot struct {
+	Disks  []*Disk
+	Mounts []mountinfo.Mount
 	// hostMounts are the mounts of the host's table (Config
 	// HostMountTable) that mounts does not have.
-	hostMounts []mountinfo.Mount
+	HostMounts []mountinfo.Mount
 	// devRoot is Config.DevRoot, to name partition devices.
-	devRoot string
+	DevRoot string
 }
 
 // scanMode says how much a scan reads, and whether it may change the
@@ -157,7 +157,7 @@ const (
 	// ID, a policy question) scans so. A disk whose kernel partitions
 	// differ from its table is reported as the table says; what needs a
 	// partition's device then reads the disk at the table's offsets (see
-	// volRef.kernelDevice).
+	// Volume.kernelDevice).
 	scanTables
 	// scanReconcile reads the tables as scanTables does and gives every
 	// GPT partition of a disk that is not the host's a kernel device
@@ -171,20 +171,20 @@ const (
 
 // scan reads the state of every disk: sysfs and the mount tables, and
 // with scanTables every disk's partition table (see readTables).
-func (b *Backend) scan(ctx context.Context, mode scanMode) (*snapshot, error) {
+func (b *Backend) scan(ctx context.Context, mode scanMode) (*Snapshot, error) {
 	return b.scanDisks(ctx, mode, nil)
 }
 
 // scanDisk is scan for a call about disk n: only its partition table is
 // read, so a disk that does not answer affects only the calls about it.
-func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*snapshot, error) {
-	return b.scanDisks(ctx, mode, func(d *diskState) bool { return d.number == n })
+func (b *Backend) scanDisk(ctx context.Context, n uint32, mode scanMode) (*Snapshot, error) {
+	return b.scanDisks(ctx, mode, func(d *Disk) bool { return d.Number == n })
 }
 
 // scanDisks reads sysfs and the mount tables, and with scanTables or
 // scanReconcile the partition tables of the disks tables selects (nil:
 // all).
-func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*diskState) bool) (*snapshot, error) {
+func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*Disk) bool) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -193,8 +193,8 @@ func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*dis
 		return nil, err
 	}
 	if mode == scanTables || mode == scanReconcile {
-		var ds []*diskState
-		for _, d := range s.disks {
+		var ds []*Disk
+		for _, d := range s.Disks {
 			if tables == nil || tables(d) {
 				ds = append(ds, d)
 			}
@@ -208,8 +208,8 @@ func (b *Backend) scanDisks(ctx context.Context, mode scanMode, tables func(*dis
 
 // scanSysfs reads the disks from sysfs and classifies them by the mount
 // tables and swap; it reads no disk.
-func (b *Backend) scanSysfs() (*snapshot, error) {
-	sds, err := readSysDisks(b.cfg.SysfsRoot, b.cfg.DiskFilter)
+func (b *Backend) scanSysfs() (*Snapshot, error) {
+	sds, err := ReadSysfsDisks(b.cfg.SysfsRoot, b.cfg.DiskFilter)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +225,15 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{mounts: mounts, hostMounts: hostMounts, devRoot: b.cfg.DevRoot}
+	s := &Snapshot{Mounts: mounts, HostMounts: hostMounts, DevRoot: b.cfg.DevRoot}
 	roots := b.mountRoots()
 	for _, sd := range sds {
-		d := &diskState{sysDisk: sd, path: filepath.Join(b.cfg.DevRoot, sd.name)}
-		d.number = b.number(sd)
+		d := &Disk{SysfsDisk: sd, Path: filepath.Join(b.cfg.DevRoot, sd.Name)}
+		d.Number = b.number(sd)
 		b.classify(d, mounts, hostMounts, swaps, roots)
-		s.disks = append(s.disks, d)
+		s.Disks = append(s.Disks, d)
 	}
-	sort.Slice(s.disks, func(i, j int) bool { return s.disks[i].number < s.disks[j].number })
+	sort.Slice(s.Disks, func(i, j int) bool { return s.Disks[i].Number < s.Disks[j].Number })
 	return s, nil
 }
 
@@ -247,11 +247,11 @@ func (b *Backend) scanSysfs() (*snapshot, error) {
 // scans do not start another and do not wait, so a disk that does not
 // answer costs each call at most one timeout, and only calls that need
 // every disk.
-func (b *Backend) readTables(ctx context.Context, ds []*diskState, reconcile bool) error {
+func (b *Backend) readTables(ctx context.Context, ds []*Disk, reconcile bool) error {
 	timeout := b.cfg.DiskReadTimeout
 	type result struct {
 		i int
-		d diskState
+		d Disk
 	}
 	results := make(chan result, len(ds))
 	// Cancelled when the wait ends: reads still queued for a disk's lock
@@ -260,9 +260,9 @@ func (b *Backend) readTables(ctx context.Context, ds []*diskState, reconcile boo
 	defer cancel()
 	pending := map[int]bool{}
 	for i, d := range ds {
-		lk := b.diskLock(d.name)
+		lk := b.diskLock(d.Name)
 		if held := lk.heldFor(); held > timeout {
-			d.tableErr = notAnswering(d, held)
+			d.TableErr = notAnswering(d, held)
 			continue
 		}
 		pending[i] = true
@@ -292,7 +292,7 @@ func (b *Backend) readTables(ctx context.Context, ds []*diskState, reconcile boo
 			delete(pending, r.i)
 		case <-timer.C:
 			for i := range pending {
-				ds[i].tableErr = notAnswering(ds[i], timeout)
+				ds[i].TableErr = notAnswering(ds[i], timeout)
 			}
 			return nil
 		case <-ctx.Done():
@@ -304,10 +304,10 @@ func (b *Backend) readTables(ctx context.Context, ds []*diskState, reconcile boo
 
 // notAnswering explains a disk whose partition table could not be read in
 // time.
-func notAnswering(d *diskState, waited time.Duration) error {
+func notAnswering(d *Disk, waited time.Duration) error {
 	return errdefs.Errorf(errdefs.ErrUnavailable,
 		"%s did not answer a read of its partition table within %s (a passive or failed path, or a long operation on it); calls about other disks are not held up by it, try again later",
-		d.describe(), waited.Round(time.Millisecond))
+		d.Describe(), waited.Round(time.Millisecond))
 }
 
 // loadTable reads a disk's partition table and, for a disk that is not
@@ -316,9 +316,9 @@ func notAnswering(d *diskState, waited time.Duration) error {
 // the proxy started, or whose BLKPG partitions were dropped, must still
 // work. Only calls that change the node load tables so (see scanMode).
 // The disk's lock is held.
-func (b *Backend) loadTable(d *diskState) {
+func (b *Backend) loadTable(d *Disk) {
 	b.readTable(d)
-	if d.table != nil && d.host == "" && d.dmUUID == "" {
+	if d.Table != nil && d.Host == "" && d.DMUUID == "" {
 		b.reconcile(d)
 	}
 }
@@ -327,16 +327,16 @@ func (b *Backend) loadTable(d *diskState) {
 // goroutine, and with reconcile gives its partitions kernel devices
 // (loadTable): the caller holds the disk's lock (named name), so nothing
 // changes the table meanwhile. The disk must still have that name.
-func (b *Backend) rescanDiskLocked(n uint32, name string, reconcile bool) (*snapshot, *diskState, error) {
+func (b *Backend) rescanDiskLocked(n uint32, name string, reconcile bool) (*Snapshot, *Disk, error) {
 	s, err := b.scanSysfs()
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
+	d, err := s.Disk(n, b.cfg.DiskFilter)
 	if err != nil {
 		return nil, nil, err
 	}
-	if d.name != name {
+	if d.Name != name {
 		return nil, nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d is gone (it was %s)", n, name)
 	}
 	if reconcile {
@@ -351,7 +351,7 @@ func (b *Backend) rescanDiskLocked(n uint32, name string, reconcile bool) (*snap
 // ends), and reads it again under the lock, with reconcile giving its
 // partitions kernel devices (see loadTable); unlock releases the lock.
 // Only calls that change the disk lock it.
-func (b *Backend) lockDisk(ctx context.Context, n uint32, reconcile bool) (s *snapshot, d *diskState, unlock func(), err error) {
+func (b *Backend) lockDisk(ctx context.Context, n uint32, reconcile bool) (s *Snapshot, d *Disk, unlock func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -359,14 +359,14 @@ func (b *Backend) lockDisk(ctx context.Context, n uint32, reconcile bool) (s *sn
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if d, err = s.disk(n, b.cfg.DiskFilter); err != nil {
+	if d, err = s.Disk(n, b.cfg.DiskFilter); err != nil {
 		return nil, nil, nil, err
 	}
-	lk := b.diskLock(d.name)
+	lk := b.diskLock(d.Name)
 	if err := lk.lock(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("wait for other calls about %s: %w", d.describe(), err)
+		return nil, nil, nil, fmt.Errorf("wait for other calls about %s: %w", d.Describe(), err)
 	}
-	if s, d, err = b.rescanDiskLocked(n, d.name, reconcile); err != nil {
+	if s, d, err = b.rescanDiskLocked(n, d.Name, reconcile); err != nil {
 		lk.unlock()
 		return nil, nil, nil, err
 	}
@@ -437,13 +437,13 @@ func (l *diskLock) heldFor() time.Duration {
 // detached and attached again (same sdb, same 8:16, but a new sysfs
 // object) gets a new one, so a stale number is NotFound, never another
 // disk.
-func (b *Backend) number(d sysDisk) uint32 {
-	if d.diskseq > 0 && d.diskseq < 1<<31 {
-		return uint32(d.diskseq)
+func (b *Backend) number(d SysfsDisk) uint32 {
+	if d.Diskseq > 0 && d.Diskseq < 1<<31 {
+		return uint32(d.Diskseq)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	key := fmt.Sprintf("%s %s %d %s", d.name, d.dev, d.diskseq, d.object)
+	key := fmt.Sprintf("%s %s %d %s", d.Name, d.Dev, d.Diskseq, d.Object)
 	if n, ok := b.extraNumbers[key]; ok {
 		return n
 	}
@@ -463,9 +463,9 @@ func (b *Backend) DiskNumberOf(name string) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, d := range s.disks {
-		if d.name == name {
-			return d.number, nil
+	for _, d := range s.Disks {
+		if d.Name == name {
+			return d.Number, nil
 		}
 	}
 	return 0, errdefs.Errorf(errdefs.ErrNotFound, "block device %q is not a disk of this node (disks matching %v)", name, b.cfg.DiskFilter)
@@ -501,16 +501,16 @@ func (b *Backend) hostMounts(own []mountinfo.Mount) ([]mountinfo.Mount, error) {
 		return nil, fmt.Errorf("read the host's mount table: %w", err)
 	}
 	type key struct {
-		dev devNum
+		dev DevNum
 		mp  string
 	}
 	seen := map[key]bool{}
 	for _, m := range own {
-		seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] = true
+		seen[key{DevNum{m.Major, m.Minor}, m.MountPoint}] = true
 	}
 	var out []mountinfo.Mount
 	for _, m := range ms {
-		if !seen[key{devNum{m.Major, m.Minor}, m.MountPoint}] {
+		if !seen[key{DevNum{m.Major, m.Minor}, m.MountPoint}] {
 			out = append(out, m)
 		}
 	}
@@ -521,12 +521,12 @@ func (b *Backend) hostMounts(own []mountinfo.Mount) ([]mountinfo.Mount, error) {
 // hostMounts are the host's mounts the proxy's namespace does not show:
 // one of the disk outside the mount roots makes it the host's, and any
 // makes it in use.
-func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, swaps []devNum, roots []string) {
-	devs := map[devNum]string{d.dev: d.name}
-	paths := map[string]bool{d.path: true}
-	for _, p := range d.parts {
-		devs[p.dev] = p.name
-		paths[filepath.Join(b.cfg.DevRoot, p.name)] = true
+func (b *Backend) classify(d *Disk, mounts, hostMounts []mountinfo.Mount, swaps []DevNum, roots []string) {
+	devs := map[DevNum]string{d.Dev: d.Name}
+	paths := map[string]bool{d.Path: true}
+	for _, p := range d.Parts {
+		devs[p.Dev] = p.Name
+		paths[filepath.Join(b.cfg.DevRoot, p.Name)] = true
 	}
 	var reasons []string
 	// ofDisk picks the mounts of the disk and its partitions from one
@@ -537,7 +537,7 @@ func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, s
 		var out []mountinfo.Mount
 		for _, m := range ms {
 			// btrfs reports an anonymous st_dev, so match the source too.
-			if _, ok := devs[devNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
+			if _, ok := devs[DevNum{m.Major, m.Minor}]; !ok && !paths[m.Source] {
 				continue
 			}
 			out = append(out, m)
@@ -547,31 +547,31 @@ func (b *Backend) classify(d *diskState, mounts, hostMounts []mountinfo.Mount, s
 		}
 		return out
 	}
-	d.mounts = append(d.mounts, ofDisk(mounts, "")...)
-	d.hostMounts = append(d.hostMounts, ofDisk(hostMounts, " in the host's mount namespace")...)
+	d.Mounts = append(d.Mounts, ofDisk(mounts, "")...)
+	d.HostMounts = append(d.HostMounts, ofDisk(hostMounts, " in the host's mount namespace")...)
 	for _, sw := range swaps {
 		if name, ok := devs[sw]; ok {
-			d.swap = append(d.swap, name)
+			d.Swap = append(d.Swap, name)
 			reasons = append(reasons, name+" is in use as swap")
 		}
 	}
-	if len(d.holders) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%s is held by %s", d.name, strings.Join(d.holders, ", ")))
+	if len(d.Holders) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s is held by %s", d.Name, strings.Join(d.Holders, ", ")))
 	}
-	for _, p := range d.parts {
-		if len(p.holders) > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s is held by %s", p.name, strings.Join(p.holders, ", ")))
+	for _, p := range d.Parts {
+		if len(p.Holders) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s is held by %s", p.Name, strings.Join(p.Holders, ", ")))
 		}
 	}
 	if len(reasons) > 0 {
-		d.host = strings.Join(reasons, "; ")
+		d.Host = strings.Join(reasons, "; ")
 	}
 	switch {
-	case d.scsi != nil:
-		d.offline = d.scsiState == "offline" || d.scsiState == "transport-offline"
+	case d.SCSI != nil:
+		d.Offline = d.SCSIState == "offline" || d.SCSIState == "transport-offline"
 	default:
 		b.mu.Lock()
-		d.offline = d.readOnly && !b.deviceReadOnly[d.number]
+		d.Offline = d.ReadOnly && !b.deviceReadOnly[d.Number]
 		b.mu.Unlock()
 	}
 }
@@ -595,36 +595,36 @@ func strictlyBelow(mp string, roots []string) bool {
 
 // readTable reads the disk's GPT, or what the whole disk holds if it has
 // none.
-func (b *Backend) readTable(d *diskState) {
-	if d.size == 0 {
+func (b *Backend) readTable(d *Disk) {
+	if d.Size == 0 {
 		return
 	}
-	f, err := b.k.openDevice(d.path)
+	f, err := b.k.openDevice(d.Path)
 	if err != nil {
-		d.tableErr = err
+		d.TableErr = err
 		return
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
-	t, err := readGPT(f, d.logicalBlock, d.size)
+	t, err := ReadGPT(f, d.LogicalBlock, d.Size)
 	switch {
 	case err == nil:
-		d.table = t
-		if d.dmUUID != "" {
+		d.Table = t
+		if d.DMUUID != "" {
 			// Matching kpartx's devices to the entries changes nothing.
 			d.reconcileMultipath()
 		}
 		return
-	case !errors.Is(err, errNoGPT):
-		d.tableErr = err
+	case !errors.Is(err, ErrNoGPT):
+		d.TableErr = err
 		return
 	}
-	if d.content, err = probe(f, d.size); err != nil {
-		d.tableErr = err
+	if d.Content, err = Probe(f, d.Size); err != nil {
+		d.TableErr = err
 		return
 	}
 	sector0 := make([]byte, 512)
 	if _, err := f.ReadAt(sector0, 0); err == nil {
-		d.mbr = classifyMBR(sector0)
+		d.MBR = ClassifyMBR(sector0)
 	}
 }
 
@@ -637,16 +637,16 @@ func (b *Backend) readTable(d *diskState) {
 // grows a kernel partition the table has grown. A partition in use is
 // left as it is: device() refuses a volume whose kernel partition is not
 // where the table says.
-func (b *Backend) reconcile(d *diskState) {
-	lbs := d.logicalBlock
+func (b *Backend) reconcile(d *Disk) {
+	lbs := d.LogicalBlock
 	changed := false
 	var errs []error
-	for _, p := range d.staleParts(d.table, true) {
+	for _, p := range d.StaleParts(d.Table, true) {
 		if d.partitionBusy(b, p) != "" {
 			continue
 		}
-		if err := b.k.deletePartition(d.path, p.number); err != nil {
-			errs = append(errs, fmt.Errorf("delete stale kernel partition %s: %w", p.name, err))
+		if err := b.k.deletePartition(d.Path, p.Number); err != nil {
+			errs = append(errs, fmt.Errorf("delete stale kernel partition %s: %w", p.Name, err))
 			continue
 		}
 		changed = true
@@ -658,21 +658,21 @@ func (b *Backend) reconcile(d *diskState) {
 		}
 	}
 	changed = false
-	for i := range d.table.entries {
-		e := &d.table.entries[i]
-		start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
-		kp := d.part(e.index)
+	for i := range d.Table.Entries {
+		e := &d.Table.Entries[i]
+		start, length := int64(e.First)*lbs, int64(e.Sectors())*lbs
+		kp := d.Part(e.Index)
 		var err error
 		switch {
 		case kp == nil:
-			err = b.k.addPartition(d.path, e.index, start, length)
-		case kp.start == start && kp.size < length:
-			err = b.k.resizePartition(d.path, e.index, start, length)
+			err = b.k.addPartition(d.Path, e.Index, start, length)
+		case kp.Start == start && kp.Size < length:
+			err = b.k.resizePartition(d.Path, e.Index, start, length)
 		default:
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("partition %d: %w", e.index, err))
+			errs = append(errs, fmt.Errorf("partition %d: %w", e.Index, err))
 			continue
 		}
 		changed = true
@@ -691,22 +691,22 @@ func (b *Backend) reconcile(d *diskState) {
 // table changes). A kpartx device whose size is not its entry's is not
 // taken for it (its offset cannot be read from sysfs), and an entry
 // without a device has none until kpartx runs.
-func (d *diskState) reconcileMultipath() {
-	lbs := d.logicalBlock
-	var keep []sysPart
+func (d *Disk) reconcileMultipath() {
+	lbs := d.LogicalBlock
+	var keep []KernelPartition
 	var errs []error
-	for _, p := range d.parts {
-		e := d.table.entry(p.number)
-		if e != nil && int64(e.sectors())*lbs == p.size {
+	for _, p := range d.Parts {
+		e := d.Table.Entry(p.Number)
+		if e != nil && int64(e.Sectors())*lbs == p.Size {
 			keep = append(keep, p)
 		} else if e != nil {
-			errs = append(errs, fmt.Errorf("partition %d: its device-mapper device %s is %d bytes, the table says %d", p.number, p.name, p.size, int64(e.sectors())*lbs))
+			errs = append(errs, fmt.Errorf("partition %d: its device-mapper device %s is %d bytes, the table says %d", p.Number, p.Name, p.Size, int64(e.Sectors())*lbs))
 		}
 	}
-	d.parts = keep
-	for _, e := range d.table.entries {
-		if d.part(e.index) == nil {
-			errs = append(errs, fmt.Errorf("partition %d has no device-mapper device: kpartx makes them (multipathd's udev rules run it when the table changes); run kpartx -u /dev/mapper/%s", e.index, d.dmName))
+	d.Parts = keep
+	for _, e := range d.Table.Entries {
+		if d.Part(e.Index) == nil {
+			errs = append(errs, fmt.Errorf("partition %d has no device-mapper device: kpartx makes them (multipathd's udev rules run it when the table changes); run kpartx -u /dev/mapper/%s", e.Index, d.DMName))
 		}
 	}
 	d.reconcileErr = errors.Join(errs...)
@@ -714,12 +714,12 @@ func (d *diskState) reconcileMultipath() {
 
 // rereadParts reads the disk's kernel partitions again after BLKPG
 // changed them.
-func (b *Backend) rereadParts(d *diskState) error {
-	parts, err := readSysParts(filepath.Join(b.cfg.SysfsRoot, "block", d.name))
+func (b *Backend) rereadParts(d *Disk) error {
+	parts, err := ReadKernelPartitions(filepath.Join(b.cfg.SysfsRoot, "block", d.Name))
 	if err != nil {
 		return fmt.Errorf("re-read partitions: %w", err)
 	}
-	d.parts = parts
+	d.Parts = parts
 	return nil
 }
 
@@ -728,14 +728,14 @@ func (b *Backend) rereadParts(d *diskState) error {
 // another start, or of another size. With growable, a kernel partition
 // smaller than its entry at the same start is not stale: BLKPG grows it
 // in place, even while it is mounted.
-func (d *diskState) staleParts(t *gptTable, growable bool) []*sysPart {
-	var out []*sysPart
-	for i := range d.parts {
-		p := &d.parts[i]
+func (d *Disk) StaleParts(t *GPT, growable bool) []*KernelPartition {
+	var out []*KernelPartition
+	for i := range d.Parts {
+		p := &d.Parts[i]
 		if t != nil {
-			if e := t.entry(p.number); e != nil {
-				start, length := int64(e.first)*d.logicalBlock, int64(e.sectors())*d.logicalBlock
-				if p.start == start && (p.size == length || growable && p.size < length) {
+			if e := t.Entry(p.Number); e != nil {
+				start, length := int64(e.First)*d.LogicalBlock, int64(e.Sectors())*d.LogicalBlock
+				if p.Start == start && (p.Size == length || growable && p.Size < length) {
 					continue
 				}
 			}
@@ -745,33 +745,33 @@ func (d *diskState) staleParts(t *gptTable, growable bool) []*sysPart {
 	return out
 }
 
-// mountedFrom tells whether mount m is of the block device dev, whose
+// MountedFrom tells whether mount m is of the block device dev, whose
 // node below the device root is src: by device number, or by the source
 // text mount(8) was given. Matching the name as well errs towards "in
 // use", which is what the callers want: they refuse to delete or reuse a
 // device that is mounted, or unmount what is mounted from it.
 // VolumeMounts, which answers the policy's question, compares device
 // numbers only, since there a reused name must not count (see there).
-func mountedFrom(m mountinfo.Mount, dev devNum, src string) bool {
-	return (devNum{m.Major, m.Minor}) == dev || m.Source == src
+func MountedFrom(m mountinfo.Mount, dev DevNum, src string) bool {
+	return (DevNum{m.Major, m.Minor}) == dev || m.Source == src
 }
 
 // partitionBusy says why a kernel partition must not be deleted: it is
 // held (device-mapper, md), swap, mounted in the proxy's or the host's
 // mount namespace, or another program has it open exclusively (an O_EXCL
 // open fails). "" means it is free.
-func (d *diskState) partitionBusy(b *Backend, p *sysPart) string {
-	if len(p.holders) > 0 {
-		return "held by " + strings.Join(p.holders, ", ")
+func (d *Disk) partitionBusy(b *Backend, p *KernelPartition) string {
+	if len(p.Holders) > 0 {
+		return "held by " + strings.Join(p.Holders, ", ")
 	}
-	for _, sw := range d.swap {
-		if sw == p.name {
+	for _, sw := range d.Swap {
+		if sw == p.Name {
 			return "in use as swap"
 		}
 	}
-	src := filepath.Join(b.cfg.DevRoot, p.name)
-	for _, m := range append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...) {
-		if mountedFrom(m, p.dev, src) {
+	src := filepath.Join(b.cfg.DevRoot, p.Name)
+	for _, m := range append(append([]mountinfo.Mount(nil), d.Mounts...), d.HostMounts...) {
+		if MountedFrom(m, p.Dev, src) {
 			return "mounted at " + m.MountPoint
 		}
 	}
@@ -786,18 +786,18 @@ func (d *diskState) partitionBusy(b *Backend, p *sysPart) string {
 // a stale partition in the way makes the BLKPG_ADD of the new one fail
 // with EBUSY. One in use is refused with errdefs.ErrFailedPrecondition
 // naming it, and then nothing is deleted.
-func (b *Backend) dropStaleParts(d *diskState, t *gptTable, op string) error {
-	stale := d.staleParts(t, false)
+func (b *Backend) dropStaleParts(d *Disk, t *GPT, op string) error {
+	stale := d.StaleParts(t, false)
 	for _, p := range stale {
 		if why := d.partitionBusy(b, p); why != "" {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
 				"refusing to %s %s: its kernel partition %s (bytes %d to %d) is not in the partition table on the disk but is %s; stop using it (or delete it: delpart /dev/%s %d) and retry",
-				op, d.describe(), p.name, p.start, p.start+p.size, why, d.name, p.number)
+				op, d.Describe(), p.Name, p.Start, p.Start+p.Size, why, d.Name, p.Number)
 		}
 	}
 	for _, p := range stale {
-		if err := b.k.deletePartition(d.path, p.number); err != nil {
-			return errdefs.Errorf(errdefs.ErrUnavailable, "%s %s: delete its stale kernel partition %s: %v", op, d.describe(), p.name, err)
+		if err := b.k.deletePartition(d.Path, p.Number); err != nil {
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s %s: delete its stale kernel partition %s: %v", op, d.Describe(), p.Name, err)
 		}
 	}
 	if len(stale) > 0 {
@@ -806,12 +806,12 @@ func (b *Backend) dropStaleParts(d *diskState, t *gptTable, op string) error {
 	return nil
 }
 
-// mountsFrom returns the mounts in ms of the block device dev, whose node
-// is src (see mountedFrom), in ms's order.
-func mountsFrom(ms []mountinfo.Mount, dev devNum, src string) []mountinfo.Mount {
+// MountsFrom returns the mounts in ms of the block device dev, whose node
+// is src (see MountedFrom), in ms's order.
+func MountsFrom(ms []mountinfo.Mount, dev DevNum, src string) []mountinfo.Mount {
 	var out []mountinfo.Mount
 	for _, m := range ms {
-		if mountedFrom(m, dev, src) {
+		if MountedFrom(m, dev, src) {
 			out = append(out, m)
 		}
 	}
@@ -820,11 +820,11 @@ func mountsFrom(ms []mountinfo.Mount, dev devNum, src string) []mountinfo.Mount 
 
 // inUse explains why the disk's content must not be rewritten: it is the
 // host's, or something on it is mounted. "" means it may be.
-func (d *diskState) inUse() string {
-	if d.host != "" {
-		return d.host
+func (d *Disk) InUse() string {
+	if d.Host != "" {
+		return d.Host
 	}
-	if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
+	if all := append(append([]mountinfo.Mount(nil), d.Mounts...), d.HostMounts...); len(all) > 0 {
 		var where []string
 		for _, m := range all {
 			where = append(where, fmt.Sprintf("%s at %s", m.Source, m.MountPoint))
@@ -835,55 +835,55 @@ func (d *diskState) inUse() string {
 }
 
 // describe names a disk in messages: "disk 12 (loop3)".
-func (d *diskState) describe() string { return fmt.Sprintf("disk %d (%s)", d.number, d.name) }
+func (d *Disk) Describe() string { return fmt.Sprintf("disk %d (%s)", d.Number, d.Name) }
 
 // hostErr refuses an operation on a host disk.
-func (d *diskState) hostErr(op string) error {
+func (d *Disk) hostErr(op string) error {
 	return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-		"refusing to %s %s: it belongs to the host (%s); the proxy only changes disks that hold nothing mounted outside its working directories", op, d.describe(), d.host)
+		"refusing to %s %s: it belongs to the host (%s); the proxy only changes disks that hold nothing mounted outside its working directories", op, d.Describe(), d.Host)
 }
 
 // offlineErr refuses an operation on an offline disk.
-func (d *diskState) offlineErr(op string) error {
+func (d *Disk) offlineErr(op string) error {
 	return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-		"cannot %s %s: the disk is offline; bring it online with SetDiskState first", op, d.describe())
+		"cannot %s %s: the disk is offline; bring it online with SetDiskState first", op, d.Describe())
 }
 
 // disk finds a disk by number.
-func (s *snapshot) disk(n uint32, filter []string) (*diskState, error) {
-	for _, d := range s.disks {
-		if d.number == n {
+func (s *Snapshot) Disk(n uint32, filter []string) (*Disk, error) {
+	for _, d := range s.Disks {
+		if d.Number == n {
 			return d, nil
 		}
 	}
 	return nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d does not exist (disk numbers are kernel diskseq values of disks matching %v; ListDiskIDs lists them)", n, filter)
 }
 
-// volRef is a volume: a GPT partition and its kernel device, or a whole
+// Volume is a volume: a GPT partition and its kernel device, or a whole
 // disk holding a filesystem without a partition table (entry and part nil).
-type volRef struct {
-	id    string
-	disk  *diskState
-	entry *gptEntry // nil for a whole-disk volume
-	part  *sysPart  // nil when the kernel has no device for it, and for a whole-disk volume
+type Volume struct {
+	ID    string
+	Disk  *Disk
+	Entry *GPTEntry        // nil for a whole-disk volume
+	Part  *KernelPartition // nil when the kernel has no device for it, and for a whole-disk volume
 }
 
 // whole tells whether the volume is a whole disk.
-func (v *volRef) whole() bool { return v.entry == nil }
+func (v *Volume) Whole() bool { return v.Entry == nil }
 
 // describe names the volume's place in messages.
-func (v *volRef) describe() string {
-	if v.whole() {
-		return "the whole of " + v.disk.describe()
+func (v *Volume) Describe() string {
+	if v.Whole() {
+		return "the whole of " + v.Disk.Describe()
 	}
-	return fmt.Sprintf("partition %d of %s", v.entry.index, v.disk.describe())
+	return fmt.Sprintf("partition %d of %s", v.Entry.Index, v.Disk.Describe())
 }
 
-// volumeID is the ID of a partition: its unique GUID in lower case. It is
+// VolumeID is the ID of a partition: its unique GUID in lower case. It is
 // written in the partition table, so it survives reboots and moves
 // between nodes, and it passes the POSIX volume ID rule (printable, no
 // '/', at most 256 bytes).
-func volumeID(e *gptEntry) string { return e.id.String() }
+func VolumeID(e *GPTEntry) string { return e.ID.String() }
 
 // wholeVolume returns the ID of the volume a disk without a partition
 // table is, or "" when it is none. aws-ebs, gce-pd and azuredisk on Linux
@@ -893,27 +893,27 @@ func volumeID(e *gptEntry) string { return e.id.String() }
 // is stored on the disk, so it survives reboots and moves between nodes.
 // Only filesystems the backend mounts and whose UUID the probe reads
 // count (ext2/3/4, XFS, btrfs).
-func (d *diskState) wholeVolume() string {
-	if d.table != nil || d.tableErr != nil || d.mbr != mbrNone || d.content.mountType() == "" || d.content.UUID.isZero() {
+func (d *Disk) WholeVolume() string {
+	if d.Table != nil || d.TableErr != nil || d.MBR != MBRNone || d.Content.MountType() == "" || d.Content.UUID.IsZero() {
 		return ""
 	}
-	return d.content.UUID.String()
+	return d.Content.UUID.String()
 }
 
 // volumes returns the volumes of the disk: its GPT partitions but
 // Microsoft Reserved ones, in index order, or its whole-disk volume.
-func (d *diskState) volumes() []*volRef {
-	var out []*volRef
-	if id := d.wholeVolume(); id != "" {
-		return append(out, &volRef{id: id, disk: d})
+func (d *Disk) Volumes() []*Volume {
+	var out []*Volume
+	if id := d.WholeVolume(); id != "" {
+		return append(out, &Volume{ID: id, Disk: d})
 	}
-	if d.table == nil {
+	if d.Table == nil {
 		return nil
 	}
-	for i := range d.table.entries {
-		e := &d.table.entries[i]
-		if e.typeGUID != typeMicrosoftReserved {
-			out = append(out, &volRef{id: volumeID(e), disk: d, entry: e, part: d.part(e.index)})
+	for i := range d.Table.Entries {
+		e := &d.Table.Entries[i]
+		if e.Type != TypeMicrosoftReserved {
+			out = append(out, &Volume{ID: VolumeID(e), Disk: d, Entry: e, Part: d.Part(e.Index)})
 		}
 	}
 	return out
@@ -925,21 +925,21 @@ func (d *diskState) volumes() []*volRef {
 // is meant (the live volume whose stats or unmount a driver asks for);
 // otherwise the ID is ambiguous until the clone is given new identities
 // (SetDiskOnline) or detached.
-func (s *snapshot) volume(id string) (*volRef, error) {
-	found, err := s.volumesWithID(id)
+func (s *Snapshot) Volume(id string) (*Volume, error) {
+	found, err := s.VolumesWithID(id)
 	if err != nil {
 		return nil, err
 	}
 	if len(found) == 1 {
 		return found[0], nil
 	}
-	var mounted []*volRef
+	var mounted []*Volume
 	var where []string
 	for _, v := range found {
-		if len(v.mounts(s.devRoot)) > 0 {
+		if len(v.Mounts(s.DevRoot)) > 0 {
 			mounted = append(mounted, v)
 		}
-		where = append(where, v.describe())
+		where = append(where, v.Describe())
 	}
 	if len(mounted) == 1 {
 		return mounted[0], nil
@@ -952,15 +952,15 @@ func (s *snapshot) volume(id string) (*volRef, error) {
 // or more on a node with a clone attached (see volume). None is
 // errdefs.ErrNotFound, or errdefs.ErrUnavailable when a disk that did not
 // answer may hold it.
-func (s *snapshot) volumesWithID(id string) ([]*volRef, error) {
-	g, err := parseGUID(id)
+func (s *Snapshot) VolumesWithID(id string) ([]*Volume, error) {
+	g, err := ParseGUID(id)
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs such as 0fc63daf-8483-4772-8e79-3d69d8477de4", id)
 	}
-	var found []*volRef
-	for _, d := range s.disks {
-		for _, v := range d.volumes() {
-			if v.id == g.String() {
+	var found []*Volume
+	for _, d := range s.Disks {
+		for _, v := range d.Volumes() {
+			if v.ID == g.String() {
 				found = append(found, v)
 			}
 		}
@@ -970,9 +970,9 @@ func (s *snapshot) volumesWithID(id string) ([]*volRef, error) {
 	}
 	// A disk that did not answer may hold it: that is not "no such
 	// volume", and a retry may find it.
-	for _, d := range s.disks {
-		if errors.Is(d.tableErr, errdefs.ErrUnavailable) {
-			return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.tableErr)
+	for _, d := range s.Disks {
+		if errors.Is(d.TableErr, errdefs.ErrUnavailable) {
+			return nil, errdefs.Errorf(errdefs.ErrUnavailable, "volume %s is on none of the disks that could be read: %v", id, d.TableErr)
 		}
 	}
 	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s does not exist on any disk (ListVolumesOnDisk lists the volumes of a disk)", id)
@@ -980,25 +980,25 @@ func (s *snapshot) volumesWithID(id string) ([]*volRef, error) {
 
 // device returns the volume's kernel device node, checking that the
 // kernel's partition is where the table says.
-func (v *volRef) device(devRoot string) (string, error) {
-	if v.whole() {
-		return v.disk.path, nil
+func (v *Volume) device(devRoot string) (string, error) {
+	if v.Whole() {
+		return v.Disk.Path, nil
 	}
-	lbs := v.disk.logicalBlock
-	if v.part == nil {
-		msg := fmt.Sprintf("the kernel has no device for %s", v.describe())
-		if v.disk.reconcileErr != nil {
-			msg += ": " + v.disk.reconcileErr.Error()
+	lbs := v.Disk.LogicalBlock
+	if v.Part == nil {
+		msg := fmt.Sprintf("the kernel has no device for %s", v.Describe())
+		if v.Disk.reconcileErr != nil {
+			msg += ": " + v.Disk.reconcileErr.Error()
 		}
 		return "", errdefs.Errorf(errdefs.ErrUnavailable, "%s", msg)
 	}
 	// A kpartx device's start is unknown (-1); its size matched.
-	if v.part.start >= 0 && v.part.start != int64(v.entry.first)*lbs {
+	if v.Part.Start >= 0 && v.Part.Start != int64(v.Entry.First)*lbs {
 		return "", errdefs.Errorf(errdefs.ErrFailedPrecondition,
 			"kernel partition %s starts at byte %d but the partition table says %d, and it is in use so it cannot be re-added",
-			v.part.name, v.part.start, int64(v.entry.first)*lbs)
+			v.Part.Name, v.Part.Start, int64(v.Entry.First)*lbs)
 	}
-	return filepath.Join(devRoot, v.part.name), nil
+	return filepath.Join(devRoot, v.Part.Name), nil
 }
 
 // kernelDevice returns the volume's device node when the kernel has one
@@ -1006,47 +1006,47 @@ func (v *volRef) device(devRoot string) (string, error) {
 // checking without changing anything; ok is false otherwise. Reads use it
 // (probeContent); calls that change a volume reconcile first and use
 // device.
-func (v *volRef) kernelDevice(devRoot string) (dev string, ok bool) {
-	if v.whole() {
-		return v.disk.path, true
+func (v *Volume) KernelDevice(devRoot string) (dev string, ok bool) {
+	if v.Whole() {
+		return v.Disk.Path, true
 	}
-	if v.part == nil {
+	if v.Part == nil {
 		return "", false
 	}
-	lbs := v.disk.logicalBlock
+	lbs := v.Disk.LogicalBlock
 	// A kpartx device's start is unknown (-1); its size is what matched.
-	if (v.part.start >= 0 && v.part.start != int64(v.entry.first)*lbs) || v.part.size != v.size() {
+	if (v.Part.Start >= 0 && v.Part.Start != int64(v.Entry.First)*lbs) || v.Part.Size != v.Size() {
 		return "", false
 	}
-	return filepath.Join(devRoot, v.part.name), true
+	return filepath.Join(devRoot, v.Part.Name), true
 }
 
 // size is the size of the volume's device (the partition, or the whole
 // disk) in bytes.
-func (v *volRef) size() int64 {
-	if v.whole() {
-		return v.disk.size
+func (v *Volume) Size() int64 {
+	if v.Whole() {
+		return v.Disk.Size
 	}
-	return int64(v.entry.sectors()) * v.disk.logicalBlock
+	return int64(v.Entry.Sectors()) * v.Disk.LogicalBlock
 }
 
 // mounts returns the mounts of the volume, the topmost of each mount
 // point last (mount table order).
-func (v *volRef) mounts(devRoot string) []mountinfo.Mount {
+func (v *Volume) Mounts(devRoot string) []mountinfo.Mount {
 	switch {
-	case v.whole():
-		return mountsFrom(v.disk.mounts, v.disk.dev, v.disk.path)
-	case v.part == nil:
+	case v.Whole():
+		return MountsFrom(v.Disk.Mounts, v.Disk.Dev, v.Disk.Path)
+	case v.Part == nil:
 		return nil
 	}
-	return mountsFrom(v.disk.mounts, v.part.dev, filepath.Join(devRoot, v.part.name))
+	return MountsFrom(v.Disk.Mounts, v.Part.Dev, filepath.Join(devRoot, v.Part.Name))
 }
 
 // mountPoint returns one mount point of the volume to run filesystem
 // calls on, preferring a mount of the filesystem root over a bind mount of
 // a subdirectory; "" when the volume is not mounted.
-func (v *volRef) mountPoint(devRoot string) string {
-	ms := v.mounts(devRoot)
+func (v *Volume) MountPoint(devRoot string) string {
+	ms := v.Mounts(devRoot)
 	for _, m := range ms {
 		if m.Root == "/" {
 			return m.MountPoint
@@ -1060,22 +1060,22 @@ func (v *volRef) mountPoint(devRoot string) string {
 
 // byDevice finds the partition (as a volume) or whole disk with a device
 // number or source path; the volume is nil when the device is not one.
-func (s *snapshot) byDevice(dev devNum, source, devRoot string) (*diskState, *volRef) {
-	for _, d := range s.disks {
-		if d.dev == dev || d.path == source {
-			if id := d.wholeVolume(); id != "" {
-				return d, &volRef{id: id, disk: d}
+func (s *Snapshot) ByDevice(dev DevNum, source, devRoot string) (*Disk, *Volume) {
+	for _, d := range s.Disks {
+		if d.Dev == dev || d.Path == source {
+			if id := d.WholeVolume(); id != "" {
+				return d, &Volume{ID: id, Disk: d}
 			}
 			return d, nil
 		}
-		for i := range d.parts {
-			p := &d.parts[i]
-			if p.dev != dev && filepath.Join(devRoot, p.name) != source {
+		for i := range d.Parts {
+			p := &d.Parts[i]
+			if p.Dev != dev && filepath.Join(devRoot, p.Name) != source {
 				continue
 			}
-			if d.table != nil {
-				if e := d.table.entry(p.number); e != nil {
-					return d, &volRef{id: volumeID(e), disk: d, entry: e, part: p}
+			if d.Table != nil {
+				if e := d.Table.Entry(p.Number); e != nil {
+					return d, &Volume{ID: VolumeID(e), Disk: d, Entry: e, Part: p}
 				}
 			}
 			return d, nil
@@ -1084,7 +1084,7 @@ func (s *snapshot) byDevice(dev devNum, source, devRoot string) (*diskState, *vo
 	return nil, nil
 }
 
-// isWithin tells whether p is root or below it (POSIX paths).
-func isWithin(p, root string) bool {
+// IsWithin tells whether p is root or below it (POSIX paths).
+func IsWithin(p, root string) bool {
 	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
 }

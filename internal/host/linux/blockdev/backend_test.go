@@ -290,7 +290,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 	}
 	id := vols.VolumeIDs[0]
-	if _, err := parseGUID(id); err != nil || id != strings.ToLower(id) {
+	if _, err := ParseGUID(id); err != nil || id != strings.ToLower(id) {
 		t.Fatalf("volume ID %q is not a lower-case GUID", id)
 	}
 	if one, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3, PartitionNumber: 1}); err != nil || !reflect.DeepEqual(one.VolumeIDs, []string{id}) {
@@ -488,7 +488,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	// Unknown volumes.
 	_, err = vs.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: "0fc63daf-8483-4772-8e79-000000000000"})
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
-	_, err = vs.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: "not-a-guid"})
+	_, err = vs.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: "not-a-GUID"})
 	wantErr(t, err, errdefs.ErrNotFound, "GPT partition GUIDs")
 }
 
@@ -526,13 +526,13 @@ func TestSCSIStateAndRescan(t *testing.T) {
 	if err := b.SetDiskOnline(ctx, nSDB, true); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := readAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "running" {
+	if s, _ := ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "running" {
 		t.Fatalf("sdb state = %q, want running", s)
 	}
 	if err := b.SetDiskOnline(ctx, nSDB, false); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := readAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "offline" {
+	if s, _ := ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "offline" {
 		t.Fatalf("sdb state = %q, want offline", s)
 	}
 	if err := b.Rescan(ctx); err != nil {
@@ -542,7 +542,7 @@ func TestSCSIStateAndRescan(t *testing.T) {
 		"class/scsi_host/host2/scan": "- - -", "class/scsi_host/host3/scan": "- - -",
 		"block/sda/device/rescan": "1", "block/sdb/device/rescan": "1",
 	} {
-		if got, _ := readAttr(fx.sysfs, file); got != want {
+		if got, _ := ReadAttr(fx.sysfs, file); got != want {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
@@ -608,7 +608,7 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 
 	// Swap, device-mapper holders, a mount outside the mount roots, a mount
 	// exactly at a mount root: all make a disk the host's.
-	fx.k.swaps = []devNum{{259, 0}}
+	fx.k.swaps = []DevNum{{259, 0}}
 	wantErr(t, b.PartitionDisk(ctx, nNVMe), errdefs.ErrFailedPrecondition, "in use as swap")
 	fx.k.swaps = nil
 	if err := os.MkdirAll(filepath.Join(fx.sysfs, "block", "sda", "holders", "dm-0"), 0o755); err != nil {
@@ -746,8 +746,8 @@ func TestAmbiguousVolumeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop, _ := s.disk(nLoop3, nil)
-	id := volumeID(&loop.table.entries[0])
+	loop, _ := s.Disk(nLoop3, nil)
+	id := VolumeID(&loop.Table.Entries[0])
 	_, err = b.DiskNumber(ctx, id)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "ambiguous")
 }
@@ -777,9 +777,9 @@ func TestSymlinkedMountRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := s.disk(nLoop3, nil)
-	if d.host != "" || len(d.mounts) != 1 {
-		t.Fatalf("disk with a mount below the resolved root: host %q, %d mounts", d.host, len(d.mounts))
+	d, _ := s.Disk(nLoop3, nil)
+	if d.Host != "" || len(d.Mounts) != 1 {
+		t.Fatalf("disk with a mount below the resolved root: host %q, %d mounts", d.Host, len(d.Mounts))
 	}
 }
 
@@ -884,7 +884,7 @@ func TestProtectiveMBRFollowsGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	sector0 := readAt(t, filepath.Join(fx.dev, "loop3"), 0, 512)
-	if classifyMBR(sector0) != mbrProtective {
+	if ClassifyMBR(sector0) != MBRProtective {
 		t.Fatal("sector 0 is no longer a protective MBR")
 	}
 	if got, want := binary.LittleEndian.Uint32(sector0[446+12:]), uint32(512<<20/512-1); got != want {

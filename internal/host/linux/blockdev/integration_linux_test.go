@@ -121,7 +121,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 
 	// Find the disk the way a driver does: by its IDs.
 	n := findLoop(t, ds, l)
-	if seq, _ := readAttr("/sys/block/"+l.name, "diskseq"); seq != strconv.FormatUint(uint64(n), 10) {
+	if seq, _ := ReadAttr("/sys/block/"+l.name, "diskseq"); seq != strconv.FormatUint(uint64(n), 10) {
 		t.Fatalf("disk number %d is not %s's diskseq %s", n, l.name, seq)
 	}
 	locs, err := ds.ListDiskLocations(ctx, &disk.ListDiskLocationsRequest{})
@@ -287,7 +287,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if _, err := l.dev.ReadAt(sector0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := binary.LittleEndian.Uint32(sector0[446+12:]); classifyMBR(sector0) != mbrProtective || int64(got) != 2*size/512-1 {
+	if got := binary.LittleEndian.Uint32(sector0[446+12:]); ClassifyMBR(sector0) != MBRProtective || int64(got) != 2*size/512-1 {
 		t.Fatalf("after growth the protective MBR covers %d sectors, want %d", got, 2*size/512-1)
 	}
 	cur, maxSize, err := b.VolumeSizes(ctx, id)
@@ -322,7 +322,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if s, err := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: n}); err != nil || s.IsOnline {
 		t.Fatalf("GetDiskState = %+v, %v", s, err)
 	}
-	if ro, _ := readAttr("/sys/block/"+l.name+"/"+l.name+"p1", "ro"); ro != "1" {
+	if ro, _ := ReadAttr("/sys/block/"+l.name+"/"+l.name+"p1", "ro"); ro != "1" {
 		t.Fatalf("the partition of an offline disk is not read-only (ro=%q)", ro)
 	}
 	_, err = vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
@@ -370,7 +370,7 @@ func TestWrongInputs(t *testing.T) {
 	_, err = vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: 0})
 	wantErr(t, err, errdefs.ErrNotFound, "disk 0")
 
-	seq, err := readAttr("/sys/block/"+root, "diskseq")
+	seq, err := ReadAttr("/sys/block/"+root, "diskseq")
 	if err != nil {
 		t.Skipf("no diskseq for %s: %v", root, err)
 	}

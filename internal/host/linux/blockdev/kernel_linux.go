@@ -178,12 +178,12 @@ func (linuxKernel) statFS(dir string) (total, used int64, err error) {
 
 func (linuxKernel) mounts() ([]mountinfo.Mount, error) { return mountinfo.Read() }
 
-func (linuxKernel) swapDevices() ([]devNum, error) {
+func (linuxKernel) swapDevices() ([]DevNum, error) {
 	b, err := os.ReadFile("/proc/swaps")
 	if err != nil {
 		return nil, err
 	}
-	var out []devNum
+	var out []DevNum
 	for _, name := range parseSwaps(b) {
 		if d, err := (linuxKernel{}).blockDevice(name); err == nil {
 			out = append(out, d)
@@ -192,25 +192,25 @@ func (linuxKernel) swapDevices() ([]devNum, error) {
 	return out, nil
 }
 
-func (linuxKernel) blockDevice(path string) (devNum, error) {
+func (linuxKernel) blockDevice(path string) (DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return devNum{}, err
+		return DevNum{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return devNum{}, fmt.Errorf("%s is not a block device", path)
+		return DevNum{}, fmt.Errorf("%s is not a block device", path)
 	}
 	rdev := uint64(st.Rdev) //nolint:unconvert // Stat_t field types differ between architectures
-	return devNum{unix.Major(rdev), unix.Minor(rdev)}, nil
+	return DevNum{unix.Major(rdev), unix.Minor(rdev)}, nil
 }
 
-func (linuxKernel) deviceOf(path string) (devNum, error) {
+func (linuxKernel) deviceOf(path string) (DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return devNum{}, err
+		return DevNum{}, err
 	}
 	dev := uint64(st.Dev) //nolint:unconvert // Stat_t field types differ between architectures
-	return devNum{unix.Major(dev), unix.Minor(dev)}, nil
+	return DevNum{unix.Major(dev), unix.Minor(dev)}, nil
 }
 
 func (linuxKernel) capabilities() (uint64, error) {

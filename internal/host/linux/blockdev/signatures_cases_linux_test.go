@@ -380,9 +380,9 @@ func nestedGPT() func(t *testing.T, path string, size int64) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		tb := newGPT(512, mustGUID("a1b2c3d4-0000-4000-8000-00000000abcd"))
-		tb.entries = append(tb.entries, gptEntry{index: 1, typeGUID: typeLinuxData, id: mustGUID("a1b2c3d4-0000-4000-8000-00000000ef01"), first: 2048, last: 4095, name: "nested"})
-		if _, err := f.WriteAt(protectiveMBR(nil, 512, uint64(size/512)), 0); err != nil {
+		tb := NewGPT(512, mustGUID("a1b2c3d4-0000-4000-8000-00000000abcd"))
+		tb.Entries = append(tb.Entries, GPTEntry{Index: 1, Type: TypeLinuxData, ID: mustGUID("a1b2c3d4-0000-4000-8000-00000000ef01"), First: 2048, Last: 4095, Name: "nested"})
+		if _, err := f.WriteAt(ProtectiveMBR(nil, 512, uint64(size/512)), 0); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeGPT(f, tb, size); err != nil {

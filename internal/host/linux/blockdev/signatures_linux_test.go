@@ -55,7 +55,7 @@ func TestSignatureFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			info, err := probeVolume(f, c.minSize)
+			info, err := ProbeVolume(f, c.minSize)
 			if err != nil || info.Type != c.probe {
 				t.Fatalf("probe = %+v, %v; want %s", info, err, c.probe)
 			}

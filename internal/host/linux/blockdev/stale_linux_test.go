@@ -85,11 +85,11 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 	if _, err := os.Stat(dir); err != nil {
 		return 0, 0, false
 	}
-	start, err := readSectors(dir, "start")
+	start, err := ReadSectors(dir, "start")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size, err = readSectors(dir, "size"); err != nil {
+	if size, err = ReadSectors(dir, "size"); err != nil {
 		t.Fatal(err)
 	}
 	return start, size, true
@@ -97,7 +97,7 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 
 func loopNumber(t *testing.T, l *loopDisk) uint32 {
 	t.Helper()
-	s, err := readAttr("/sys/block/"+l.name, "diskseq")
+	s, err := ReadAttr("/sys/block/"+l.name, "diskseq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,20 +140,20 @@ func TestStalePartitionsOfReusedLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		table, err := readGPT(f, 512, 64*mib)
-		if err != nil || len(table.entries) != 1 {
+		table, err := ReadGPT(f, 512, 64*mib)
+		if err != nil || len(table.Entries) != 1 {
 			t.Fatalf("table after PartitionDisk: %+v, %v", table, err)
 		}
-		e := table.entries[0]
+		e := table.Entries[0]
 		start, size, ok := kernelPart(t, l, 1)
-		if !ok || start != int64(e.first)*512 || size != int64(e.sectors())*512 {
-			t.Fatalf("kernel partition 1 = %d+%d (present %v), the table says %d+%d", start, size, ok, int64(e.first)*512, int64(e.sectors())*512)
+		if !ok || start != int64(e.First)*512 || size != int64(e.Sectors())*512 {
+			t.Fatalf("kernel partition 1 = %d+%d (present %v), the table says %d+%d", start, size, ok, int64(e.First)*512, int64(e.Sectors())*512)
 		}
 		if _, _, ok := kernelPart(t, l, 3); ok {
 			t.Fatal("stale partition 3 is still there")
 		}
 		vols, err := b.ListVolumesOnDisk(ctx, n, 0)
-		if err != nil || len(vols) != 1 || vols[0] != volumeID(&e) {
+		if err != nil || len(vols) != 1 || vols[0] != VolumeID(&e) {
 			t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 		}
 

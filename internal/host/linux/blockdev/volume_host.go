@@ -29,33 +29,33 @@ func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
+	d, err := s.Disk(n, b.cfg.DiskFilter)
 	if err != nil {
 		return nil, err
 	}
-	if d.tableErr != nil {
+	if d.TableErr != nil {
 		return nil, tableError(d)
 	}
 	ids := []string{}
-	for _, v := range d.volumes() {
+	for _, v := range d.Volumes() {
 		// A whole-disk volume has no partition number.
-		if partition == 0 || (!v.whole() && v.entry.index == int(partition)) {
-			ids = append(ids, v.id)
+		if partition == 0 || (!v.Whole() && v.Entry.Index == int(partition)) {
+			ids = append(ids, v.ID)
 		}
 	}
 	if partition != 0 && len(ids) == 0 {
-		return nil, errdefs.Errorf(errdefs.ErrNotFound, "%s has no partition %d", d.describe(), partition)
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "%s has no partition %d", d.Describe(), partition)
 	}
 	return ids, nil
 }
 
 // lookup scans and finds a volume.
-func (b *Backend) lookup(ctx context.Context, id string) (*snapshot, *volRef, error) {
+func (b *Backend) lookup(ctx context.Context, id string) (*Snapshot, *Volume, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := s.volume(id)
+	v, err := s.Volume(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,18 +69,18 @@ func (b *Backend) lookup(ctx context.Context, id string) (*snapshot, *volRef, er
 // so the partition has a kernel device where the table says: formatting,
 // mounting and growing a volume need that device, and these calls change
 // the disk anyway. A refused call reconciles nothing.
-func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error) {
+func (b *Backend) writable(ctx context.Context, id, verb string) (*Volume, error) {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := v.disk.refuseChange(verb); err != nil {
+	if err := v.Disk.refuseChange(verb); err != nil {
 		return nil, err
 	}
-	if v.whole() {
+	if v.Whole() {
 		return v, nil // its device is the disk's: nothing to reconcile
 	}
-	_, d, unlock, err := b.lockDisk(ctx, v.disk.number, true)
+	_, d, unlock, err := b.lockDisk(ctx, v.Disk.Number, true)
 	if err != nil {
 		return nil, err
 	}
@@ -88,21 +88,21 @@ func (b *Backend) writable(ctx context.Context, id, verb string) (*volRef, error
 	if err := d.refuseChange(verb); err != nil {
 		return nil, err
 	}
-	for _, c := range d.volumes() {
-		if c.id == v.id && !c.whole() {
+	for _, c := range d.Volumes() {
+		if c.ID == v.ID && !c.Whole() {
 			return c, nil
 		}
 	}
-	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.describe())
+	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.Describe())
 }
 
 // refuseChange refuses a change (verb, as for writable) to a volume of a
 // host or offline disk; nil when the disk may be changed.
-func (d *diskState) refuseChange(verb string) error {
+func (d *Disk) refuseChange(verb string) error {
 	switch {
-	case d.host != "":
+	case d.Host != "":
 		return d.hostErr(verb)
-	case d.offline:
+	case d.Offline:
 		return d.offlineErr(verb)
 	}
 	return nil
@@ -112,14 +112,14 @@ func (d *diskState) refuseChange(verb string) error {
 // the calls that act on the filesystem a volume holds (mounting it,
 // growing it) begin. It returns the volume, its device node and what the
 // device holds.
-func (b *Backend) writableProbed(ctx context.Context, id, verb string) (*volRef, string, fsInfo, error) {
+func (b *Backend) writableProbed(ctx context.Context, id, verb string) (*Volume, string, FSInfo, error) {
 	v, err := b.writable(ctx, id, verb)
 	if err != nil {
-		return nil, "", fsInfo{}, err
+		return nil, "", FSInfo{}, err
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
-		return nil, "", fsInfo{}, err
+		return nil, "", FSInfo{}, err
 	}
 	info, err := probeDevice(dev)
 	return v, dev, info, err
@@ -139,37 +139,37 @@ const (
 // reported as the disk says, and gets no device for the asking. The disk
 // is read past its page cache (the kernel's openDevice), which is not kept
 // coherent with writes through partition devices.
-func (b *Backend) probeContent(v *volRef) (fsInfo, error) {
-	if dev, ok := v.kernelDevice(b.cfg.DevRoot); ok {
+func (b *Backend) probeContent(v *Volume) (FSInfo, error) {
+	if dev, ok := v.KernelDevice(b.cfg.DevRoot); ok {
 		return probeDevice(dev)
 	}
-	f, err := b.k.openDevice(v.disk.path)
+	f, err := b.k.openDevice(v.Disk.Path)
 	if err != nil {
-		return fsInfo{}, err
+		return FSInfo{}, err
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
-	start, length := int64(v.entry.first)*v.disk.logicalBlock, v.size()
-	info, err := probeVolume(io.NewSectionReader(f, start, length), length)
+	start, length := int64(v.Entry.First)*v.Disk.LogicalBlock, v.Size()
+	info, err := ProbeVolume(io.NewSectionReader(f, start, length), length)
 	if err != nil {
-		return fsInfo{}, fmt.Errorf("%s: %w", v.describe(), err)
+		return FSInfo{}, fmt.Errorf("%s: %w", v.Describe(), err)
 	}
 	return info, nil
 }
 
 // probeDevice reports what a block device holds.
-func probeDevice(dev string) (fsInfo, error) {
+func probeDevice(dev string) (FSInfo, error) {
 	f, err := os.Open(dev)
 	if err != nil {
-		return fsInfo{}, err
+		return FSInfo{}, err
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return fsInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
+		return FSInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
 	}
-	info, err := probeVolume(f, size)
+	info, err := ProbeVolume(f, size)
 	if err != nil {
-		return fsInfo{}, fmt.Errorf("%s: %w", dev, err)
+		return FSInfo{}, fmt.Errorf("%s: %w", dev, err)
 	}
 	return info, nil
 }
@@ -216,12 +216,12 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	d := v.disk
+	d := v.Disk
 	switch {
-	case d.inUse() != "":
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.describe(), d.inUse())
-	case !v.whole() && (v.entry.typeGUID == typeBIOSBoot || v.entry.typeGUID == typeEFISystem || v.entry.typeGUID == typeMicrosoftReserved):
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.entry.index, d.describe(), v.entry.typeGUID)
+	case d.InUse() != "":
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.Describe(), d.InUse())
+	case !v.Whole() && (v.Entry.Type == TypeBIOSBoot || v.Entry.Type == TypeEFISystem || v.Entry.Type == TypeMicrosoftReserved):
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.Entry.Index, d.Describe(), v.Entry.Type)
 	}
 	dev, err := v.device(b.cfg.DevRoot)
 	if err != nil {
@@ -248,8 +248,8 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	if info.Type != "" {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s already holds %s; refusing to erase it", id, info.Type)
 	}
-	if b.cfg.Filesystem == "xfs" && v.size() < xfsMinSize {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.size()>>20, xfsMinSize>>20)
+	if b.cfg.Filesystem == "xfs" && v.Size() < xfsMinSize {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s is %d MiB; XFS needs at least %d MiB (use a larger disk, or ext4)", id, v.Size()>>20, xfsMinSize>>20)
 	}
 	// A second opinion from libblkid, which knows some eighty formats the
 	// probe does not: mke2fs checks for signatures only on a terminal.
@@ -333,16 +333,16 @@ func (b *Backend) VolumeSizes(ctx context.Context, id string) (current, maximum 
 	if err != nil {
 		return 0, 0, err
 	}
-	current = v.size()
+	current = v.Size()
 	if info, err := b.probeContent(v); err == nil && info.Size > 0 && info.Size < current {
 		current = info.Size
 	}
-	if v.whole() {
-		maximum = v.disk.size
+	if v.Whole() {
+		maximum = v.Disk.Size
 	} else {
-		lbs := v.disk.logicalBlock
-		limit := v.disk.table.growLimit(v.entry, uint64(v.disk.size/lbs))
-		maximum = int64(limit-v.entry.first+1) * lbs
+		lbs := v.Disk.LogicalBlock
+		limit := v.Disk.Table.GrowLimit(v.Entry, uint64(v.Disk.Size/lbs))
+		maximum = int64(limit-v.Entry.First+1) * lbs
 	}
 	if maximum < current {
 		maximum = current
@@ -362,7 +362,7 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 	if err != nil {
 		return err
 	}
-	mp := v.mountPoint(b.cfg.DevRoot)
+	mp := v.MountPoint(b.cfg.DevRoot)
 	switch info.Type {
 	case "", "xfs":
 	case "ext2", "ext3", "ext4":
@@ -379,10 +379,10 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 	default:
 		return errdefs.Errorf(errdefs.ErrUnimplemented, "cannot grow volume %s: it holds %s; the proxy grows ext4 and XFS only", id, info.Type)
 	}
-	if v.whole() {
+	if v.Whole() {
 		// A whole-disk volume grows with its disk: nothing to rewrite.
-		if size > v.disk.size {
-			return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: it is %s, which has %d", id, size, v.describe(), v.disk.size)
+		if size > v.Disk.Size {
+			return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: it is %s, which has %d", id, size, v.Describe(), v.Disk.Size)
 		}
 	} else if err := b.growPartition(ctx, id, size); err != nil {
 		return err
@@ -404,57 +404,57 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 	if err != nil {
 		return err
 	}
-	_, d, unlock, err := b.lockDisk(ctx, found.disk.number, true)
+	_, d, unlock, err := b.lockDisk(ctx, found.Disk.Number, true)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	var v *volRef
-	for _, c := range d.volumes() {
-		if c.id == found.id && !c.whole() {
+	var v *Volume
+	for _, c := range d.Volumes() {
+		if c.ID == found.ID && !c.Whole() {
 			v = c
 		}
 	}
 	if v == nil {
-		return errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.describe())
+		return errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.Describe())
 	}
-	e, lbs := v.entry, d.logicalBlock
-	diskSectors := uint64(d.size / lbs)
-	last := e.first + uint64(size/lbs) - 1
-	if limit := d.table.growLimit(e, diskSectors); last > limit {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: %s allows %d", id, size, d.describe(), int64(limit-e.first+1)*lbs)
+	e, lbs := v.Entry, d.LogicalBlock
+	diskSectors := uint64(d.Size / lbs)
+	last := e.First + uint64(size/lbs) - 1
+	if limit := d.Table.GrowLimit(e, diskSectors); last > limit {
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: %s allows %d", id, size, d.Describe(), int64(limit-e.First+1)*lbs)
 	}
-	if last > e.last {
-		e.last = last
-		f, err := os.OpenFile(d.path, os.O_RDWR, 0)
+	if last > e.Last {
+		e.Last = last
+		f, err := os.OpenFile(d.Path, os.O_RDWR, 0)
 		if err != nil {
-			return fmt.Errorf("open %s to grow partition %d: %w", d.describe(), e.index, err)
+			return fmt.Errorf("open %s to grow partition %d: %w", d.Describe(), e.Index, err)
 		}
-		err = writeTable(f, d.table, d.size)
+		err = WriteTable(f, d.Table, d.Size)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+			return fmt.Errorf("write the partition table of %s: %w", d.Describe(), err)
 		}
 	}
-	start, length := int64(e.first)*lbs, int64(e.sectors())*lbs
-	if d.dmUUID != "" {
-		if p := d.part(e.index); p == nil || p.size != length {
+	start, length := int64(e.First)*lbs, int64(e.Sectors())*lbs
+	if d.DMUUID != "" {
+		if p := d.Part(e.Index); p == nil || p.Size != length {
 			// No BLKPG on device-mapper: kpartx resizes the partition's
 			// device when multipathd's udev rules see the table change.
-			return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s now says partition %d ends at byte %d; its device-mapper device follows when kpartx runs (multipathd's udev rules, or kpartx -u /dev/mapper/%s); ResizeVolume again then grows the filesystem", d.describe(), e.index, start+length, d.dmName)
+			return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s now says partition %d ends at byte %d; its device-mapper device follows when kpartx runs (multipathd's udev rules, or kpartx -u /dev/mapper/%s); ResizeVolume again then grows the filesystem", d.Describe(), e.Index, start+length, d.DMName)
 		}
 		return nil
 	}
-	switch p := d.part(e.index); {
+	switch p := d.Part(e.Index); {
 	case p == nil:
-		err = b.k.addPartition(d.path, e.index, start, length)
-	case p.size < length:
-		err = b.k.resizePartition(d.path, e.index, start, length)
+		err = b.k.addPartition(d.Path, e.Index, start, length)
+	case p.Size < length:
+		err = b.k.resizePartition(d.Path, e.Index, start, length)
 	}
 	if err != nil {
-		return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s says partition %d ends at byte %d, but the kernel refused the new size: %v", d.describe(), e.index, start+length, err)
+		return errdefs.Errorf(errdefs.ErrUnavailable, "the partition table of %s says partition %d ends at byte %d, but the kernel refused the new size: %v", d.Describe(), e.Index, start+length, err)
 	}
 	return nil
 }
@@ -523,7 +523,7 @@ func (b *Backend) VolumeStats(ctx context.Context, id string) (total, used int64
 	if err != nil {
 		return 0, 0, err
 	}
-	mp := v.mountPoint(b.cfg.DevRoot)
+	mp := v.MountPoint(b.cfg.DevRoot)
 	if mp == "" {
 		return 0, 0, errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not mounted; stats need a mount (MountVolume it first)", id)
 	}
@@ -536,7 +536,7 @@ func (b *Backend) DiskNumber(ctx context.Context, id string) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	return v.disk.number, nil
+	return v.Disk.Number, nil
 }
 
 // resolvedPath is a caller's path resolved beneath its working directory
@@ -571,13 +571,13 @@ func (b *Backend) VolumeAt(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ms := mountinfo.At(s.mounts, rp.resolved)
+	ms := mountinfo.At(s.Mounts, rp.resolved)
 	if len(ms) == 0 {
 		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it is not a mount point", p)
 	}
 	top := ms[len(ms)-1]
-	if _, v := s.byDevice(devNum{top.Major, top.Minor}, top.Source, b.cfg.DevRoot); v != nil {
-		return v.id, nil
+	if _, v := s.ByDevice(DevNum{top.Major, top.Minor}, top.Source, b.cfg.DevRoot); v != nil {
+		return v.ID, nil
 	}
 	return "", errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is the mount point of %s (%s), which is not a volume the proxy manages", p, top.Source, top.FSType)
 }
@@ -617,13 +617,13 @@ func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, v := s.byDevice(dev, "", b.cfg.DevRoot); v != nil {
-		return v.id, nil
+	if _, v := s.ByDevice(dev, "", b.cfg.DevRoot); v != nil {
+		return v.ID, nil
 	}
 	holder := "an unknown filesystem"
 	best := ""
-	for _, m := range s.mounts {
-		if (devNum{m.Major, m.Minor}) == dev && isWithin(rp.resolved, m.MountPoint) && len(m.MountPoint) >= len(best) {
+	for _, m := range s.Mounts {
+		if (DevNum{m.Major, m.Minor}) == dev && IsWithin(rp.resolved, m.MountPoint) && len(m.MountPoint) >= len(best) {
 			best = m.MountPoint
 			holder = fmt.Sprintf("%s (%s at %s)", m.Source, m.FSType, m.MountPoint)
 		}
@@ -643,11 +643,11 @@ func (b *Backend) FlushVolume(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	dev := v.disk.path
-	if v.part != nil {
-		dev = filepath.Join(b.cfg.DevRoot, v.part.name)
+	dev := v.Disk.Path
+	if v.Part != nil {
+		dev = filepath.Join(b.cfg.DevRoot, v.Part.Name)
 	}
-	if mp := v.mountPoint(b.cfg.DevRoot); mp != "" {
+	if mp := v.MountPoint(b.cfg.DevRoot); mp != "" {
 		if err := b.k.syncFS(mp); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ import (
 // Config.DevRoot (never a path elsewhere, which could be a network
 // filesystem that does not answer).
 //
-// A clone carries its original's ID (see snapshot.volume): the mounts of
+// A clone carries its original's ID (see Snapshot.Volume): the mounts of
 // every volume with the ID are returned, so the answer covers everything
 // the ID may name. A partition the kernel has no device for is mounted
 // nowhere. The partition tables are read as for every call, each disk's
@@ -42,24 +42,24 @@ import (
 func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error) {
 	// An ID that cannot name a volume is answered before any disk is
 	// read.
-	if _, err := parseGUID(id); err != nil {
+	if _, err := ParseGUID(id); err != nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs", id)
 	}
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, err
 	}
-	vols, err := s.volumesWithID(id)
+	vols, err := s.VolumesWithID(id)
 	if err != nil {
 		return nil, err
 	}
-	devs := map[devNum]bool{}
+	devs := map[DevNum]bool{}
 	for _, v := range vols {
 		switch {
-		case v.whole():
-			devs[v.disk.dev] = true
-		case v.part != nil:
-			devs[v.part.dev] = true
+		case v.Whole():
+			devs[v.Disk.Dev] = true
+		case v.Part != nil:
+			devs[v.Part.Dev] = true
 		}
 	}
 	return b.mountPointsOf(s, devs), nil
@@ -67,17 +67,17 @@ func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error)
 
 // mountPointsOf returns the mount points, each once, of the mounts in
 // s's tables whose device is one of devs (see VolumeMounts).
-func (b *Backend) mountPointsOf(s *snapshot, devs map[devNum]bool) []string {
+func (b *Backend) mountPointsOf(s *Snapshot, devs map[DevNum]bool) []string {
 	if len(devs) == 0 {
 		return nil
 	}
 	var out []string
 	seen := map[string]bool{}
 	// Each anonymous source is resolved once per call.
-	resolved := map[string]devNum{}
-	all := append(append([]mountinfo.Mount(nil), s.mounts...), s.hostMounts...)
+	resolved := map[string]DevNum{}
+	all := append(append([]mountinfo.Mount(nil), s.Mounts...), s.HostMounts...)
 	for _, m := range all {
-		d := devNum{m.Major, m.Minor}
+		d := DevNum{m.Major, m.Minor}
 		if m.Major == 0 {
 			d = b.sourceDevice(m.Source, resolved)
 		}
@@ -90,16 +90,16 @@ func (b *Backend) mountPointsOf(s *snapshot, devs map[devNum]bool) []string {
 }
 
 // sourceDevice returns the number of the block device a mount source
-// names when it is a path below Config.DevRoot; the zero devNum (no
+// names when it is a path below Config.DevRoot; the zero DevNum (no
 // device) otherwise. cache holds earlier answers.
-func (b *Backend) sourceDevice(source string, cache map[string]devNum) devNum {
+func (b *Backend) sourceDevice(source string, cache map[string]DevNum) DevNum {
 	if d, ok := cache[source]; ok {
 		return d
 	}
-	var d devNum
+	var d DevNum
 	clean := path.Clean(source)
 	root := path.Clean(b.cfg.DevRoot)
-	if path.IsAbs(source) && isWithin(clean, root) && clean != root {
+	if path.IsAbs(source) && IsWithin(clean, root) && clean != root {
 		if n, err := b.k.blockDevice(clean); err == nil {
 			d = n
 		}
