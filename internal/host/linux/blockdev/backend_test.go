@@ -18,6 +18,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -137,7 +138,7 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("String() = %q", c.String())
 	}
 	if b.Disk() == nil || b.Volume() == nil {
-		t.Fatal("Disk() or Volume() is nil")
+		t.Fatal("Disk() or blocktopo.Volume() is nil")
 	}
 }
 
@@ -290,8 +291,8 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 	}
 	id := vols.VolumeIDs[0]
-	if _, err := ParseGUID(id); err != nil || id != strings.ToLower(id) {
-		t.Fatalf("volume ID %q is not a lower-case GUID", id)
+	if _, err := blocktopo.ParseGUID(id); err != nil || id != strings.ToLower(id) {
+		t.Fatalf("volume ID %q is not a lower-case blocktopo.GUID", id)
 	}
 	if one, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3, PartitionNumber: 1}); err != nil || !reflect.DeepEqual(one.VolumeIDs, []string{id}) {
 		t.Fatalf("partition 1 = %v, %v", one, err)
@@ -300,7 +301,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	wantErr(t, err, errdefs.ErrNotFound, "no partition 2")
 	ids, _ := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
 	if p := ids.DiskIDs[nLoop3].Page83; p == "" {
-		t.Error("a partitioned loop device has no GPT disk GUID as page83")
+		t.Error("a partitioned loop device has no blocktopo.GPT disk blocktopo.GUID as page83")
 	}
 
 	// The kernel forgot the partition (a reboot on a kernel without GPT
@@ -488,7 +489,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	// Unknown volumes.
 	_, err = vs.IsVolumeFormatted(ctx, &volume.IsVolumeFormattedRequest{VolumeID: "0fc63daf-8483-4772-8e79-000000000000"})
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
-	_, err = vs.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: "not-a-GUID"})
+	_, err = vs.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: "not-a-blocktopo.GUID"})
 	wantErr(t, err, errdefs.ErrNotFound, "GPT partition GUIDs")
 }
 
@@ -526,13 +527,13 @@ func TestSCSIStateAndRescan(t *testing.T) {
 	if err := b.SetDiskOnline(ctx, nSDB, true); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "running" {
+	if s, _ := blocktopo.ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "running" {
 		t.Fatalf("sdb state = %q, want running", s)
 	}
 	if err := b.SetDiskOnline(ctx, nSDB, false); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "offline" {
+	if s, _ := blocktopo.ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "offline" {
 		t.Fatalf("sdb state = %q, want offline", s)
 	}
 	if err := b.Rescan(ctx); err != nil {
@@ -542,7 +543,7 @@ func TestSCSIStateAndRescan(t *testing.T) {
 		"class/scsi_host/host2/scan": "- - -", "class/scsi_host/host3/scan": "- - -",
 		"block/sda/device/rescan": "1", "block/sdb/device/rescan": "1",
 	} {
-		if got, _ := ReadAttr(fx.sysfs, file); got != want {
+		if got, _ := blocktopo.ReadAttr(fx.sysfs, file); got != want {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
@@ -608,7 +609,7 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 
 	// Swap, device-mapper holders, a mount outside the mount roots, a mount
 	// exactly at a mount root: all make a disk the host's.
-	fx.k.swaps = []DevNum{{259, 0}}
+	fx.k.swaps = []blocktopo.DevNum{{Major: 259, Minor: 0}}
 	wantErr(t, b.PartitionDisk(ctx, nNVMe), errdefs.ErrFailedPrecondition, "in use as swap")
 	fx.k.swaps = nil
 	if err := os.MkdirAll(filepath.Join(fx.sysfs, "block", "sda", "holders", "dm-0"), 0o755); err != nil {
@@ -747,7 +748,7 @@ func TestAmbiguousVolumeID(t *testing.T) {
 		t.Fatal(err)
 	}
 	loop, _ := s.Disk(nLoop3, nil)
-	id := VolumeID(&loop.Table.Entries[0])
+	id := blocktopo.VolumeID(&loop.Table.Entries[0])
 	_, err = b.DiskNumber(ctx, id)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "ambiguous")
 }
@@ -884,7 +885,7 @@ func TestProtectiveMBRFollowsGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	sector0 := readAt(t, filepath.Join(fx.dev, "loop3"), 0, 512)
-	if ClassifyMBR(sector0) != MBRProtective {
+	if blocktopo.ClassifyMBR(sector0) != blocktopo.MBRProtective {
 		t.Fatal("sector 0 is no longer a protective MBR")
 	}
 	if got, want := binary.LittleEndian.Uint32(sector0[446+12:]), uint32(512<<20/512-1); got != want {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -81,13 +82,13 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	// this disk is read: another that does not answer cannot hold it up.
 	// PartitionDisk reconciles: it promises a usable partition, so a
 	// partitioned disk whose partitions the kernel lacks gets them here.
-	_, d, unlock, err := b.lockDisk(ctx, n, true)
+	d, err := b.lockDisk(ctx, n, true)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer d.unlock()
 	if d.Host != "" {
-		return d.hostErr("partition")
+		return hostErr(d.Disk, "partition")
 	}
 	if d.Offline && !d.Partitioned() {
 		// The layout is read first, as upstream reads MSFT_Disk and
@@ -96,18 +97,20 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		// meets a disk NodeUnstage took offline. Only a disk that may need
 		// writing (or, being an offline SCSI disk, cannot be read) is
 		// brought online first, as the Windows backend does.
-		if err := b.setOnlineLocked(d, true); err != nil {
+		if err := b.setOnlineLocked(d.Disk, true); err != nil {
 			return fmt.Errorf("bring %s online to partition it: %w", d.Describe(), err)
 		}
-		if _, d, err = b.rescanDiskLocked(n, d.Name, true); err != nil {
+		again, err := b.readDiskLocked(n, d.Name, true)
+		if err != nil {
 			return err
 		}
-		if d.Offline {
-			return d.offlineErr("partition")
+		again.unlock = d.unlock
+		if d = again; d.Offline {
+			return offlineErr(d.Disk, "partition")
 		}
 	}
 	if d.TableErr != nil {
-		return tableError(d)
+		return tableError(d.Disk)
 	}
 	if d.WholeVolume() != "" || d.MBRPartitioned() {
 		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
@@ -116,7 +119,7 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		// is initialised and partitioned in upstream's sense too.
 		return nil
 	}
-	if d.Table != nil && HasDataPartition(d.Table) {
+	if d.Table != nil && blocktopo.HasDataPartition(d.Table) {
 		if d.reconcileErr != nil {
 			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.Describe(), d.reconcileErr)
 		}
@@ -130,54 +133,19 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 		case d.Content.Type != "":
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
 				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.Describe(), d.Content.Type)
-		case d.MBR != MBRNone:
+		case d.MBR != blocktopo.MBRNone:
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
 				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.Describe())
 		}
 	}
-	return b.createPartition(d)
-}
-
-// partitioned tells whether the disk's layout, read without changing it,
-// already holds a volume: a GPT with a data partition, or a whole-disk
-// filesystem. PartitionDisk leaves such a disk alone, offline or not.
-func (d *Disk) Partitioned() bool {
-	return d.TableErr == nil && (d.Table != nil && HasDataPartition(d.Table) || d.WholeVolume() != "" || d.MBRPartitioned())
-}
-
-// mbrPartitioned tells whether a disk without a GPT has an MBR (DOS)
-// partition table with partitions: upstream's PartitionDisk finds such a
-// disk initialised with a basic partition and leaves it alone, and so does
-// this backend (its partitions are not listed as volumes: they have no
-// GUID).
-func (d *Disk) MBRPartitioned() bool {
-	return d.Table == nil && d.TableErr == nil && (d.MBR == MBRPartitions || d.MBR == MBRHybrid)
-}
-
-// HasDataPartition tells whether the table has a partition Windows would
-// count as data: anything but Microsoft Reserved.
-func HasDataPartition(t *GPT) bool {
-	for _, e := range t.Entries {
-		if e.Type != TypeMicrosoftReserved {
-			return true
-		}
-	}
-	return false
-}
-
-// tableError explains a partition table that could not be read.
-func tableError(d *Disk) error {
-	if errors.Is(d.TableErr, ErrDamagedGPT) {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s: %v; repair it (gdisk, sgdisk -e) or wipe the disk", d.Describe(), d.TableErr)
-	}
-	return fmt.Errorf("read the partition table of %s: %w", d.Describe(), d.TableErr)
+	return b.createPartition(d.Disk)
 }
 
 // createPartition writes the table with one new data partition and makes
 // the kernel see it. The disk's lock is held.
-func (b *Backend) createPartition(d *Disk) (err error) {
+func (b *Backend) createPartition(d *blocktopo.Disk) (err error) {
 	lbs := d.LogicalBlock
-	t := d.Table
+	t := d.Table.Clone() // the snapshot's table stays as it was read
 	// Kernel partitions the table does not list (a reused device's
 	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
 	// A multipath map has none: its partitions are kpartx's.
@@ -188,11 +156,11 @@ func (b *Backend) createPartition(d *Disk) (err error) {
 	}
 	fresh := t == nil
 	if fresh {
-		g, err := RandomGUID()
+		g, err := blocktopo.RandomGUID()
 		if err != nil {
 			return err
 		}
-		t = NewGPT(lbs, g)
+		t = blocktopo.NewGPT(lbs, g)
 	}
 	first, last, ok := t.LargestFree(uint64(d.Size / lbs))
 	if !ok {
@@ -202,11 +170,11 @@ func (b *Backend) createPartition(d *Disk) (err error) {
 	if !ok {
 		return errdefs.Errorf(errdefs.ErrOutOfRange, "the partition table of %s has no free entry", d.Describe())
 	}
-	id, err := RandomGUID()
+	id, err := blocktopo.RandomGUID()
 	if err != nil {
 		return err
 	}
-	t.Entries = append(t.Entries, GPTEntry{Index: index, Type: TypeLinuxData, ID: id, First: first, Last: last, Name: "csi-node-proxy"})
+	t.Entries = append(t.Entries, blocktopo.GPTEntry{Index: index, Type: blocktopo.TypeLinuxData, ID: id, First: first, Last: last, Name: "csi-node-proxy"})
 	// O_EXCL on a block device fails with EBUSY while anything (a mount, a
 	// device-mapper table) holds it: a last guard against rewriting a disk
 	// in use that the checks above missed.
@@ -224,11 +192,11 @@ func (b *Backend) createPartition(d *Disk) (err error) {
 		if _, err := f.ReadAt(old, 0); err != nil {
 			return fmt.Errorf("read sector 0 of %s: %w", d.Describe(), err)
 		}
-		if _, err := f.WriteAt(ProtectiveMBR(old, lbs, uint64(d.Size/lbs)), 0); err != nil {
+		if _, err := f.WriteAt(blocktopo.ProtectiveMBR(old, lbs, uint64(d.Size/lbs)), 0); err != nil {
 			return fmt.Errorf("write the protective MBR of %s: %w", d.Describe(), err)
 		}
 	}
-	if err := WriteTable(f, t, d.Size); err != nil {
+	if err := blocktopo.WriteTable(f, t, d.Size); err != nil {
 		return fmt.Errorf("write the partition table of %s: %w", d.Describe(), err)
 	}
 	if d.DMUUID != "" {
@@ -324,7 +292,7 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // identities when it is an unmounted clone of another attached disk (see
 // reidentifyLocked).
 func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
-	var others *Snapshot
+	var others *blocktopo.Snapshot
 	if online {
 		// Every disk's table, to find identities a clone shares; read
 		// before taking this disk's lock, which the scan would wait for.
@@ -337,15 +305,15 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	// Bringing a disk online reconciles it: it is where a driver's
 	// staging starts, and the volumes on it must have devices. Taking it
 	// offline needs none (its partitions are about to be read-only).
-	_, d, unlock, err := b.lockDisk(ctx, n, online)
+	d, err := b.lockDisk(ctx, n, online)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if err := b.setOnlineLocked(d, online); err != nil || !online {
+	defer d.unlock()
+	if err := b.setOnlineLocked(d.Disk, online); err != nil || !online {
 		return err
 	}
-	return b.reidentifyLocked(others, d)
+	return b.reidentifyLocked(others, d.Disk)
 }
 
 // reidentifyLocked gives a disk that shares its GPT disk GUID or a
@@ -355,15 +323,15 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 // nothing mounted, not the host's, is changed: the one in use keeps its
 // identity. The partitions keep their places, so their kernel devices
 // stay as they are. The disk's lock is held; s holds the other disks.
-func (b *Backend) reidentifyLocked(s *Snapshot, d *Disk) error {
+func (b *Backend) reidentifyLocked(s *blocktopo.Snapshot, d *blocktopo.Disk) error {
 	if d.Table == nil || d.TableErr != nil || d.InUse() != "" || d.Offline {
 		return nil
 	}
-	ids := map[GUID]bool{d.Table.DiskGUID: true}
+	ids := map[blocktopo.GUID]bool{d.Table.DiskGUID: true}
 	for _, e := range d.Table.Entries {
 		ids[e.ID] = true
 	}
-	var twin *Disk
+	var twin *blocktopo.Disk
 	for _, o := range s.Disks {
 		if o.Number == d.Number || o.Table == nil {
 			continue
@@ -380,13 +348,14 @@ func (b *Backend) reidentifyLocked(s *Snapshot, d *Disk) error {
 	if twin == nil {
 		return nil
 	}
-	g, err := RandomGUID()
+	g, err := blocktopo.RandomGUID()
 	if err != nil {
 		return err
 	}
-	d.Table.DiskGUID = g
-	for i := range d.Table.Entries {
-		if d.Table.Entries[i].ID, err = RandomGUID(); err != nil {
+	t := d.Table.Clone()
+	t.DiskGUID = g
+	for i := range t.Entries {
+		if t.Entries[i].ID, err = blocktopo.RandomGUID(); err != nil {
 			return err
 		}
 	}
@@ -395,7 +364,7 @@ func (b *Backend) reidentifyLocked(s *Snapshot, d *Disk) error {
 	if err != nil {
 		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.Describe(), twin.Describe(), err)
 	}
-	err = WriteTable(f, d.Table, d.Size)
+	err = blocktopo.WriteTable(f, t, d.Size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -406,12 +375,12 @@ func (b *Backend) reidentifyLocked(s *Snapshot, d *Disk) error {
 }
 
 // setOnlineLocked is SetDiskOnline on a scanned disk; its lock is held.
-func (b *Backend) setOnlineLocked(d *Disk, online bool) error {
+func (b *Backend) setOnlineLocked(d *blocktopo.Disk, online bool) error {
 	if online == !d.Offline {
 		return nil
 	}
 	if d.Host != "" {
-		return d.hostErr("change the state of")
+		return hostErr(d, "change the state of")
 	}
 	state := filepath.Join(b.cfg.SysfsRoot, "block", d.Name, "device", "state")
 	if !online {
@@ -438,7 +407,7 @@ func (b *Backend) setOnlineLocked(d *Disk, online bool) error {
 	}
 	// A device that is read-only by itself (a read-only attachment) keeps
 	// the flag: it is as online as it can be.
-	if ro, err := ReadAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.Name), "ro"); err == nil && ro == "1" {
+	if ro, err := blocktopo.ReadAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.Name), "ro"); err == nil && ro == "1" {
 		b.mu.Lock()
 		b.deviceReadOnly[d.Number] = true
 		b.mu.Unlock()

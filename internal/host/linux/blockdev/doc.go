@@ -48,8 +48,16 @@
 // node, for the policy's object confinement (objecthost.NewHostObjects asks
 // it), from the same two mount tables, by device number.
 //
-// Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
-// files built on every OS and are tested there against fixture trees under
-// testdata/ with a fake kernel; kernel_linux.go issues the system calls and
+// What the node looks like is read by package blocktopo, which only
+// reads: sysfs, the partition tables and signatures, the mount tables
+// this package hands it, into an immutable snapshot. This package keeps
+// what acts on the node or holds state between calls: the per-disk locks
+// and the bounded wait for a disk that does not answer (scan.go,
+// disklock.go), reconciling the kernel's partitions (reconcile.go),
+// writing tables, running tools and mounting (disk_host.go,
+// volume_host.go, volume_paths_linux.go), the numbering of disks without
+// diskseq and the memory of disks read-only by themselves. Its decisions
+// are tested on every OS against blocktopo's fixture tree with a fake
+// kernel; kernel_linux.go issues the system calls and
 // volume_paths_linux.go resolves the paths callers name.
 package blockdev

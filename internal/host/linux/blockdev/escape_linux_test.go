@@ -125,7 +125,7 @@ func TestUnmountThroughLinkOutIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := v.device("/dev")
+	dev, err := device(v, "/dev")
 	if err != nil {
 		t.Fatal(err)
 	}

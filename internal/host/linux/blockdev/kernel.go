@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -52,14 +53,14 @@ type kernel interface {
 	// mounts returns the calling process's mount table.
 	mounts() ([]mountinfo.Mount, error)
 	// swapDevices returns the block devices in use as swap.
-	swapDevices() ([]DevNum, error)
+	swapDevices() ([]blocktopo.DevNum, error)
 	// deviceOf returns the device number of the filesystem holding path
 	// (st_dev), following symlinks.
-	deviceOf(path string) (DevNum, error)
+	deviceOf(path string) (blocktopo.DevNum, error)
 	// blockDevice returns the device number of the block device node at
 	// path (st_rdev), following symlinks (/dev/disk/by-uuid/...); a path
 	// that is not a block device node is an error.
-	blockDevice(path string) (DevNum, error)
+	blockDevice(path string) (blocktopo.DevNum, error)
 	// capabilities returns the effective capability set of the process.
 	capabilities() (uint64, error)
 }

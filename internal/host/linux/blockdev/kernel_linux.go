@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -63,6 +64,8 @@ const directAlign = 4096
 // on the medium. Reading so also leaves the cache as it was.
 type directReader struct{ f *os.File }
 
+// ReadAt implements io.ReaderAt: it reads the aligned blocks around
+// p's range and copies p's part out.
 func (r directReader) ReadAt(p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -85,6 +88,7 @@ func (r directReader) ReadAt(p []byte, off int64) (int, error) {
 	return c, nil
 }
 
+// Close closes the device.
 func (r directReader) Close() error { return r.f.Close() }
 
 // alignedBuffer returns n bytes whose start is aligned to directAlign.
@@ -178,12 +182,12 @@ func (linuxKernel) statFS(dir string) (total, used int64, err error) {
 
 func (linuxKernel) mounts() ([]mountinfo.Mount, error) { return mountinfo.Read() }
 
-func (linuxKernel) swapDevices() ([]DevNum, error) {
+func (linuxKernel) swapDevices() ([]blocktopo.DevNum, error) {
 	b, err := os.ReadFile("/proc/swaps")
 	if err != nil {
 		return nil, err
 	}
-	var out []DevNum
+	var out []blocktopo.DevNum
 	for _, name := range parseSwaps(b) {
 		if d, err := (linuxKernel{}).blockDevice(name); err == nil {
 			out = append(out, d)
@@ -192,25 +196,25 @@ func (linuxKernel) swapDevices() ([]DevNum, error) {
 	return out, nil
 }
 
-func (linuxKernel) blockDevice(path string) (DevNum, error) {
+func (linuxKernel) blockDevice(path string) (blocktopo.DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return DevNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return DevNum{}, fmt.Errorf("%s is not a block device", path)
+		return blocktopo.DevNum{}, fmt.Errorf("%s is not a block device", path)
 	}
 	rdev := uint64(st.Rdev) //nolint:unconvert // Stat_t field types differ between architectures
-	return DevNum{unix.Major(rdev), unix.Minor(rdev)}, nil
+	return blocktopo.DevNum{Major: unix.Major(rdev), Minor: unix.Minor(rdev)}, nil
 }
 
-func (linuxKernel) deviceOf(path string) (DevNum, error) {
+func (linuxKernel) deviceOf(path string) (blocktopo.DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return DevNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	dev := uint64(st.Dev) //nolint:unconvert // Stat_t field types differ between architectures
-	return DevNum{unix.Major(dev), unix.Minor(dev)}, nil
+	return blocktopo.DevNum{Major: unix.Major(dev), Minor: unix.Minor(dev)}, nil
 }
 
 func (linuxKernel) capabilities() (uint64, error) {

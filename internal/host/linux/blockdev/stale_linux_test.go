@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
@@ -85,11 +86,11 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 	if _, err := os.Stat(dir); err != nil {
 		return 0, 0, false
 	}
-	start, err := ReadSectors(dir, "start")
+	start, err := blocktopo.ReadSectors(dir, "start")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size, err = ReadSectors(dir, "size"); err != nil {
+	if size, err = blocktopo.ReadSectors(dir, "size"); err != nil {
 		t.Fatal(err)
 	}
 	return start, size, true
@@ -97,7 +98,7 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 
 func loopNumber(t *testing.T, l *loopDisk) uint32 {
 	t.Helper()
-	s, err := ReadAttr("/sys/block/"+l.name, "diskseq")
+	s, err := blocktopo.ReadAttr("/sys/block/"+l.name, "diskseq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestStalePartitionsOfReusedLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		table, err := ReadGPT(f, 512, 64*mib)
+		table, err := blocktopo.ReadGPT(f, 512, 64*mib)
 		if err != nil || len(table.Entries) != 1 {
 			t.Fatalf("table after PartitionDisk: %+v, %v", table, err)
 		}
@@ -153,7 +154,7 @@ func TestStalePartitionsOfReusedLoop(t *testing.T) {
 			t.Fatal("stale partition 3 is still there")
 		}
 		vols, err := b.ListVolumesOnDisk(ctx, n, 0)
-		if err != nil || len(vols) != 1 || vols[0] != VolumeID(&e) {
+		if err != nil || len(vols) != 1 || vols[0] != blocktopo.VolumeID(&e) {
 			t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 		}
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -50,7 +51,7 @@ func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([
 }
 
 // lookup scans and finds a volume.
-func (b *Backend) lookup(ctx context.Context, id string) (*Snapshot, *Volume, error) {
+func (b *Backend) lookup(ctx context.Context, id string) (*blocktopo.Snapshot, *blocktopo.Volume, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, nil, err
@@ -69,59 +70,51 @@ func (b *Backend) lookup(ctx context.Context, id string) (*Snapshot, *Volume, er
 // so the partition has a kernel device where the table says: formatting,
 // mounting and growing a volume need that device, and these calls change
 // the disk anyway. A refused call reconciles nothing.
-func (b *Backend) writable(ctx context.Context, id, verb string) (*Volume, error) {
+func (b *Backend) writable(ctx context.Context, id, verb string) (*blocktopo.Volume, error) {
 	_, v, err := b.lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := v.Disk.refuseChange(verb); err != nil {
+	if err := refuseChange(v.Disk, verb); err != nil {
 		return nil, err
 	}
 	if v.Whole() {
 		return v, nil // its device is the disk's: nothing to reconcile
 	}
-	_, d, unlock, err := b.lockDisk(ctx, v.Disk.Number, true)
+	d, err := b.lockDisk(ctx, v.Disk.Number, true)
 	if err != nil {
 		return nil, err
 	}
-	unlock() // the lock guards the reconcile, not what the caller does next
-	if err := d.refuseChange(verb); err != nil {
+	d.unlock() // the lock guards the reconcile, not what the caller does next
+	if err := refuseChange(d.Disk, verb); err != nil {
 		return nil, err
 	}
 	for _, c := range d.Volumes() {
-		if c.ID == v.ID && !c.Whole() {
-			return c, nil
+		if c.ID != v.ID || c.Whole() {
+			continue
 		}
+		if c.Part == nil && d.reconcileErr != nil {
+			return nil, errdefs.Errorf(errdefs.ErrUnavailable, "the kernel has no device for %s: %v", c.Describe(), d.reconcileErr)
+		}
+		return c, nil
 	}
 	return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.Describe())
-}
-
-// refuseChange refuses a change (verb, as for writable) to a volume of a
-// host or offline disk; nil when the disk may be changed.
-func (d *Disk) refuseChange(verb string) error {
-	switch {
-	case d.Host != "":
-		return d.hostErr(verb)
-	case d.Offline:
-		return d.offlineErr(verb)
-	}
-	return nil
 }
 
 // writableProbed is writable followed by probing the volume's device: how
 // the calls that act on the filesystem a volume holds (mounting it,
 // growing it) begin. It returns the volume, its device node and what the
 // device holds.
-func (b *Backend) writableProbed(ctx context.Context, id, verb string) (*Volume, string, FSInfo, error) {
+func (b *Backend) writableProbed(ctx context.Context, id, verb string) (*blocktopo.Volume, string, blocktopo.FSInfo, error) {
 	v, err := b.writable(ctx, id, verb)
 	if err != nil {
-		return nil, "", FSInfo{}, err
+		return nil, "", blocktopo.FSInfo{}, err
 	}
-	dev, err := v.device(b.cfg.DevRoot)
+	dev, err := device(v, b.cfg.DevRoot)
 	if err != nil {
-		return nil, "", FSInfo{}, err
+		return nil, "", blocktopo.FSInfo{}, err
 	}
-	info, err := probeDevice(dev)
+	info, err := blocktopo.ProbeDevice(dev)
 	return v, dev, info, err
 }
 
@@ -139,37 +132,19 @@ const (
 // reported as the disk says, and gets no device for the asking. The disk
 // is read past its page cache (the kernel's openDevice), which is not kept
 // coherent with writes through partition devices.
-func (b *Backend) probeContent(v *Volume) (FSInfo, error) {
+func (b *Backend) probeContent(v *blocktopo.Volume) (blocktopo.FSInfo, error) {
 	if dev, ok := v.KernelDevice(b.cfg.DevRoot); ok {
-		return probeDevice(dev)
+		return blocktopo.ProbeDevice(dev)
 	}
 	f, err := b.k.openDevice(v.Disk.Path)
 	if err != nil {
-		return FSInfo{}, err
+		return blocktopo.FSInfo{}, err
 	}
 	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
 	start, length := int64(v.Entry.First)*v.Disk.LogicalBlock, v.Size()
-	info, err := ProbeVolume(io.NewSectionReader(f, start, length), length)
+	info, err := blocktopo.ProbeVolume(io.NewSectionReader(f, start, length), length)
 	if err != nil {
-		return FSInfo{}, fmt.Errorf("%s: %w", v.Describe(), err)
-	}
-	return info, nil
-}
-
-// probeDevice reports what a block device holds.
-func probeDevice(dev string) (FSInfo, error) {
-	f, err := os.Open(dev)
-	if err != nil {
-		return FSInfo{}, err
-	}
-	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return FSInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
-	}
-	info, err := ProbeVolume(f, size)
-	if err != nil {
-		return FSInfo{}, fmt.Errorf("%s: %w", dev, err)
+		return blocktopo.FSInfo{}, fmt.Errorf("%s: %w", v.Describe(), err)
 	}
 	return info, nil
 }
@@ -220,10 +195,10 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	switch {
 	case d.InUse() != "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s on %s: %s", id, d.Describe(), d.InUse())
-	case !v.Whole() && (v.Entry.Type == TypeBIOSBoot || v.Entry.Type == TypeEFISystem || v.Entry.Type == TypeMicrosoftReserved):
+	case !v.Whole() && (v.Entry.Type == blocktopo.TypeBIOSBoot || v.Entry.Type == blocktopo.TypeEFISystem || v.Entry.Type == blocktopo.TypeMicrosoftReserved):
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to format volume %s: partition %d of %s is a boot or reserved partition (type %s)", id, v.Entry.Index, d.Describe(), v.Entry.Type)
 	}
-	dev, err := v.device(b.cfg.DevRoot)
+	dev, err := device(v, b.cfg.DevRoot)
 	if err != nil {
 		return err
 	}
@@ -241,7 +216,7 @@ func (b *Backend) FormatVolume(ctx context.Context, id string) error {
 	}
 	// The Service checked this already; checking again right before mkfs
 	// narrows the window for anything formatting the device meanwhile.
-	info, err := probeDevice(dev)
+	info, err := blocktopo.ProbeDevice(dev)
 	if err != nil {
 		return err
 	}
@@ -404,12 +379,12 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 	if err != nil {
 		return err
 	}
-	_, d, unlock, err := b.lockDisk(ctx, found.Disk.Number, true)
+	d, err := b.lockDisk(ctx, found.Disk.Number, true)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	var v *Volume
+	defer d.unlock()
+	var v *blocktopo.Volume
 	for _, c := range d.Volumes() {
 		if c.ID == found.ID && !c.Whole() {
 			v = c
@@ -418,10 +393,13 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 	if v == nil {
 		return errdefs.Errorf(errdefs.ErrNotFound, "volume %s is no longer on %s", id, d.Describe())
 	}
-	e, lbs := v.Entry, d.LogicalBlock
+	// The entry is grown in a copy of the table: the snapshot stays as it
+	// was read.
+	t, lbs := d.Table.Clone(), d.LogicalBlock
+	e := t.Entry(v.Entry.Index)
 	diskSectors := uint64(d.Size / lbs)
 	last := e.First + uint64(size/lbs) - 1
-	if limit := d.Table.GrowLimit(e, diskSectors); last > limit {
+	if limit := t.GrowLimit(e, diskSectors); last > limit {
 		return errdefs.Errorf(errdefs.ErrOutOfRange, "volume %s cannot grow to %d bytes: %s allows %d", id, size, d.Describe(), int64(limit-e.First+1)*lbs)
 	}
 	if last > e.Last {
@@ -430,7 +408,7 @@ func (b *Backend) growPartition(ctx context.Context, id string, size int64) erro
 		if err != nil {
 			return fmt.Errorf("open %s to grow partition %d: %w", d.Describe(), e.Index, err)
 		}
-		err = WriteTable(f, d.Table, d.Size)
+		err = blocktopo.WriteTable(f, t, d.Size)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -576,7 +554,7 @@ func (b *Backend) VolumeAt(ctx context.Context, p string) (string, error) {
 		return "", errdefs.Errorf(errdefs.ErrNotFound, "no volume is mounted at %s: it is not a mount point", p)
 	}
 	top := ms[len(ms)-1]
-	if _, v := s.ByDevice(DevNum{top.Major, top.Minor}, top.Source, b.cfg.DevRoot); v != nil {
+	if _, v := s.ByDevice(blocktopo.DevNum{Major: top.Major, Minor: top.Minor}, top.Source, b.cfg.DevRoot); v != nil {
 		return v.ID, nil
 	}
 	return "", errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is the mount point of %s (%s), which is not a volume the proxy manages", p, top.Source, top.FSType)
@@ -623,7 +601,7 @@ func (b *Backend) ClosestVolume(ctx context.Context, p string) (string, error) {
 	holder := "an unknown filesystem"
 	best := ""
 	for _, m := range s.Mounts {
-		if (DevNum{m.Major, m.Minor}) == dev && IsWithin(rp.resolved, m.MountPoint) && len(m.MountPoint) >= len(best) {
+		if (blocktopo.DevNum{Major: m.Major, Minor: m.Minor}) == dev && blocktopo.IsWithin(rp.resolved, m.MountPoint) && len(m.MountPoint) >= len(best) {
 			best = m.MountPoint
 			holder = fmt.Sprintf("%s (%s at %s)", m.Source, m.FSType, m.MountPoint)
 		}

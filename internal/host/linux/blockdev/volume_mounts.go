@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -42,7 +43,7 @@ import (
 func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error) {
 	// An ID that cannot name a volume is answered before any disk is
 	// read.
-	if _, err := ParseGUID(id); err != nil {
+	if _, err := blocktopo.ParseGUID(id); err != nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs", id)
 	}
 	s, err := b.scan(ctx, scanTables)
@@ -53,7 +54,7 @@ func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	devs := map[DevNum]bool{}
+	devs := map[blocktopo.DevNum]bool{}
 	for _, v := range vols {
 		switch {
 		case v.Whole():
@@ -67,17 +68,17 @@ func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error)
 
 // mountPointsOf returns the mount points, each once, of the mounts in
 // s's tables whose device is one of devs (see VolumeMounts).
-func (b *Backend) mountPointsOf(s *Snapshot, devs map[DevNum]bool) []string {
+func (b *Backend) mountPointsOf(s *blocktopo.Snapshot, devs map[blocktopo.DevNum]bool) []string {
 	if len(devs) == 0 {
 		return nil
 	}
 	var out []string
 	seen := map[string]bool{}
 	// Each anonymous source is resolved once per call.
-	resolved := map[string]DevNum{}
+	resolved := map[string]blocktopo.DevNum{}
 	all := append(append([]mountinfo.Mount(nil), s.Mounts...), s.HostMounts...)
 	for _, m := range all {
-		d := DevNum{m.Major, m.Minor}
+		d := blocktopo.DevNum{Major: m.Major, Minor: m.Minor}
 		if m.Major == 0 {
 			d = b.sourceDevice(m.Source, resolved)
 		}
@@ -92,14 +93,14 @@ func (b *Backend) mountPointsOf(s *Snapshot, devs map[DevNum]bool) []string {
 // sourceDevice returns the number of the block device a mount source
 // names when it is a path below Config.DevRoot; the zero DevNum (no
 // device) otherwise. cache holds earlier answers.
-func (b *Backend) sourceDevice(source string, cache map[string]DevNum) DevNum {
+func (b *Backend) sourceDevice(source string, cache map[string]blocktopo.DevNum) blocktopo.DevNum {
 	if d, ok := cache[source]; ok {
 		return d
 	}
-	var d DevNum
+	var d blocktopo.DevNum
 	clean := path.Clean(source)
 	root := path.Clean(b.cfg.DevRoot)
-	if path.IsAbs(source) && IsWithin(clean, root) && clean != root {
+	if path.IsAbs(source) && blocktopo.IsWithin(clean, root) && clean != root {
 		if n, err := b.k.blockDevice(clean); err == nil {
 			d = n
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -42,7 +43,7 @@ func TestVolumeMounts(t *testing.T) {
 	b := fx.backend(t, Config{HostMountTable: hostTable})
 	id := loop3Volume(t, b)
 	// The fake kernel gave loop3p1 259:100.
-	if d := fx.k.devOf("loop3p1"); d != (DevNum{259, 100}) {
+	if d := fx.k.devOf("loop3p1"); d != (blocktopo.DevNum{Major: 259, Minor: 100}) {
 		t.Fatalf("loop3p1 is %v, want 259:100", d)
 	}
 	p1 := filepath.Join(fx.dev, "loop3p1")
@@ -114,7 +115,7 @@ func TestVolumeMounts(t *testing.T) {
 	// Unknown volumes.
 	_, err = b.VolumeMounts(ctx, "0fc63daf-8483-4772-8e79-3d69d8477de4")
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
-	_, err = b.VolumeMounts(ctx, "not-a-GUID")
+	_, err = b.VolumeMounts(ctx, "not-a-blocktopo.GUID")
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
 }
 
@@ -151,7 +152,7 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdb1 := fx.k.devOf("sdb1")
-	if sdb1 == (DevNum{}) {
+	if sdb1 == (blocktopo.DevNum{}) {
 		t.Fatal("the clone's partition got no device")
 	}
 	fx.k.mountTable = append(fx.k.mountTable, mountTable(t,

@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"
@@ -71,7 +71,7 @@ func TestProbe(t *testing.T) {
 			if err := os.WriteFile(path, img, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			got, err := probeDevice(path)
+			got, err := ProbeDevice(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestProbe(t *testing.T) {
 			}
 		})
 	}
-	if _, err := probeDevice(filepath.Join(dir, "missing")); err == nil {
+	if _, err := ProbeDevice(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("probing a missing device succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"errors"
@@ -15,11 +15,12 @@ import (
 
 // This file reads disks and partitions from sysfs (sysfs-block(5)). There is
 // no udev on the nodes this runs on, so sysfs is the only inventory; every
-// path is relative to Config.SysfsRoot so tests read fixture trees.
+// path is relative to Source.SysfsRoot so tests read fixture trees.
 
 // DevNum is a block device number.
 type DevNum struct{ Major, Minor uint32 }
 
+// String returns the "major:minor" form.
 func (d DevNum) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 
 // ParseDevNum reads the "major:minor" form of sysfs dev files.
@@ -33,7 +34,7 @@ func ParseDevNum(s string) (DevNum, error) {
 	if err1 != nil || err2 != nil {
 		return DevNum{}, fmt.Errorf("device number %q is not major:minor", s)
 	}
-	return DevNum{uint32(a), uint32(b)}, nil
+	return DevNum{Major: uint32(a), Minor: uint32(b)}, nil
 }
 
 // SCSIAddress is a SCSI device's host:channel:target:lun.
@@ -51,49 +52,63 @@ func parseSCSIAddress(s string) (SCSIAddress, bool) {
 
 // SysfsDisk is a whole disk as sysfs describes it.
 type SysfsDisk struct {
-	Name    string // kernel name: sda, vdb, nvme0n1, loop3
-	Dev     DevNum
-	Diskseq uint64 // 0 when the kernel has no diskseq (before 5.15)
-	// object names the sysfs object (see sysObject): new on every
+	// Name is the kernel name: sda, vdb, nvme0n1, loop3.
+	Name string
+	// Dev is the disk's device number.
+	Dev DevNum
+	// Diskseq is the kernel's sequence number of the disk; 0 when the
+	// kernel has none (before 5.15).
+	Diskseq uint64
+	// Object names the sysfs object (see sysObject): new on every
 	// attach, so it tells re-attached disks apart without diskseq.
 	Object string
-	// size is in bytes; sysfs counts 512-byte sectors whatever the
+	// Size is in bytes; sysfs counts 512-byte sectors whatever the
 	// logical block size.
-	Size          int64
-	LogicalBlock  int64
-	PhysicalBlock int64
-	ReadOnly      bool
-	// scsi is set for SCSI devices (sd, including iSCSI and virtio-scsi).
+	Size int64
+	// LogicalBlock and PhysicalBlock are the block sizes in bytes.
+	LogicalBlock, PhysicalBlock int64
+	// ReadOnly is the kernel's read-only flag (ro).
+	ReadOnly bool
+	// SCSI is set for SCSI devices (sd, including iSCSI and virtio-scsi).
 	SCSI *SCSIAddress
-	// scsiState is device/state of a SCSI device: running, Offline, ...
+	// SCSIState is device/state of a SCSI device: running, offline, ...
 	SCSIState string
-	// loopBacking is the backing file of an attached loop device.
+	// LoopBacking is the backing file of an attached loop device.
 	LoopBacking string
-	// page83 and serial are the identifiers the device itself reports.
+	// Page83 and Serial are the identifiers the device itself reports
+	// (see readDiskIDs).
 	Page83, Serial string
-	Holders        []string
-	Parts          []KernelPartition
-	// dmUUID is set for a dm-multipath map (dm/uuid "mpath-..."): the
+	// Holders are the devices stacked on the disk (holders/).
+	Holders []string
+	// Parts are the partitions the kernel has for the disk, by number.
+	Parts []KernelPartition
+	// DMUUID is set for a dm-multipath map (dm/uuid "mpath-..."): the
 	// disk is device-mapper's, its partitions are kpartx's dm devices
-	// (BLKPG does not work on it) and paths are its member disks.
+	// (BLKPG does not work on it) and Paths are its member disks. DMName
+	// is its name below /dev/mapper.
 	DMUUID, DMName string
 	Paths          []string
 }
 
 // KernelPartition is a partition the kernel knows.
 type KernelPartition struct {
-	Name   string // sda1, loop0p1, nvme0n1p2
+	// Name is the partition's kernel name: sda1, loop0p1, nvme0n1p2.
+	Name string
+	// Number is the partition number (the GPT entry's index).
 	Number int
-	Dev    DevNum
-	// start is in bytes from the start of the disk; -1 for a kpartx
+	// Dev is the partition's device number.
+	Dev DevNum
+	// Start is in bytes from the start of the disk; -1 for a kpartx
 	// partition of a multipath map: a dm-linear device's offset is in its
 	// table, which sysfs does not show.
-	Start   int64
-	Size    int64 // bytes
+	Start int64
+	// Size is in bytes.
+	Size int64
+	// Holders are the devices stacked on the partition.
 	Holders []string
 }
 
-// part returns the kernel partition with the number, or nil.
+// Part returns the kernel partition with the number, or nil.
 func (d *SysfsDisk) Part(number int) *KernelPartition {
 	for i := range d.Parts {
 		if d.Parts[i].Number == number {

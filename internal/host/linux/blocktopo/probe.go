@@ -1,10 +1,11 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // This file recognises what a block device holds by reading its first
@@ -44,7 +45,7 @@ type FSInfo struct {
 	UUID GUID
 }
 
-// mountType is the type to pass to mount(2), or "" when the content is not
+// MountType is the type to pass to mount(2), or "" when the content is not
 // a filesystem this backend mounts.
 func (f FSInfo) MountType() string {
 	switch f.Type {
@@ -58,7 +59,7 @@ func (f FSInfo) MountType() string {
 	return ""
 }
 
-// probe reads the start and the end of a device of size bytes and
+// Probe reads the start and the end of a device of size bytes and
 // reports the first filesystem or other content signature found. It does
 // not report partition tables (see ProbeVolume): a whole disk's table is
 // the GPT codec's business.
@@ -278,4 +279,24 @@ func probeBytes(b []byte) FSInfo {
 		}
 	}
 	return FSInfo{}
+}
+
+// ProbeDevice reports what the block device (or image file) at dev
+// holds: Probe with the partition tables ProbeVolume adds, over the whole
+// device.
+func ProbeDevice(dev string) (FSInfo, error) {
+	f, err := os.Open(dev)
+	if err != nil {
+		return FSInfo{}, err
+	}
+	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return FSInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
+	}
+	info, err := ProbeVolume(f, size)
+	if err != nil {
+		return FSInfo{}, fmt.Errorf("%s: %w", dev, err)
+	}
+	return info, nil
 }

@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"crypto/rand"
@@ -33,6 +33,7 @@ func (g GUID) String() string {
 	return strings.Join([]string{h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]}, "-")
 }
 
+// IsZero tells whether g is the all-zero GUID (none set).
 func (g GUID) IsZero() bool { return g == GUID{} }
 
 // guidFromDisk decodes 16 bytes in GPT's mixed-endian layout.

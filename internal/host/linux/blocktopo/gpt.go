@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"
@@ -41,14 +41,16 @@ var ErrDamagedGPT = errors.New("the GPT is damaged")
 // GPT is a GUID partition table as read from (or about to be written
 // to) a disk. Only used entries are kept; Write regenerates the array.
 type GPT struct {
-	sectorSize  int64
+	sectorSize int64
+	// DiskGUID is the disk's GUID: a loop disk's Page83.
 	DiskGUID    GUID
 	firstUsable uint64
 	lastUsable  uint64
 	entriesLBA  uint64 // where the primary entry array starts
 	numEntries  uint32
 	entrySize   uint32
-	Entries     []GPTEntry // used entries, sorted by index
+	// Entries are the used entries, sorted by index.
+	Entries []GPTEntry
 	// fromBackup is set when the primary header or array was damaged and
 	// the table came from the backup at the end of the disk.
 	fromBackup bool
@@ -56,19 +58,25 @@ type GPT struct {
 
 // GPTEntry is one used partition entry.
 type GPTEntry struct {
-	Index int // 1-based slot in the entry array; the kernel's partition number
-	Type  GUID
-	ID    GUID // unique partition GUID: the volume ID
-	First uint64
-	Last  uint64 // inclusive
+	// Index is the 1-based slot in the entry array: the kernel's
+	// partition number.
+	Index int
+	// Type is the partition type GUID (TypeLinuxData, ...).
+	Type GUID
+	// ID is the unique partition GUID: the volume ID (VolumeID).
+	ID GUID
+	// First and Last are the partition's first and last LBA (inclusive).
+	First, Last uint64
+	// Attrs are the attribute bits, kept as read.
 	Attrs uint64
-	Name  string
+	// Name is the partition name.
+	Name string
 	// raw is the entry as read, so bytes past the standard 128 (entry
 	// sizes above 128) and the exact name encoding survive a rewrite.
 	raw []byte
 }
 
-// sectors is the entry's length in logical sectors.
+// Sectors is the entry's length in logical sectors.
 func (e *GPTEntry) Sectors() uint64 { return e.Last - e.First + 1 }
 
 // arraySectors is the size of the entry array in logical sectors.
@@ -89,7 +97,24 @@ func (t *GPT) lastUsableFor(diskSectors uint64) uint64 {
 	return diskSectors - reserved
 }
 
-// entry returns the used entry at index, or nil.
+// Clone returns a copy of the table that shares nothing with it: a
+// change to a disk's table (a new partition, a grown one, new
+// identities) is made on a Clone, so the Snapshot it came from stays as
+// it was read. The Clone of nil is nil.
+func (t *GPT) Clone() *GPT {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Entries = make([]GPTEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		e.raw = append([]byte(nil), e.raw...)
+		c.Entries[i] = e
+	}
+	return &c
+}
+
+// Entry returns the used entry at index, or nil.
 func (t *GPT) Entry(index int) *GPTEntry {
 	for i := range t.Entries {
 		if t.Entries[i].Index == index {
@@ -99,7 +124,7 @@ func (t *GPT) Entry(index int) *GPTEntry {
 	return nil
 }
 
-// freeIndex returns the lowest unused slot.
+// FreeIndex returns the lowest unused slot.
 func (t *GPT) FreeIndex() (int, bool) {
 	for i := 1; i <= int(t.numEntries); i++ {
 		if t.Entry(i) == nil {
@@ -502,7 +527,7 @@ func alignUnit(sectorSize int64) uint64 {
 func alignUp(x, a uint64) uint64   { return (x + a - 1) / a * a }
 func alignDown(x, a uint64) uint64 { return x / a * a }
 
-// largestFree returns the largest 1 MiB-aligned free extent (inclusive LBAs)
+// LargestFree returns the largest 1 MiB-aligned free extent (inclusive LBAs)
 // of the table on a disk of diskSectors sectors.
 func (t *GPT) LargestFree(diskSectors uint64) (first, last uint64, ok bool) {
 	a := alignUnit(t.sectorSize)
@@ -537,7 +562,7 @@ func (t *GPT) LargestFree(diskSectors uint64) (first, last uint64, ok bool) {
 	return first, last, ok
 }
 
-// growLimit returns the last LBA entry e may grow to on a disk of
+// GrowLimit returns the last LBA entry e may grow to on a disk of
 // diskSectors sectors: up to the next partition or the end of the usable
 // area, with the end aligned to 1 MiB. It never returns less than e.Last.
 func (t *GPT) GrowLimit(e *GPTEntry, diskSectors uint64) uint64 {
