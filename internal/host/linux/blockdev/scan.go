@@ -157,21 +157,21 @@ func (r *lockedReader) ReadLayouts(ctx context.Context, ds []*blocktopo.Disk) (m
 			continue
 		}
 		pending[d.Name] = d
+		c := *d // the goroutine's own copy: Read may give up on it and go on
 		go func() {
 			if err := lk.lock(readCtx); err != nil {
 				return
 			}
 			defer lk.unlock()
-			l := b.opener().ReadLayout(d)
-			if r.reconcile && l.Table != nil && d.Host == "" && d.DMUUID == "" {
-				c := *d // the disk with its table, for reconcile alone
-				c.Table = l.Table
+			l := b.opener().ReadLayout(&c)
+			if r.reconcile && l.Table != nil && c.Host == "" && c.DMUUID == "" {
+				c.Table = l.Table // the disk with its table, for reconcile alone
 				// Rescan answers for the buses' scans, not for each
 				// disk's partitions: a disk whose BLKPG fails is
 				// reported by the calls that need its partitions.
 				_, _ = b.reconcile(&c)
 			}
-			results <- result{d.Name, l}
+			results <- result{c.Name, l}
 		}()
 	}
 	if len(pending) == 0 {

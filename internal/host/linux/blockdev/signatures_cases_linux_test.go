@@ -391,3 +391,12 @@ func nestedGPT() func(t *testing.T, path string, size int64) {
 		}
 	}
 }
+
+// mustGUID parses a GUID the test spells out.
+func mustGUID(s string) blocktopo.GUID {
+	g, err := blocktopo.ParseGUID(s)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}

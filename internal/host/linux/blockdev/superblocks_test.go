@@ -2,8 +2,6 @@ package blockdev
 
 import (
 	"encoding/binary"
-
-	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 )
 
 // The fake mkfs and the signature cases write superblocks into fixture
@@ -17,7 +15,6 @@ type patch struct {
 }
 
 func le32b(v uint32) []byte { b := make([]byte, 4); binary.LittleEndian.PutUint32(b, v); return b }
-func le64b(v uint64) []byte { b := make([]byte, 8); binary.LittleEndian.PutUint64(b, v); return b }
 func be32b(v uint32) []byte { b := make([]byte, 4); binary.BigEndian.PutUint32(b, v); return b }
 func be64b(v uint64) []byte { b := make([]byte, 8); binary.BigEndian.PutUint64(b, v); return b }
 
@@ -37,13 +34,4 @@ func extSuperblock(blocks uint64, compat, incompat, roCompat uint32) []patch {
 		ps = append(ps, patch{sb + 0x150, le32b(uint32(blocks >> 32))})
 	}
 	return ps
-}
-
-// mustGUID parses a GUID the test spells out.
-func mustGUID(s string) blocktopo.GUID {
-	g, err := blocktopo.ParseGUID(s)
-	if err != nil {
-		panic(err)
-	}
-	return g
 }

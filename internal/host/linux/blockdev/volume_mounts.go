@@ -59,8 +59,14 @@ func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error)
 		switch {
 		case v.Whole():
 			devs[v.Disk.Dev] = true
-		case v.Part != nil:
-			devs[v.Part.Dev] = true
+		default:
+			// The kernel's partition with the entry's number, even one
+			// not where the table says or a kpartx device of another
+			// size: a mount of it is still the volume's data, and the
+			// answer errs towards "mounted there".
+			if p := v.Disk.Part(v.Entry.Index); p != nil {
+				devs[p.Dev] = true
+			}
 		}
 	}
 	return b.mountPointsOf(s, devs), nil

@@ -56,32 +56,39 @@ type Disk struct {
 // setLayout gives the disk what its device holds. A multipath map's
 // kernel partitions are its kpartx devices, matched to the table's
 // entries by size (their offsets are in their device-mapper tables, which
-// sysfs does not show): a device whose size is not its entry's is not
-// taken for it, and an entry without one has none until kpartx runs; both
-// are explained in PartsErr.
+// sysfs does not show; see partFor): a device whose size is not its
+// entry's is not taken for it, and an entry without one has none until
+// kpartx runs; both are explained in PartsErr. Parts stays as sysfs has
+// it.
 func (d *Disk) setLayout(l Layout) {
 	d.Table, d.TableErr, d.Content, d.MBR = l.Table, l.Err, l.Content, l.MBR
 	if d.Table == nil || d.DMUUID == "" {
 		return
 	}
 	lbs := d.LogicalBlock
-	var keep []KernelPartition
 	var errs []error
 	for _, p := range d.Parts {
-		e := d.Table.Entry(p.Number)
-		if e != nil && int64(e.Sectors())*lbs == p.Size {
-			keep = append(keep, p)
-		} else if e != nil {
+		if e := d.Table.Entry(p.Number); e != nil && int64(e.Sectors())*lbs != p.Size {
 			errs = append(errs, fmt.Errorf("partition %d: its device-mapper device %s is %d bytes, the table says %d", p.Number, p.Name, p.Size, int64(e.Sectors())*lbs))
 		}
 	}
-	d.Parts = keep
-	for _, e := range d.Table.Entries {
-		if d.Part(e.Index) == nil {
+	for i := range d.Table.Entries {
+		if e := &d.Table.Entries[i]; d.partFor(e) == nil {
 			errs = append(errs, fmt.Errorf("partition %d has no device-mapper device: kpartx makes them (multipathd's udev rules run it when the table changes); run kpartx -u /dev/mapper/%s", e.Index, d.DMName))
 		}
 	}
 	d.PartsErr = errors.Join(errs...)
+}
+
+// partFor returns the kernel partition that is entry e's device, or nil:
+// the partition with the entry's number, and for a multipath map only a
+// kpartx device of the entry's size (see setLayout).
+func (d *Disk) partFor(e *GPTEntry) *KernelPartition {
+	p := d.Part(e.Index)
+	if p != nil && d.DMUUID != "" && p.Size != int64(e.Sectors())*d.LogicalBlock {
+		return nil
+	}
+	return p
 }
 
 // classify works out who a disk belongs to from the mount tables and
@@ -244,7 +251,7 @@ func (d *Disk) Volumes() []*Volume {
 	for i := range d.Table.Entries {
 		e := &d.Table.Entries[i]
 		if e.Type != TypeMicrosoftReserved {
-			out = append(out, &Volume{ID: VolumeID(e), Disk: d, Entry: e, Part: d.Part(e.Index)})
+			out = append(out, &Volume{ID: VolumeID(e), Disk: d, Entry: e, Part: d.partFor(e)})
 		}
 	}
 	return out

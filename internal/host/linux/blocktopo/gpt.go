@@ -477,6 +477,7 @@ func WriteTable(f tableFile, t *GPT, diskSize int64) error {
 // MBRKind classifies sector 0.
 type MBRKind int
 
+// The kinds of sector 0 ClassifyMBR tells apart.
 const (
 	MBRNone       MBRKind = iota // no boot signature, or no partitions
 	MBRProtective                // a GPT's protective MBR

@@ -202,7 +202,7 @@ func (s *Snapshot) ByDevice(dev DevNum, source, devRoot string) (*Disk, *Volume)
 				continue
 			}
 			if d.Table != nil {
-				if e := d.Table.Entry(p.Number); e != nil {
+				if e := d.Table.Entry(p.Number); e != nil && d.partFor(e) == p {
 					return d, &Volume{ID: VolumeID(e), Disk: d, Entry: e, Part: p}
 				}
 			}
