@@ -37,7 +37,8 @@ func (b *Backend) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 // serial (virtio serial, VPD page 0x80, NVMe serial). A device that reports
 // neither (a loop device) gets its GPT disk GUID as Page83 and, for a loop
 // device, its backing file path as SerialNumber, so tests and tools can
-// still find it by a stable name.
+// still find it by a stable name. It is a read: the tables are read for
+// the GPT disk GUIDs, and no kernel partition is added or removed.
 func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {

@@ -118,8 +118,8 @@ func (l *skewedLoop) kernelPartition(t *testing.T, n int) (start, size int64, ok
 
 // TestReadsLeaveTheNodeAlone (issue 22 item 6): on a loop disk whose
 // partition table on the disk and the kernel's partitions disagree, every
-// read of the disk and volume hosts, the iSCSI backend's disk numbering
-// and the object host's questions leave the kernel's partitions and the
+// read of the disk and volume hosts, the iSCSI backend's disk numbering,
+// the object host's questions and FlushVolume leave the kernel's partitions and the
 // table as they were: a read reports what the table on the disk says
 // (the volume, whether it is formatted, its size) without adding,
 // deleting or resizing a kernel partition. Only a call that changes the
@@ -225,6 +225,9 @@ func TestReadsLeaveTheNodeAlone(t *testing.T) {
 				{"VolumeAt", func() (any, error) { return b.VolumeAt(ctx, root) }, "", errdefs.ErrNotFound},
 				{"ClosestVolume", func() (any, error) { return b.ClosestVolume(ctx, filepath.Join(root, "x")) }, "", errdefs.ErrNotFound},
 				{"VolumeMounts", func() (any, error) { return b.VolumeMounts(ctx, id) }, "[]", nil},
+				// Not a read, but it only writes out caches: it must not
+				// give the partition a device either.
+				{"FlushVolume", func() (any, error) { return nil, b.FlushVolume(ctx, id) }, "", nil},
 				{"objecthost VolumeDisk", func() (any, error) { return objects.VolumeDisk(ctx, id) }, fmt.Sprint(n), nil},
 				{"objecthost DiskVolumes", func() (any, error) { return objects.DiskVolumes(ctx, n) }, fmt.Sprint([]string{id}), nil},
 				{"objecthost DiskFacts", func() (any, error) {

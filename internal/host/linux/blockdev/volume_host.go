@@ -21,7 +21,9 @@ import (
 // out, as on Windows. A disk without a partition table holding an ext2/3/4,
 // XFS or btrfs filesystem is one volume named by the filesystem's UUID
 // (partition 0 only: it has no partition number); any other disk without
-// a GPT has no volumes.
+// a GPT has no volumes. It is a read (the policy asks it too): the
+// volumes are the table's, whether or not the kernel has partitions for
+// them, and none is given one.
 func (b *Backend) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
 	s, err := b.scanDisk(ctx, n, scanTables)
 	if err != nil {

@@ -90,7 +90,9 @@ func (b *Backend) ResizeVolume(ctx context.Context, id string, size int64) error
 
 // growPartition rewrites the volume's GPT entry to end at size bytes and
 // makes the kernel's partition follow. It reads the disk again under the
-// disk's lock, so the table it rewrites is the current one.
+// disk's lock, so the table it rewrites is the current one, and
+// reconciles it: growing changes the disk's partitions anyway, and a
+// stale partition in the way would make the BLKPG below fail.
 func (b *Backend) growPartition(ctx context.Context, id string, size int64) error {
 	_, found, err := b.lookup(ctx, id)
 	if err != nil {
