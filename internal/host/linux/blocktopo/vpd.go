@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package blockdev
+package blocktopo
 
 // sysObject has nothing to read off Linux: disks without diskseq are
 // keyed by name and device number alone there (only fixtures run).

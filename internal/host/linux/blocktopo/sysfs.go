@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"errors"
@@ -15,112 +15,127 @@ import (
 
 // This file reads disks and partitions from sysfs (sysfs-block(5)). There is
 // no udev on the nodes this runs on, so sysfs is the only inventory; every
-// path is relative to Config.SysfsRoot so tests read fixture trees.
+// path is relative to Source.SysfsRoot so tests read fixture trees.
 
-// devNum is a block device number.
-type devNum struct{ major, minor uint32 }
+// DevNum is a block device number.
+type DevNum struct{ Major, Minor uint32 }
 
-func (d devNum) String() string { return fmt.Sprintf("%d:%d", d.major, d.minor) }
+// String returns the "major:minor" form.
+func (d DevNum) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 
-// parseDevNum reads the "major:minor" form of sysfs dev files.
-func parseDevNum(s string) (devNum, error) {
+// ParseDevNum reads the "major:minor" form of sysfs dev files.
+func ParseDevNum(s string) (DevNum, error) {
 	ma, mi, ok := strings.Cut(strings.TrimSpace(s), ":")
 	if !ok {
-		return devNum{}, fmt.Errorf("device number %q is not major:minor", s)
+		return DevNum{}, fmt.Errorf("device number %q is not major:minor", s)
 	}
 	a, err1 := strconv.ParseUint(ma, 10, 32)
 	b, err2 := strconv.ParseUint(mi, 10, 32)
 	if err1 != nil || err2 != nil {
-		return devNum{}, fmt.Errorf("device number %q is not major:minor", s)
+		return DevNum{}, fmt.Errorf("device number %q is not major:minor", s)
 	}
-	return devNum{uint32(a), uint32(b)}, nil
+	return DevNum{Major: uint32(a), Minor: uint32(b)}, nil
 }
 
-// scsiAddress is a SCSI device's host:channel:target:lun.
-type scsiAddress struct{ host, channel, target, lun string }
+// SCSIAddress is a SCSI device's host:channel:target:lun.
+type SCSIAddress struct{ Host, Channel, Target, LUN string }
 
 var scsiAddrRE = regexp.MustCompile(`^(\d+):(\d+):(\d+):(\d+)$`)
 
-func parseSCSIAddress(s string) (scsiAddress, bool) {
+func parseSCSIAddress(s string) (SCSIAddress, bool) {
 	m := scsiAddrRE.FindStringSubmatch(s)
 	if m == nil {
-		return scsiAddress{}, false
+		return SCSIAddress{}, false
 	}
-	return scsiAddress{m[1], m[2], m[3], m[4]}, true
+	return SCSIAddress{m[1], m[2], m[3], m[4]}, true
 }
 
-// sysDisk is a whole disk as sysfs describes it.
-type sysDisk struct {
-	name    string // kernel name: sda, vdb, nvme0n1, loop3
-	dev     devNum
-	diskseq uint64 // 0 when the kernel has no diskseq (before 5.15)
-	// object names the sysfs object (see sysObject): new on every
+// SysfsDisk is a whole disk as sysfs describes it.
+type SysfsDisk struct {
+	// Name is the kernel name: sda, vdb, nvme0n1, loop3.
+	Name string
+	// Dev is the disk's device number.
+	Dev DevNum
+	// Diskseq is the kernel's sequence number of the disk; 0 when the
+	// kernel has none (before 5.15).
+	Diskseq uint64
+	// Object names the sysfs object (see sysObject): new on every
 	// attach, so it tells re-attached disks apart without diskseq.
-	object string
-	// size is in bytes; sysfs counts 512-byte sectors whatever the
+	Object string
+	// Size is in bytes; sysfs counts 512-byte sectors whatever the
 	// logical block size.
-	size          int64
-	logicalBlock  int64
-	physicalBlock int64
-	readOnly      bool
-	// scsi is set for SCSI devices (sd, including iSCSI and virtio-scsi).
-	scsi *scsiAddress
-	// scsiState is device/state of a SCSI device: running, offline, ...
-	scsiState string
-	// loopBacking is the backing file of an attached loop device.
-	loopBacking string
-	// page83 and serial are the identifiers the device itself reports.
-	page83, serial string
-	holders        []string
-	parts          []sysPart
-	// dmUUID is set for a dm-multipath map (dm/uuid "mpath-..."): the
+	Size int64
+	// LogicalBlock and PhysicalBlock are the block sizes in bytes.
+	LogicalBlock, PhysicalBlock int64
+	// ReadOnly is the kernel's read-only flag (ro).
+	ReadOnly bool
+	// SCSI is set for SCSI devices (sd, including iSCSI and virtio-scsi).
+	SCSI *SCSIAddress
+	// SCSIState is device/state of a SCSI device: running, offline, ...
+	SCSIState string
+	// LoopBacking is the backing file of an attached loop device.
+	LoopBacking string
+	// Page83 and Serial are the identifiers the device itself reports
+	// (see readDiskIDs).
+	Page83, Serial string
+	// Holders are the devices stacked on the disk (holders/).
+	Holders []string
+	// Parts are the partitions the kernel has for the disk, by number.
+	Parts []KernelPartition
+	// DMUUID is set for a dm-multipath map (dm/uuid "mpath-..."): the
 	// disk is device-mapper's, its partitions are kpartx's dm devices
-	// (BLKPG does not work on it) and paths are its member disks.
-	dmUUID, dmName string
-	paths          []string
+	// (BLKPG does not work on it) and Paths are its member disks. DMName
+	// is its name below /dev/mapper.
+	DMUUID, DMName string
+	Paths          []string
 }
 
-// sysPart is a partition the kernel knows.
-type sysPart struct {
-	name   string // sda1, loop0p1, nvme0n1p2
-	number int
-	dev    devNum
-	// start is in bytes from the start of the disk; -1 for a kpartx
+// KernelPartition is a partition the kernel knows.
+type KernelPartition struct {
+	// Name is the partition's kernel name: sda1, loop0p1, nvme0n1p2.
+	Name string
+	// Number is the partition number (the GPT entry's index).
+	Number int
+	// Dev is the partition's device number.
+	Dev DevNum
+	// Start is in bytes from the start of the disk; -1 for a kpartx
 	// partition of a multipath map: a dm-linear device's offset is in its
 	// table, which sysfs does not show.
-	start   int64
-	size    int64 // bytes
-	holders []string
+	Start int64
+	// Size is in bytes.
+	Size int64
+	// Holders are the devices stacked on the partition.
+	Holders []string
 }
 
-// part returns the kernel partition with the number, or nil.
-func (d *sysDisk) part(number int) *sysPart {
-	for i := range d.parts {
-		if d.parts[i].number == number {
-			return &d.parts[i]
+// Part returns the kernel partition with the number, or nil.
+func (d *SysfsDisk) Part(number int) *KernelPartition {
+	for i := range d.Parts {
+		if d.Parts[i].Number == number {
+			return &d.Parts[i]
 		}
 	}
 	return nil
 }
 
-// readSysDisks lists the whole disks under root/block whose names match one
+// ReadSysfsDisks lists the whole disks under root/block whose names match one
 // of the glob patterns, skipping devices that are not disks in any useful
 // sense: RAM disks (ram, zram), loop devices with nothing attached, and
 // hidden devices (NVMe multipath paths). A disk that disappears while it
 // is read is skipped; any other read error fails the scan.
-func readSysDisks(root string, patterns []string) ([]sysDisk, error) {
+func ReadSysfsDisks(root string, patterns []string) ([]SysfsDisk, error) {
 	blockDir := filepath.Join(root, "block")
 	ents, err := os.ReadDir(blockDir)
 	if err != nil {
 		return nil, fmt.Errorf("list disks: %w", err)
 	}
-	var out []sysDisk
+	var out []SysfsDisk
 	for _, e := range ents {
 		name := e.Name()
 		if !matchAny(patterns, name) || strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "zram") {
 			continue
 		}
-		var d sysDisk
+		var d SysfsDisk
 		var ok bool
 		if strings.HasPrefix(name, "dm-") {
 			d, ok, err = readMultipathDisk(blockDir, name)
@@ -129,7 +144,7 @@ func readSysDisks(root string, patterns []string) ([]sysDisk, error) {
 			// A path of a multipath map is a member of that disk, not a
 			// disk of its own: offering it would let a caller partition
 			// or take offline one path under the map.
-			ok = ok && multipathHolder(blockDir, d.holders) == ""
+			ok = ok && multipathHolder(blockDir, d.Holders) == ""
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // detached while we looked
@@ -155,7 +170,7 @@ var kpartxUUID = regexp.MustCompile(`^part(\d+)-(mpath-.+)$`)
 // multipathHolder returns the holder that is a multipath map, or "".
 func multipathHolder(blockDir string, holders []string) string {
 	for _, h := range holders {
-		if u, err := readAttr(filepath.Join(blockDir, h), "dm/uuid"); err == nil && strings.HasPrefix(u, multipathPrefix) {
+		if u, err := ReadAttr(filepath.Join(blockDir, h), "dm/uuid"); err == nil && strings.HasPrefix(u, multipathPrefix) {
 			return h
 		}
 	}
@@ -167,29 +182,29 @@ func multipathHolder(blockDir string, holders []string) string {
 // for a SCSI disk), else from the map's uuid; its partitions are the
 // kpartx devices it holds ("part<N>-" + its uuid), which are not holders
 // that make it the host's; its paths are its slaves.
-func readMultipathDisk(blockDir, name string) (sysDisk, bool, error) {
+func readMultipathDisk(blockDir, name string) (SysfsDisk, bool, error) {
 	dir := filepath.Join(blockDir, name)
-	uuid, err := readAttr(dir, "dm/uuid")
+	uuid, err := ReadAttr(dir, "dm/uuid")
 	if err != nil || !strings.HasPrefix(uuid, multipathPrefix) {
-		return sysDisk{name: name}, false, nil
+		return SysfsDisk{Name: name}, false, nil
 	}
 	d, ok, err := readSysDisk(dir, name)
 	if !ok || err != nil {
 		return d, ok, err
 	}
-	d.dmUUID = uuid
-	d.dmName, _ = readAttr(dir, "dm/name")
-	d.paths = listDir(filepath.Join(dir, "slaves"))
-	sort.Strings(d.paths)
-	if len(d.paths) > 0 {
-		d.page83, d.serial = readDiskIDs(filepath.Join(blockDir, d.paths[0]))
+	d.DMUUID = uuid
+	d.DMName, _ = ReadAttr(dir, "dm/name")
+	d.Paths = listDir(filepath.Join(dir, "slaves"))
+	sort.Strings(d.Paths)
+	if len(d.Paths) > 0 {
+		d.Page83, d.Serial = readDiskIDs(filepath.Join(blockDir, d.Paths[0]))
 	}
-	if d.page83 == "" {
-		d.page83 = multipathWWID(uuid)
+	if d.Page83 == "" {
+		d.Page83 = multipathWWID(uuid)
 	}
 	var holders []string
-	for _, h := range d.holders {
-		hu, _ := readAttr(filepath.Join(blockDir, h), "dm/uuid")
+	for _, h := range d.Holders {
+		hu, _ := ReadAttr(filepath.Join(blockDir, h), "dm/uuid")
 		m := kpartxUUID.FindStringSubmatch(hu)
 		if m == nil || m[2] != uuid {
 			holders = append(holders, h)
@@ -199,29 +214,29 @@ func readMultipathDisk(blockDir, name string) (sysDisk, bool, error) {
 		if err != nil {
 			return d, false, err
 		}
-		d.parts = append(d.parts, p)
+		d.Parts = append(d.Parts, p)
 	}
-	d.holders = holders
-	sort.Slice(d.parts, func(i, j int) bool { return d.parts[i].number < d.parts[j].number })
+	d.Holders = holders
+	sort.Slice(d.Parts, func(i, j int) bool { return d.Parts[i].Number < d.Parts[j].Number })
 	return d, true, nil
 }
 
 // readKpartxPart reads a kpartx partition device as a partition of its
 // map.
-func readKpartxPart(dir, name, number string) (sysPart, error) {
-	p := sysPart{name: name, start: -1, holders: listDir(filepath.Join(dir, "holders"))}
+func readKpartxPart(dir, name, number string) (KernelPartition, error) {
+	p := KernelPartition{Name: name, Start: -1, Holders: listDir(filepath.Join(dir, "holders"))}
 	var err error
-	if p.number, err = strconv.Atoi(number); err != nil {
+	if p.Number, err = strconv.Atoi(number); err != nil {
 		return p, err
 	}
-	s, err := readAttr(dir, "dev")
+	s, err := ReadAttr(dir, "dev")
 	if err != nil {
 		return p, err
 	}
-	if p.dev, err = parseDevNum(s); err != nil {
+	if p.Dev, err = ParseDevNum(s); err != nil {
 		return p, err
 	}
-	if p.size, err = readSectors(dir, "size"); err != nil {
+	if p.Size, err = ReadSectors(dir, "size"); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -260,50 +275,50 @@ func matchAny(patterns []string, name string) bool {
 
 // readSysDisk reads one /sys/block entry; ok is false for devices that are
 // not disks to offer.
-func readSysDisk(dir, name string) (d sysDisk, ok bool, err error) {
-	d.name = name
-	if v, _ := readAttr(dir, "hidden"); v == "1" {
+func readSysDisk(dir, name string) (d SysfsDisk, ok bool, err error) {
+	d.Name = name
+	if v, _ := ReadAttr(dir, "hidden"); v == "1" {
 		return d, false, nil
 	}
 	if strings.HasPrefix(name, "loop") {
-		b, err := readAttr(dir, "loop/backing_file")
+		b, err := ReadAttr(dir, "loop/backing_file")
 		if errors.Is(err, fs.ErrNotExist) {
 			return d, false, nil // nothing attached
 		}
 		if err != nil {
 			return d, false, err
 		}
-		d.loopBacking = b
+		d.LoopBacking = b
 	}
-	s, err := readAttr(dir, "dev")
+	s, err := ReadAttr(dir, "dev")
 	if err != nil {
 		return d, false, err
 	}
-	if d.dev, err = parseDevNum(s); err != nil {
+	if d.Dev, err = ParseDevNum(s); err != nil {
 		return d, false, err
 	}
-	if d.size, err = readSectors(dir, "size"); err != nil {
+	if d.Size, err = ReadSectors(dir, "size"); err != nil {
 		return d, false, err
 	}
-	if s, err := readAttr(dir, "diskseq"); err == nil {
-		if d.diskseq, err = strconv.ParseUint(s, 10, 64); err != nil {
+	if s, err := ReadAttr(dir, "diskseq"); err == nil {
+		if d.Diskseq, err = strconv.ParseUint(s, 10, 64); err != nil {
 			return d, false, fmt.Errorf("diskseq %q: %w", s, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return d, false, err
 	}
-	d.object = sysObject(dir)
-	d.logicalBlock = readInt(dir, "queue/logical_block_size", 512)
-	d.physicalBlock = readInt(dir, "queue/physical_block_size", d.logicalBlock)
-	ro, _ := readAttr(dir, "ro")
-	d.readOnly = ro == "1"
-	d.holders = listDir(filepath.Join(dir, "holders"))
-	d.scsi = readSCSIAddress(dir)
-	if d.scsi != nil {
-		d.scsiState, _ = readAttr(dir, "device/state")
+	d.Object = sysObject(dir)
+	d.LogicalBlock = readInt(dir, "queue/logical_block_size", 512)
+	d.PhysicalBlock = readInt(dir, "queue/physical_block_size", d.LogicalBlock)
+	ro, _ := ReadAttr(dir, "ro")
+	d.ReadOnly = ro == "1"
+	d.Holders = listDir(filepath.Join(dir, "holders"))
+	d.SCSI = readSCSIAddress(dir)
+	if d.SCSI != nil {
+		d.SCSIState, _ = ReadAttr(dir, "device/state")
 	}
-	d.page83, d.serial = readDiskIDs(dir)
-	if d.parts, err = readSysParts(dir); err != nil {
+	d.Page83, d.Serial = readDiskIDs(dir)
+	if d.Parts, err = ReadKernelPartitions(dir); err != nil {
 		return d, false, err
 	}
 	return d, true, nil
@@ -312,7 +327,7 @@ func readSysDisk(dir, name string) (d sysDisk, ok bool, err error) {
 // readSCSIAddress finds H:C:T:L: the entry of device/scsi_device/ (a real
 // directory, so fixture trees need no symlinks), else the name the device
 // link points to.
-func readSCSIAddress(dir string) *scsiAddress {
+func readSCSIAddress(dir string) *SCSIAddress {
 	for _, n := range listDir(filepath.Join(dir, "device", "scsi_device")) {
 		if a, ok := parseSCSIAddress(n); ok {
 			return &a
@@ -343,19 +358,19 @@ func readDiskIDs(dir string) (page83, serial string) {
 	}
 	if page83 == "" {
 		for _, a := range []string{"wwid", "device/wwid"} {
-			if w, err := readAttr(dir, a); err == nil && w != "" {
+			if w, err := ReadAttr(dir, a); err == nil && w != "" {
 				page83 = wwidToPage83(w)
 				break
 			}
 		}
 	}
-	if s, err := readAttr(dir, "serial"); err == nil && s != "" {
+	if s, err := ReadAttr(dir, "serial"); err == nil && s != "" {
 		serial = s
 	} else if b, err := os.ReadFile(filepath.Join(dir, "device", "vpd_pg80")); err == nil {
 		serial, _ = parseVPD80(b)
 	}
 	if serial == "" {
-		serial, _ = readAttr(dir, "device/serial")
+		serial, _ = ReadAttr(dir, "device/serial")
 	}
 	return page83, serial
 }
@@ -368,12 +383,12 @@ func readDiskIDs(dir string) (page83, serial string) {
 // namespace UUID and, for a namespace without IDs, a vendor-serial-model
 // form that Windows never shows.
 func nvmeNamespaceID(dir string) string {
-	if g, err := readAttr(dir, "nguid"); err == nil {
+	if g, err := ReadAttr(dir, "nguid"); err == nil {
 		if h := strings.ReplaceAll(g, "-", ""); len(h) == 32 && strings.Trim(h, "0") != "" {
 			return strings.ToLower(h)
 		}
 	}
-	if e, err := readAttr(dir, "eui"); err == nil {
+	if e, err := ReadAttr(dir, "eui"); err == nil {
 		if h := strings.ReplaceAll(e, " ", ""); len(h) == 16 && strings.Trim(h, "0") != "" {
 			return strings.ToLower(h)
 		}
@@ -393,51 +408,51 @@ func windowsNVMeSerial(id string) string {
 	return strings.Join(groups, "_") + "."
 }
 
-// readSysParts lists the partitions of a disk: subdirectories with a
+// ReadKernelPartitions lists the partitions of a disk: subdirectories with a
 // "partition" file.
-func readSysParts(dir string) ([]sysPart, error) {
+func ReadKernelPartitions(dir string) ([]KernelPartition, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var parts []sysPart
+	var parts []KernelPartition
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
 		pdir := filepath.Join(dir, e.Name())
-		num, err := readAttr(pdir, "partition")
+		num, err := ReadAttr(pdir, "partition")
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // queue/, holders/, power/, ... or a partition just removed
 		}
 		if err != nil {
 			return nil, err
 		}
-		p := sysPart{name: e.Name(), holders: listDir(filepath.Join(pdir, "holders"))}
-		if p.number, err = strconv.Atoi(num); err != nil {
+		p := KernelPartition{Name: e.Name(), Holders: listDir(filepath.Join(pdir, "holders"))}
+		if p.Number, err = strconv.Atoi(num); err != nil {
 			return nil, fmt.Errorf("partition %s number %q: %w", e.Name(), num, err)
 		}
-		s, err := readAttr(pdir, "dev")
+		s, err := ReadAttr(pdir, "dev")
 		if err != nil {
 			return nil, err
 		}
-		if p.dev, err = parseDevNum(s); err != nil {
+		if p.Dev, err = ParseDevNum(s); err != nil {
 			return nil, err
 		}
-		if p.start, err = readSectors(pdir, "start"); err != nil {
+		if p.Start, err = ReadSectors(pdir, "start"); err != nil {
 			return nil, err
 		}
-		if p.size, err = readSectors(pdir, "size"); err != nil {
+		if p.Size, err = ReadSectors(pdir, "size"); err != nil {
 			return nil, err
 		}
 		parts = append(parts, p)
 	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i].number < parts[j].number })
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Number < parts[j].Number })
 	return parts, nil
 }
 
-// readAttr reads a sysfs attribute, trimmed.
-func readAttr(dir, name string) (string, error) {
+// ReadAttr reads a sysfs attribute, trimmed.
+func ReadAttr(dir, name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
 		return "", err
@@ -445,9 +460,9 @@ func readAttr(dir, name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// readSectors reads an attribute counted in 512-byte sectors as bytes.
-func readSectors(dir, name string) (int64, error) {
-	s, err := readAttr(dir, name)
+// ReadSectors reads an attribute counted in 512-byte sectors as bytes.
+func ReadSectors(dir, name string) (int64, error) {
+	s, err := ReadAttr(dir, name)
 	if err != nil {
 		return 0, err
 	}
@@ -459,7 +474,7 @@ func readSectors(dir, name string) (int64, error) {
 }
 
 func readInt(dir, name string, def int64) int64 {
-	s, err := readAttr(dir, name)
+	s, err := ReadAttr(dir, name)
 	if err != nil {
 		return def
 	}

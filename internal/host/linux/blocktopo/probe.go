@@ -1,10 +1,11 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // This file recognises what a block device holds by reading its first
@@ -29,8 +30,8 @@ const (
 	probeTail = 512 << 10
 )
 
-// fsInfo is what probe found.
-type fsInfo struct {
+// FSInfo is what probe found.
+type FSInfo struct {
 	// Type is blkid's name: its TYPE (ext2, ext3, ext4, xfs, btrfs,
 	// swap, crypto_LUKS, LVM2_member, linux_raid_member, zfs_member, ...)
 	// or, for a partition table found inside a volume, its PTTYPE (dos,
@@ -41,12 +42,12 @@ type fsInfo struct {
 	// UUID is the filesystem's UUID in the byte order blkid prints it
 	// (and /dev/disk/by-uuid names it); zero when the type has none this
 	// probe reads (only ext2/3/4, XFS and btrfs have one here).
-	UUID guid
+	UUID GUID
 }
 
-// mountType is the type to pass to mount(2), or "" when the content is not
+// MountType is the type to pass to mount(2), or "" when the content is not
 // a filesystem this backend mounts.
-func (f fsInfo) mountType() string {
+func (f FSInfo) MountType() string {
 	switch f.Type {
 	case "ext2", "ext3", "ext4":
 		return "ext4" // the ext4 driver mounts all three
@@ -58,22 +59,22 @@ func (f fsInfo) mountType() string {
 	return ""
 }
 
-// probe reads the start and the end of a device of size bytes and
+// Probe reads the start and the end of a device of size bytes and
 // reports the first filesystem or other content signature found. It does
-// not report partition tables (see probeVolume): a whole disk's table is
+// not report partition tables (see ProbeVolume): a whole disk's table is
 // the GPT codec's business.
-func probe(r io.ReaderAt, size int64) (fsInfo, error) {
+func Probe(r io.ReaderAt, size int64) (FSInfo, error) {
 	head := make([]byte, min(probeHead, max(size, 0)))
 	n, err := r.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fsInfo{}, fmt.Errorf("read the first %d KiB: %w", len(head)>>10, err)
+		return FSInfo{}, fmt.Errorf("read the first %d KiB: %w", len(head)>>10, err)
 	}
 	head = head[:n]
 	tailOff := max(size-probeTail, 0)
 	tail := make([]byte, size-tailOff)
 	n, err = r.ReadAt(tail, tailOff)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fsInfo{}, fmt.Errorf("read the last %d KiB: %w", len(tail)>>10, err)
+		return FSInfo{}, fmt.Errorf("read the last %d KiB: %w", len(tail)>>10, err)
 	}
 	if info := probeBytes(head); info.Type != "" {
 		return info, nil
@@ -81,20 +82,20 @@ func probe(r io.ReaderAt, size int64) (fsInfo, error) {
 	return probeEnd(head, tail[:n], size), nil
 }
 
-// probeVolume is probe for what a volume holds: a partition table nested
+// ProbeVolume is probe for what a volume holds: a partition table nested
 // in it (blkid's PTTYPE) counts as content too, so a volume holding one is
 // formatted and never erased.
-func probeVolume(r io.ReaderAt, size int64) (fsInfo, error) {
-	info, err := probe(r, size)
+func ProbeVolume(r io.ReaderAt, size int64) (FSInfo, error) {
+	info, err := Probe(r, size)
 	if err != nil || info.Type != "" {
 		return info, err
 	}
 	head := make([]byte, 8192)
 	n, err := r.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fsInfo{}, fmt.Errorf("read the first 8 KiB: %w", err)
+		return FSInfo{}, fmt.Errorf("read the first 8 KiB: %w", err)
 	}
-	return fsInfo{Type: tableType(head[:n])}, nil
+	return FSInfo{Type: tableType(head[:n])}, nil
 }
 
 // tableType names the partition table at the start of a device as blkid's
@@ -107,10 +108,10 @@ func tableType(head []byte) string {
 			return "gpt"
 		}
 	}
-	switch classifyMBR(head) {
-	case mbrProtective, mbrHybrid:
+	switch ClassifyMBR(head) {
+	case MBRProtective, MBRHybrid:
 		return "PMBR"
-	case mbrPartitions:
+	case MBRPartitions:
 		return "dos"
 	}
 	return ""
@@ -123,7 +124,7 @@ const mdMagic = 0xa92b4efc
 // md RAID superblocks (0.90 and 1.0 at the end, 1.1 at 0, 1.2 at 4 KiB)
 // and ZFS labels (uberblock rings at 128 KiB into labels 0-1 at the start
 // and 2-3 at the end). tail holds the device's last bytes, size its size.
-func probeEnd(head, tail []byte, size int64) fsInfo {
+func probeEnd(head, tail []byte, size int64) FSInfo {
 	tailOff := size - int64(len(tail))
 	u32 := func(b []byte, off int64) (uint32, bool) {
 		if off < 0 || off+4 > int64(len(b)) {
@@ -137,13 +138,13 @@ func probeEnd(head, tail []byte, size int64) fsInfo {
 	}
 	// 1.1 at 0, 1.2 at 4 KiB (mdadm super1.c).
 	if isMD(head, 0) || isMD(head, 4096) {
-		return fsInfo{Type: "linux_raid_member"}
+		return FSInfo{Type: "linux_raid_member"}
 	}
 	// 0.90: the last 64 KiB-aligned 64 KiB (MD_NEW_SIZE_SECTORS); 1.0: 8
 	// KiB from the end, aligned down to 4 KiB.
 	for _, off := range []int64{size&^(64<<10-1) - 64<<10, (size - 8192) &^ 4095} {
 		if isMD(tail, off-tailOff) {
-			return fsInfo{Type: "linux_raid_member"}
+			return FSInfo{Type: "linux_raid_member"}
 		}
 	}
 	// ZFS: count uberblocks (magic 0x00bab10c, either byte order) in the
@@ -164,14 +165,14 @@ func probeEnd(head, tail []byte, size int64) fsInfo {
 	last := size &^ (labelSize - 1) // labels 2 and 3 end at the 256 KiB-aligned end
 	for _, n := range []int{uberblocks(head, 0), uberblocks(head, labelSize), uberblocks(tail, last-2*labelSize-tailOff), uberblocks(tail, last-labelSize-tailOff)} {
 		if n >= 4 {
-			return fsInfo{Type: "zfs_member"}
+			return FSInfo{Type: "zfs_member"}
 		}
 	}
-	return fsInfo{}
+	return FSInfo{}
 }
 
 // probeBytes looks for signatures in the first bytes of a device.
-func probeBytes(b []byte) fsInfo {
+func probeBytes(b []byte) FSInfo {
 	at := func(off int, sig string) bool {
 		return off+len(sig) <= len(b) && string(b[off:off+len(sig)]) == sig
 	}
@@ -198,69 +199,69 @@ func probeBytes(b []byte) fsInfo {
 		case compat&0x4 != 0: // has_journal
 			typ = "ext3"
 		}
-		return fsInfo{Type: typ, Size: int64(blocks) * blockSize, UUID: guid(b[sb+0x68 : sb+0x78])}
+		return FSInfo{Type: typ, Size: int64(blocks) * blockSize, UUID: GUID(b[sb+0x68 : sb+0x78])}
 	}
 	// XFS: "XFSB" at 0, big-endian block size and data block count.
 	if at(0, "XFSB") && len(b) >= 48 {
-		return fsInfo{Type: "xfs", Size: int64(be64(8)) * int64(be32(4)), UUID: guid(b[32:48])}
+		return FSInfo{Type: "xfs", Size: int64(be64(8)) * int64(be32(4)), UUID: GUID(b[32:48])}
 	}
 	// btrfs: superblock at 64 KiB, magic at offset 64, total_bytes at 112.
 	if at(65536+64, "_BHRfS_M") && len(b) >= 65536+120 {
-		return fsInfo{Type: "btrfs", Size: int64(le64(65536 + 112)), UUID: guid(b[65536+32 : 65536+48])}
+		return FSInfo{Type: "btrfs", Size: int64(le64(65536 + 112)), UUID: GUID(b[65536+32 : 65536+48])}
 	}
 	if at(0, "LUKS\xba\xbe") {
-		return fsInfo{Type: "crypto_LUKS"}
+		return FSInfo{Type: "crypto_LUKS"}
 	}
 	// LVM2 physical volume: a "LABELONE" label in one of the first four
 	// sectors, with "LVM2 001" 24 bytes into it.
 	for s := 0; s < 4; s++ {
 		if at(s*512, "LABELONE") && at(s*512+24, "LVM2 001") {
-			return fsInfo{Type: "LVM2_member"}
+			return FSInfo{Type: "LVM2_member"}
 		}
 	}
 	// swap: signature in the last 10 bytes of the first page, for each page
 	// size Linux supports.
 	for _, page := range []int{4096, 8192, 16384, 65536} {
 		if at(page-10, "SWAPSPACE2") || at(page-10, "SWAP-SPACE") {
-			return fsInfo{Type: "swap"}
+			return FSInfo{Type: "swap"}
 		}
 	}
 	if at(3, "NTFS    ") {
-		return fsInfo{Type: "ntfs"}
+		return FSInfo{Type: "ntfs"}
 	}
 	if len(b) >= 512 && b[510] == 0x55 && b[511] == 0xaa && (at(54, "FAT12   ") || at(54, "FAT16   ") || at(82, "FAT32   ")) {
-		return fsInfo{Type: "vfat"}
+		return FSInfo{Type: "vfat"}
 	}
 	if at(32769, "CD001") {
-		return fsInfo{Type: "iso9660"}
+		return FSInfo{Type: "iso9660"}
 	}
 	// exFAT: "EXFAT   " as the file system name (exFAT specification
 	// §3.1.2).
 	if at(3, "EXFAT   ") {
-		return fsInfo{Type: "exfat"}
+		return FSInfo{Type: "exfat"}
 	}
 	// BitLocker: "-FVE-FS-" as the OEM name (Windows 7 and later), or
 	// Vista's "MSWIN4.1" boot sector with the BitLocker GUID at 160.
 	if at(3, "-FVE-FS-") || at(3, "MSWIN4.1") && at(160, "\x3b\xd6\x67\x49\x29\x2e\xd8\x4a\x83\x99\xf6\xa3\x39\xe3\xd0\x01") {
-		return fsInfo{Type: "BitLocker"}
+		return FSInfo{Type: "BitLocker"}
 	}
 	// F2FS: superblock at 1 KiB, magic 0xF2F52010 (include/linux/f2fs_fs.h).
 	if len(b) >= 1028 && le32(1024) == 0xf2f52010 {
-		return fsInfo{Type: "f2fs"}
+		return FSInfo{Type: "f2fs"}
 	}
 	// bcache: the cache_sb magic at 4 KiB + 24 (include/uapi/linux/bcache.h).
 	if at(4096+24, "\xc6\x85\x73\xf6\x4e\x1a\x45\xca\x82\x65\xf5\x7f\x48\xba\x6d\x81") {
-		return fsInfo{Type: "bcache"}
+		return FSInfo{Type: "bcache"}
 	}
 	// Ceph BlueStore: its label starts with "bluestore block device"
 	// (os/bluestore/bluestore_types.h).
 	if at(0, "bluestore block device") {
-		return fsInfo{Type: "ceph_bluestore"}
+		return FSInfo{Type: "ceph_bluestore"}
 	}
 	// LUKS2 keeps a second header at one of these offsets.
 	for _, off := range []int{0x4000, 0x8000, 0x10000, 0x20000, 0x40000} {
 		if at(off, "SKUL\xba\xbe") {
-			return fsInfo{Type: "crypto_LUKS"}
+			return FSInfo{Type: "crypto_LUKS"}
 		}
 	}
 	// minix: superblock at 1 KiB, magic at 16 (v1, v2) or 24 (v3). The
@@ -270,12 +271,32 @@ func probeBytes(b []byte) fsInfo {
 		switch le16(1024 + 16) {
 		case 0x137f, 0x138f, 0x2468, 0x2478:
 			if le16(1024) > 0 && le16(1024+4) > 0 && le16(1024+6) > 0 {
-				return fsInfo{Type: "minix"}
+				return FSInfo{Type: "minix"}
 			}
 		}
 		if le16(1024+24) == 0x4d5a && le32(1024) > 0 && le16(1024+6) > 0 && le16(1024+8) > 0 {
-			return fsInfo{Type: "minix"}
+			return FSInfo{Type: "minix"}
 		}
 	}
-	return fsInfo{}
+	return FSInfo{}
+}
+
+// ProbeDevice reports what the block device (or image file) at dev
+// holds: Probe with the partition tables ProbeVolume adds, over the whole
+// device.
+func ProbeDevice(dev string) (FSInfo, error) {
+	f, err := os.Open(dev)
+	if err != nil {
+		return FSInfo{}, err
+	}
+	defer f.Close() //nolint:errcheck // read-only: a close error changes nothing
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return FSInfo{}, fmt.Errorf("%s: find its size: %w", dev, err)
+	}
+	info, err := ProbeVolume(f, size)
+	if err != nil {
+		return FSInfo{}, fmt.Errorf("%s: %w", dev, err)
+	}
+	return info, nil
 }

@@ -1,4 +1,4 @@
-package blockdev
+package blocktopo
 
 import (
 	"encoding/binary"
@@ -31,55 +31,63 @@ const (
 	mib = 1 << 20
 )
 
-// errNoGPT reports a disk with no GPT signature in either header.
-var errNoGPT = errors.New("no GPT")
+// ErrNoGPT reports a disk with no GPT signature in either header.
+var ErrNoGPT = errors.New("no GPT")
 
-// errDamagedGPT reports a GPT signature whose header or entries fail their
+// ErrDamagedGPT reports a GPT signature whose header or entries fail their
 // checks in both copies.
-var errDamagedGPT = errors.New("the GPT is damaged")
+var ErrDamagedGPT = errors.New("the GPT is damaged")
 
-// gptTable is a GUID partition table as read from (or about to be written
+// GPT is a GUID partition table as read from (or about to be written
 // to) a disk. Only used entries are kept; Write regenerates the array.
-type gptTable struct {
-	sectorSize  int64
-	diskGUID    guid
+type GPT struct {
+	sectorSize int64
+	// DiskGUID is the disk's GUID: a loop disk's Page83.
+	DiskGUID    GUID
 	firstUsable uint64
 	lastUsable  uint64
 	entriesLBA  uint64 // where the primary entry array starts
 	numEntries  uint32
 	entrySize   uint32
-	entries     []gptEntry // used entries, sorted by index
+	// Entries are the used entries, sorted by index.
+	Entries []GPTEntry
 	// fromBackup is set when the primary header or array was damaged and
 	// the table came from the backup at the end of the disk.
 	fromBackup bool
 }
 
-// gptEntry is one used partition entry.
-type gptEntry struct {
-	index    int // 1-based slot in the entry array; the kernel's partition number
-	typeGUID guid
-	id       guid // unique partition GUID: the volume ID
-	first    uint64
-	last     uint64 // inclusive
-	attrs    uint64
-	name     string
+// GPTEntry is one used partition entry.
+type GPTEntry struct {
+	// Index is the 1-based slot in the entry array: the kernel's
+	// partition number.
+	Index int
+	// Type is the partition type GUID (TypeLinuxData, ...).
+	Type GUID
+	// ID is the unique partition GUID: the volume ID (VolumeID).
+	ID GUID
+	// First and Last are the partition's first and last LBA (inclusive).
+	First, Last uint64
+	// Attrs are the attribute bits, kept as read.
+	Attrs uint64
+	// Name is the partition name.
+	Name string
 	// raw is the entry as read, so bytes past the standard 128 (entry
 	// sizes above 128) and the exact name encoding survive a rewrite.
 	raw []byte
 }
 
-// sectors is the entry's length in logical sectors.
-func (e *gptEntry) sectors() uint64 { return e.last - e.first + 1 }
+// Sectors is the entry's length in logical sectors.
+func (e *GPTEntry) Sectors() uint64 { return e.Last - e.First + 1 }
 
 // arraySectors is the size of the entry array in logical sectors.
-func (t *gptTable) arraySectors() uint64 {
+func (t *GPT) arraySectors() uint64 {
 	n := uint64(t.numEntries) * uint64(t.entrySize)
 	return (n + uint64(t.sectorSize) - 1) / uint64(t.sectorSize)
 }
 
 // lastUsableFor is the last usable LBA of the table rewritten for a disk of
 // diskSectors logical sectors (backup array and header at the very end).
-func (t *gptTable) lastUsableFor(diskSectors uint64) uint64 {
+func (t *GPT) lastUsableFor(diskSectors uint64) uint64 {
 	// LBAs run 0..diskSectors-1: the backup header takes the last one and
 	// the backup array the arraySectors before it.
 	reserved := 1 + t.arraySectors() + 1
@@ -89,32 +97,49 @@ func (t *gptTable) lastUsableFor(diskSectors uint64) uint64 {
 	return diskSectors - reserved
 }
 
-// entry returns the used entry at index, or nil.
-func (t *gptTable) entry(index int) *gptEntry {
-	for i := range t.entries {
-		if t.entries[i].index == index {
-			return &t.entries[i]
+// Clone returns a copy of the table that shares nothing with it: a
+// change to a disk's table (a new partition, a grown one, new
+// identities) is made on a Clone, so the Snapshot it came from stays as
+// it was read. The Clone of nil is nil.
+func (t *GPT) Clone() *GPT {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Entries = make([]GPTEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		e.raw = append([]byte(nil), e.raw...)
+		c.Entries[i] = e
+	}
+	return &c
+}
+
+// Entry returns the used entry at index, or nil.
+func (t *GPT) Entry(index int) *GPTEntry {
+	for i := range t.Entries {
+		if t.Entries[i].Index == index {
+			return &t.Entries[i]
 		}
 	}
 	return nil
 }
 
-// freeIndex returns the lowest unused slot.
-func (t *gptTable) freeIndex() (int, bool) {
+// FreeIndex returns the lowest unused slot.
+func (t *GPT) FreeIndex() (int, bool) {
 	for i := 1; i <= int(t.numEntries); i++ {
-		if t.entry(i) == nil {
+		if t.Entry(i) == nil {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// newGPT returns an empty table for a disk: 128 entries of 128 bytes right
+// NewGPT returns an empty table for a disk: 128 entries of 128 bytes right
 // after the primary header, as every partitioning tool writes it.
-func newGPT(sectorSize int64, diskGUID guid) *gptTable {
-	t := &gptTable{
+func NewGPT(sectorSize int64, diskGUID GUID) *GPT {
+	t := &GPT{
 		sectorSize: sectorSize,
-		diskGUID:   diskGUID,
+		DiskGUID:   diskGUID,
 		entriesLBA: 2,
 		numEntries: gptDefaultEntries,
 		entrySize:  gptMinEntrySize,
@@ -127,7 +152,7 @@ func newGPT(sectorSize int64, diskGUID guid) *gptTable {
 type gptHeader struct {
 	myLBA, altLBA           uint64
 	firstUsable, lastUsable uint64
-	diskGUID                guid
+	diskGUID                GUID
 	entriesLBA              uint64
 	numEntries, entrySize   uint32
 	entriesCRC              uint32
@@ -175,13 +200,13 @@ func parseGPTHeader(b []byte, lba uint64) (*gptHeader, error) {
 	return hdr, nil
 }
 
-// readGPT reads the table of a disk of diskSize bytes, falling back to the
-// backup header when the primary is damaged. It returns errNoGPT when
+// ReadGPT reads the table of a disk of diskSize bytes, falling back to the
+// backup header when the primary is damaged. It returns ErrNoGPT when
 // neither header has the GPT signature.
-func readGPT(r io.ReaderAt, sectorSize, diskSize int64) (*gptTable, error) {
+func ReadGPT(r io.ReaderAt, sectorSize, diskSize int64) (*GPT, error) {
 	diskSectors := uint64(diskSize / sectorSize)
 	if diskSectors < 3 {
-		return nil, errNoGPT
+		return nil, ErrNoGPT
 	}
 	t, primaryErr := readGPTAt(r, sectorSize, 1, diskSectors)
 	if primaryErr == nil {
@@ -200,9 +225,9 @@ func readGPT(r io.ReaderAt, sectorSize, diskSize int64) (*gptTable, error) {
 		return t, nil
 	}
 	if errors.Is(primaryErr, errNoSignature) && errors.Is(backupErr, errNoSignature) {
-		return nil, errNoGPT
+		return nil, ErrNoGPT
 	}
-	return nil, fmt.Errorf("%w: primary: %w; backup at LBA %d: %w", errDamagedGPT, primaryErr, alt, backupErr)
+	return nil, fmt.Errorf("%w: primary: %w; backup at LBA %d: %w", ErrDamagedGPT, primaryErr, alt, backupErr)
 }
 
 func readHeader(r io.ReaderAt, sectorSize int64, lba uint64) (*gptHeader, error) {
@@ -213,7 +238,7 @@ func readHeader(r io.ReaderAt, sectorSize int64, lba uint64) (*gptHeader, error)
 	return parseGPTHeader(b, lba)
 }
 
-func readGPTAt(r io.ReaderAt, sectorSize int64, lba, diskSectors uint64) (*gptTable, error) {
+func readGPTAt(r io.ReaderAt, sectorSize int64, lba, diskSectors uint64) (*GPT, error) {
 	hdr, err := readHeader(r, sectorSize, lba)
 	if err != nil {
 		return nil, err
@@ -229,9 +254,9 @@ func readGPTAt(r io.ReaderAt, sectorSize int64, lba, diskSectors uint64) (*gptTa
 	if got := crc32.ChecksumIEEE(array); got != hdr.entriesCRC {
 		return nil, fmt.Errorf("partition entries CRC is %#08x, the header says %#08x", got, hdr.entriesCRC)
 	}
-	t := &gptTable{
+	t := &GPT{
 		sectorSize:  sectorSize,
-		diskGUID:    hdr.diskGUID,
+		DiskGUID:    hdr.diskGUID,
 		firstUsable: hdr.firstUsable,
 		lastUsable:  hdr.lastUsable,
 		entriesLBA:  hdr.entriesLBA,
@@ -244,18 +269,18 @@ func readGPTAt(r io.ReaderAt, sectorSize int64, lba, diskSectors uint64) (*gptTa
 		if e == nil {
 			continue
 		}
-		if e.first > e.last || e.first < hdr.firstUsable || e.last > hdr.lastUsable {
-			return nil, fmt.Errorf("partition %d (LBA %d-%d) lies outside the usable area %d-%d", e.index, e.first, e.last, hdr.firstUsable, hdr.lastUsable)
+		if e.First > e.Last || e.First < hdr.firstUsable || e.Last > hdr.lastUsable {
+			return nil, fmt.Errorf("partition %d (LBA %d-%d) lies outside the usable area %d-%d", e.Index, e.First, e.Last, hdr.firstUsable, hdr.lastUsable)
 		}
-		t.entries = append(t.entries, *e)
+		t.Entries = append(t.Entries, *e)
 	}
 	return t, nil
 }
 
 // decodeEntry returns nil for an unused (zero type) entry.
-func decodeEntry(index int, raw []byte) *gptEntry {
+func decodeEntry(index int, raw []byte) *GPTEntry {
 	typ := guidFromDisk(raw[0:16])
-	if typ.isZero() {
+	if typ.IsZero() {
 		return nil
 	}
 	u := make([]uint16, 0, 36)
@@ -266,32 +291,32 @@ func decodeEntry(index int, raw []byte) *gptEntry {
 		}
 		u = append(u, c)
 	}
-	return &gptEntry{
-		index:    index,
-		typeGUID: typ,
-		id:       guidFromDisk(raw[16:32]),
-		first:    binary.LittleEndian.Uint64(raw[32:40]),
-		last:     binary.LittleEndian.Uint64(raw[40:48]),
-		attrs:    binary.LittleEndian.Uint64(raw[48:56]),
-		name:     string(utf16.Decode(u)),
-		raw:      append([]byte(nil), raw...),
+	return &GPTEntry{
+		Index: index,
+		Type:  typ,
+		ID:    guidFromDisk(raw[16:32]),
+		First: binary.LittleEndian.Uint64(raw[32:40]),
+		Last:  binary.LittleEndian.Uint64(raw[40:48]),
+		Attrs: binary.LittleEndian.Uint64(raw[48:56]),
+		Name:  string(utf16.Decode(u)),
+		raw:   append([]byte(nil), raw...),
 	}
 }
 
 // encodeEntry writes e into a slot of size bytes, starting from the bytes
 // it was read with so that anything this codec does not model survives.
-func encodeEntry(e *gptEntry, size uint32) ([]byte, error) {
+func encodeEntry(e *GPTEntry, size uint32) ([]byte, error) {
 	b := make([]byte, size)
 	copy(b, e.raw)
-	e.typeGUID.putDisk(b[0:16])
-	e.id.putDisk(b[16:32])
-	binary.LittleEndian.PutUint64(b[32:40], e.first)
-	binary.LittleEndian.PutUint64(b[40:48], e.last)
-	binary.LittleEndian.PutUint64(b[48:56], e.attrs)
+	e.Type.putDisk(b[0:16])
+	e.ID.putDisk(b[16:32])
+	binary.LittleEndian.PutUint64(b[32:40], e.First)
+	binary.LittleEndian.PutUint64(b[40:48], e.Last)
+	binary.LittleEndian.PutUint64(b[48:56], e.Attrs)
 	if e.raw == nil {
-		u := utf16.Encode([]rune(e.name))
+		u := utf16.Encode([]rune(e.Name))
 		if len(u) > 36 {
-			return nil, fmt.Errorf("partition name %q is longer than 36 UTF-16 code units", e.name)
+			return nil, fmt.Errorf("partition name %q is longer than 36 UTF-16 code units", e.Name)
 		}
 		for i, c := range u {
 			binary.LittleEndian.PutUint16(b[56+2*i:], c)
@@ -309,10 +334,10 @@ type gptWriter interface {
 
 // writeGPT writes t to a disk of diskSize bytes: backup array, backup header
 // (at the last sector), flush, then primary array and header, flush. A crash
-// at any point leaves at least one consistent copy, which readGPT finds. The
+// at any point leaves at least one consistent copy, which ReadGPT finds. The
 // last usable LBA follows the disk size, so writing a table read before the
 // disk grew moves the backup to the new end.
-func writeGPT(w gptWriter, t *gptTable, diskSize int64) error {
+func writeGPT(w gptWriter, t *GPT, diskSize int64) error {
 	ss := uint64(t.sectorSize)
 	diskSectors := uint64(diskSize) / ss
 	last := t.lastUsableFor(diskSectors)
@@ -322,24 +347,24 @@ func writeGPT(w gptWriter, t *gptTable, diskSize int64) error {
 	if t.entriesLBA < 2 || t.entriesLBA+t.arraySectors() > t.firstUsable {
 		return fmt.Errorf("entry array at LBA %d overlaps the usable area starting at LBA %d", t.entriesLBA, t.firstUsable)
 	}
-	sort.Slice(t.entries, func(i, j int) bool { return t.entries[i].index < t.entries[j].index })
+	sort.Slice(t.Entries, func(i, j int) bool { return t.Entries[i].Index < t.Entries[j].Index })
 	array := make([]byte, uint64(t.numEntries)*uint64(t.entrySize))
-	for i := range t.entries {
-		e := &t.entries[i]
-		if e.index < 1 || e.index > int(t.numEntries) {
-			return fmt.Errorf("partition index %d is outside 1-%d", e.index, t.numEntries)
+	for i := range t.Entries {
+		e := &t.Entries[i]
+		if e.Index < 1 || e.Index > int(t.numEntries) {
+			return fmt.Errorf("partition index %d is outside 1-%d", e.Index, t.numEntries)
 		}
-		if e.first < t.firstUsable || e.last > last || e.first > e.last {
-			return fmt.Errorf("partition %d (LBA %d-%d) does not fit the usable area %d-%d", e.index, e.first, e.last, t.firstUsable, last)
+		if e.First < t.firstUsable || e.Last > last || e.First > e.Last {
+			return fmt.Errorf("partition %d (LBA %d-%d) does not fit the usable area %d-%d", e.Index, e.First, e.Last, t.firstUsable, last)
 		}
-		if i > 0 && t.entries[i-1].index == e.index {
-			return fmt.Errorf("two partitions use index %d", e.index)
+		if i > 0 && t.Entries[i-1].Index == e.Index {
+			return fmt.Errorf("two partitions use index %d", e.Index)
 		}
 		b, err := encodeEntry(e, t.entrySize)
 		if err != nil {
 			return err
 		}
-		copy(array[(e.index-1)*int(t.entrySize):], b)
+		copy(array[(e.Index-1)*int(t.entrySize):], b)
 	}
 	t.lastUsable = last
 	arrayCRC := crc32.ChecksumIEEE(array)
@@ -354,7 +379,7 @@ func writeGPT(w gptWriter, t *gptTable, diskSize int64) error {
 		binary.LittleEndian.PutUint64(b[32:40], alt)
 		binary.LittleEndian.PutUint64(b[40:48], t.firstUsable)
 		binary.LittleEndian.PutUint64(b[48:56], last)
-		t.diskGUID.putDisk(b[56:72])
+		t.DiskGUID.putDisk(b[56:72])
 		binary.LittleEndian.PutUint64(b[72:80], entries)
 		binary.LittleEndian.PutUint32(b[80:84], t.numEntries)
 		binary.LittleEndian.PutUint32(b[84:88], t.entrySize)
@@ -387,10 +412,10 @@ func writeGPT(w gptWriter, t *gptTable, diskSize int64) error {
 	return nil
 }
 
-// protectiveMBR returns sector 0 for a GPT disk of diskSectors sectors: one
+// ProtectiveMBR returns sector 0 for a GPT disk of diskSectors sectors: one
 // partition of type 0xEE covering the disk, so MBR-only tools leave it
 // alone. bootCode (the first 440 bytes of the old sector 0) is kept.
-func protectiveMBR(old []byte, sectorSize int64, diskSectors uint64) []byte {
+func ProtectiveMBR(old []byte, sectorSize int64, diskSectors uint64) []byte {
 	b := make([]byte, sectorSize)
 	if len(old) >= 440 {
 		copy(b[:440], old[:440])
@@ -409,18 +434,18 @@ func protectiveMBR(old []byte, sectorSize int64, diskSectors uint64) []byte {
 	return b
 }
 
-// tableFile is what writeTable needs: writeGPT's positioned writes and
+// tableFile is what WriteTable needs: writeGPT's positioned writes and
 // flush, plus reading sector 0.
 type tableFile interface {
 	gptWriter
 	io.ReaderAt
 }
 
-// writeTable writes the GPT (see writeGPT), then makes a protective MBR
+// WriteTable writes the GPT (see writeGPT), then makes a protective MBR
 // cover the disk's current size: a disk that grew keeps the old size in
 // its 0xEE entry otherwise, which sfdisk and fdisk report as an error. A
 // hybrid MBR, or sector 0 without a protective MBR, is left as it is.
-func writeTable(f tableFile, t *gptTable, diskSize int64) error {
+func WriteTable(f tableFile, t *GPT, diskSize int64) error {
 	if err := writeGPT(f, t, diskSize); err != nil {
 		return err
 	}
@@ -428,7 +453,7 @@ func writeTable(f tableFile, t *gptTable, diskSize int64) error {
 	if _, err := f.ReadAt(sector0, 0); err != nil {
 		return fmt.Errorf("read the protective MBR: %w", err)
 	}
-	if classifyMBR(sector0) != mbrProtective {
+	if ClassifyMBR(sector0) != MBRProtective {
 		return nil
 	}
 	want := uint64(diskSize/t.sectorSize) - 1
@@ -449,20 +474,21 @@ func writeTable(f tableFile, t *gptTable, diskSize int64) error {
 	return nil
 }
 
-// mbrKind classifies sector 0.
-type mbrKind int
+// MBRKind classifies sector 0.
+type MBRKind int
 
+// The kinds of sector 0 ClassifyMBR tells apart.
 const (
-	mbrNone       mbrKind = iota // no boot signature, or no partitions
-	mbrProtective                // a GPT's protective MBR
-	mbrHybrid                    // 0xEE plus other partitions: leave it alone
-	mbrPartitions                // a DOS partition table
+	MBRNone       MBRKind = iota // no boot signature, or no partitions
+	MBRProtective                // a GPT's protective MBR
+	MBRHybrid                    // 0xEE plus other partitions: leave it alone
+	MBRPartitions                // a DOS partition table
 )
 
-// classifyMBR reads the partition entries of sector 0.
-func classifyMBR(sector0 []byte) mbrKind {
+// ClassifyMBR reads the partition entries of sector 0.
+func ClassifyMBR(sector0 []byte) MBRKind {
 	if len(sector0) < 512 || sector0[510] != 0x55 || sector0[511] != 0xaa {
-		return mbrNone
+		return MBRNone
 	}
 	var ee, other int
 	for i := 0; i < 4; i++ {
@@ -475,20 +501,20 @@ func classifyMBR(sector0 []byte) mbrKind {
 			// FAT and NTFS boot sectors also end in 55AA; their "partition
 			// entries" are boot code. A real entry has a valid boot flag.
 			if e[0] != 0 && e[0] != 0x80 {
-				return mbrNone
+				return MBRNone
 			}
 			other++
 		}
 	}
 	switch {
 	case ee > 0 && other == 0:
-		return mbrProtective
+		return MBRProtective
 	case ee > 0:
-		return mbrHybrid
+		return MBRHybrid
 	case other > 0:
-		return mbrPartitions
+		return MBRPartitions
 	}
-	return mbrNone
+	return MBRNone
 }
 
 // alignUnit is 1 MiB in sectors.
@@ -502,16 +528,16 @@ func alignUnit(sectorSize int64) uint64 {
 func alignUp(x, a uint64) uint64   { return (x + a - 1) / a * a }
 func alignDown(x, a uint64) uint64 { return x / a * a }
 
-// largestFree returns the largest 1 MiB-aligned free extent (inclusive LBAs)
+// LargestFree returns the largest 1 MiB-aligned free extent (inclusive LBAs)
 // of the table on a disk of diskSectors sectors.
-func (t *gptTable) largestFree(diskSectors uint64) (first, last uint64, ok bool) {
+func (t *GPT) LargestFree(diskSectors uint64) (first, last uint64, ok bool) {
 	a := alignUnit(t.sectorSize)
 	end := t.lastUsableFor(diskSectors)
 	if end == 0 {
 		return 0, 0, false
 	}
-	used := append([]gptEntry(nil), t.entries...)
-	sort.Slice(used, func(i, j int) bool { return used[i].first < used[j].first })
+	used := append([]GPTEntry(nil), t.Entries...)
+	sort.Slice(used, func(i, j int) bool { return used[i].First < used[j].First })
 	cursor := t.firstUsable
 	consider := func(lo, hi uint64) { // free LBAs lo..hi inclusive
 		s := alignUp(lo, a)
@@ -524,11 +550,11 @@ func (t *gptTable) largestFree(diskSectors uint64) (first, last uint64, ok bool)
 		}
 	}
 	for _, u := range used {
-		if u.first > cursor {
-			consider(cursor, u.first-1)
+		if u.First > cursor {
+			consider(cursor, u.First-1)
 		}
-		if u.last+1 > cursor {
-			cursor = u.last + 1
+		if u.Last+1 > cursor {
+			cursor = u.Last + 1
 		}
 	}
 	if cursor <= end {
@@ -537,19 +563,19 @@ func (t *gptTable) largestFree(diskSectors uint64) (first, last uint64, ok bool)
 	return first, last, ok
 }
 
-// growLimit returns the last LBA entry e may grow to on a disk of
+// GrowLimit returns the last LBA entry e may grow to on a disk of
 // diskSectors sectors: up to the next partition or the end of the usable
-// area, with the end aligned to 1 MiB. It never returns less than e.last.
-func (t *gptTable) growLimit(e *gptEntry, diskSectors uint64) uint64 {
+// area, with the end aligned to 1 MiB. It never returns less than e.Last.
+func (t *GPT) GrowLimit(e *GPTEntry, diskSectors uint64) uint64 {
 	limit := t.lastUsableFor(diskSectors)
-	for _, o := range t.entries {
-		if o.index != e.index && o.first > e.last && o.first-1 < limit {
-			limit = o.first - 1
+	for _, o := range t.Entries {
+		if o.Index != e.Index && o.First > e.Last && o.First-1 < limit {
+			limit = o.First - 1
 		}
 	}
 	end := alignDown(limit+1, alignUnit(t.sectorSize))
-	if end == 0 || end-1 < e.last {
-		return e.last
+	if end == 0 || end-1 < e.Last {
+		return e.Last
 	}
 	return end - 1
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package blockdev
+package blocktopo
 
 import (
 	"fmt"
