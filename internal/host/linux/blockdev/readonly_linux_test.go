@@ -23,7 +23,6 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
@@ -191,7 +190,7 @@ func TestReadsLeaveTheNodeAlone(t *testing.T) {
 
 			tc.skew(t, l, start, length)
 			view, table := l.kernelView(t), l.tableBytes(t, size)
-			objects := objecthost.NewHostObjects(hostset.Set{Disk: b.Disk(), Volume: b.Volume()})
+			objects := objecthost.NewHostObjects(b.Volume(), b.Disk(), nil)
 
 			// Every read, with what it must answer from the table on the
 			// disk. Errors are only allowed where the question has no
