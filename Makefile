@@ -33,17 +33,16 @@ cross: ## Build everything for linux/amd64 and windows/amd64 (the root module an
 	GOOS=windows GOARCH=amd64 $(GO) build -C cmd ./...
 
 .PHONY: generate
-generate: ## Regenerate protobuf stubs, the versioned adapters, library mode's group guards and the Win32 syscall stubs.
+generate: ## Regenerate protobuf stubs, the versioned adapters, the method facts (gate, audit, host metrics), the call gate's guards, library mode's Node accessors and the Win32 syscall stubs.
 	hack/generate-protos.sh
 	$(GO) run -C cmd ./convgen -dir ..
-	$(GO) test ./inprocess -run '^TestGroupsGenerated$$' -count=1 -args -update
 	hack/generate-winsyscall.sh
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter client inprocess internal/host/windows; git diff --stat -- api internal/adapter client inprocess internal/host/windows; exit 1; \
+		git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; git diff --stat -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; exit 1; \
 	fi
 
 .PHONY: vet
@@ -101,7 +100,7 @@ linuxe2e: ## As root: the daemon on real loop disks, end to end (test/linuxe2e; 
 	$(GO) test -race -count=1 ./test/linuxe2e/
 
 .PHONY: client
-client: ## Run the client's tests alone (part of the root module, so unit runs them too; test/clientneg runs the client against the daemon).
+client: ## Run the client's and the mounter's tests alone, against the daemon's server code too (part of the root module, so unit runs them too).
 	$(GO) test -race -count=1 ./client/...
 
 .PHONY: wirecompat
@@ -117,7 +116,7 @@ wirecompat: ## Run upstream csi-proxy's client stubs against the daemon (separat
 # stopped while a call is in flight and uninstalled.
 WINE_PACKAGES := ./hostpath/ ./errdefs/ ./internal/leaf/keylock/ ./internal/transport/ ./internal/server/ \
 	./groups/... ./host/simulated/ ./internal/host/windows/... ./internal/identity/... ./internal/policy/ ./internal/audit/ \
-	./internal/winsvc/... ./test/clientneg/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
+	./internal/winsvc/... ./client/ ./internal/leaf/printable/ ./internal/leaf/fieldname/ ./internal/hostset/ ./inprocess/ \
 	./examples/driver/nodeops/
 
 # The same for the cmd module (the daemon's start and stop, the Windows service).

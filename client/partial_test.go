@@ -22,7 +22,7 @@ import (
 // serveHealth serves, at each named endpoint in dir, only a health service
 // that reports the endpoint's version service as serving: enough for Dial
 // to negotiate it (calls would fail, and these tests make none that reach
-// it). The real daemon is tested in test/clientneg and examples/node-plugin.
+// it). The real daemon is tested in negotiation_test.go and examples/node-plugin.
 func serveHealth(t *testing.T, dir string, endpoints ...string) {
 	t.Helper()
 	for _, ep := range endpoints {

@@ -14,6 +14,11 @@
 // errgrpc.FromGRPC, so errors.Is works on both sides of the pipe. An error
 // that wraps no sentinel is a host failure and becomes codes.Internal,
 // never codes.Unknown.
+//
+// Code names how a call ended, with gRPC's numbers but without gRPC, and
+// CodeOf is the one table from sentinels to codes: errgrpc, the call gate
+// and the audit log all read it, so the daemon's statuses, library mode's
+// outcomes and the audit records cannot disagree.
 package errdefs
 
 import (

@@ -8,4 +8,10 @@
 // the Service that joins them. The Service is where every rule that must hold
 // however a call arrives lives: validation, path policy, idempotency and
 // per-object locking.
+//
+// Every method of an Interface says in its doc comment whether it changes
+// the node: //convgen:mutates or //convgen:read. convgen generates from
+// them the audit log's classification of every method and of every RPC
+// that calls it (a mutating call has its intent recorded before it runs),
+// so the decision is stated once, next to the method (internal/convgen).
 package groups

@@ -10,7 +10,7 @@ import (
 )
 
 // Node is the six API groups of one node, however they are reached: through
-// the daemon's endpoints (the client module's Dial) or inside the calling
+// the daemon's endpoints (package client's Dial) or inside the calling
 // process (library mode, package inprocess). Driver code written against
 // Node runs unchanged in both modes; switching is a change of constructor.
 //

@@ -56,14 +56,14 @@ func (f *fakeSystem) Close() error {
 func fakeNode(t *testing.T, o Options, sys *fakeSystem) (*Node, error) {
 	t.Helper()
 	o.Host = HostSimulated
-	h, err := hostset.New(hostset.Config{Host: HostSimulated, WorkingDirs: workingDirs(o)})
-	if err != nil {
-		t.Fatal(err)
+	hooks := nodeHooks(o)
+	hooks.Instrument = func(h hostset.Set) hostset.Set {
+		sys.Host = h.System
+		h.System = sys
+		h.Closer = sys // as the Linux backend names its systemd connection
+		return h
 	}
-	sys.Host = h.System
-	h.System = sys
-	h.Closer = sys // as the Linux backend names its systemd connection
-	n, err := newNode(o, h)
+	n, err := newNode(o, hooks)
 	if err == nil {
 		t.Cleanup(func() { _ = n.Close() })
 	}

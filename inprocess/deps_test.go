@@ -20,7 +20,9 @@ import (
 var forbidden = []struct{ prefix, why string }{
 	{"google.golang.org/grpc", "the wire: library mode has none (errdefs/errgrpc, grpccreds and the server keep it out)"},
 	{"github.com/prometheus/", "metrics: Options.Metrics is a hook; inprocess/prommetrics links Prometheus on request"},
-	{"github.com/csi-node-proxy/csi-node-proxy/internal/adapter", "the wire adapters and stubs of every version"},
+	{"google.golang.org/protobuf", "wire messages: the call gate reads paths, objects and secrets from the group models' declarations, not from protos"},
+	{"github.com/csi-node-proxy/csi-node-proxy/api", "the wire stubs of every version"},
+	{"github.com/csi-node-proxy/csi-node-proxy/internal/adapter", "the wire adapters of every version"},
 	{"github.com/csi-node-proxy/csi-node-proxy/internal/server", "the gRPC server; the call gate is internal/callgate"},
 }
 

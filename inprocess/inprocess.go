@@ -36,12 +36,7 @@ package inprocess
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -49,11 +44,9 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -105,6 +98,20 @@ type Options struct {
 	// /proc/1/mountinfo, ignored when unreadable; a path given must be
 	// readable; "none" reads only the process's own table.
 	LinuxHostMountTable string
+	// LinuxDiskReadTimeout bounds how long a call waits for one disk's
+	// partition table on the Linux host (--linux-disk-read-timeout): a
+	// disk that does not answer in time is reported unreadable and the
+	// call goes on with the others; 0 is the daemon's default, 10 s.
+	LinuxDiskReadTimeout time.Duration
+	// SMBPermissions are the owner, group, modes and SELinux context of
+	// the Linux host's SMB mounts (--smb-uid, --smb-gid, --smb-file-mode,
+	// --smb-dir-mode, --smb-selinux-context); nil is the daemon's
+	// default, modes 0777 and owner root. Given, every field counts as
+	// the daemon's flag would: a mode 0 is the kernel's 0755, so set
+	// FileMode and DirMode to 0o777 to keep the default modes. The
+	// smbPermissions of the policy rule that allows a mapping override
+	// them field by field.
+	SMBPermissions *SMBPermissions
 
 	// Simulated describes the simulated host (HostSimulated) in memory;
 	// SimConfigFile names a JSON file describing it (--sim-config); give
@@ -156,6 +163,15 @@ type Options struct {
 	Metrics Metrics
 }
 
+// SMBPermissions are the owner, group, modes and SELinux context the files
+// of an SMB mapping show to local processes on a Linux node (the cifs
+// uid=, gid=, file_mode=, dir_mode= and context= mount options), as a
+// policy rule's smbPermissions spell them: UID and GID nil leave the
+// kernel's (root), a mode 0 the kernel's 0755, SELinuxContext "" none.
+// Modes are permission bits, at most 0777; the context is
+// user:role:type:level. Windows nodes ignore them.
+type SMBPermissions = policy.SMBPermissions
+
 // Metrics is told of every call a Node lets through, synchronously on
 // the call's path, so it must be quick and safe for concurrent use. The
 // arguments are the only label values a driver needs and none comes from
@@ -191,18 +207,20 @@ const (
 type Node struct {
 	sec *security
 	sim *simulated.Host
-	// set is the six groups behind the call gate: each field a guard
-	// in front of the group Service hostset built.
+	// set is the six groups behind the call gate (callgate.Gate.Guard):
+	// each field a guard in front of the group Service hostset built.
 	set groups.Set
 }
 
 var _ groups.Node = (*Node)(nil)
 
 // New builds the host o names and the group Services on it, loads the
-// policy and opens the audit log. Like the daemon it refuses to start on
-// anything it cannot honour: a policy that does not load, an audit log
-// that cannot be opened, a backend this OS cannot run. Nothing on the
-// host changes until a call arrives.
+// policy and opens the audit log, as the daemon does at start (package
+// hostset assembles both from the same configuration). Like the daemon it
+// refuses to start on anything it cannot honour: a policy that does not
+// load, an audit log that cannot be opened, SMB permissions that are no
+// mount options, a backend this OS cannot run. Nothing on the host
+// changes until a call arrives.
 //
 // ctx is used while New runs; the Node (and the reloading of its policy
 // file) lives until Close.
@@ -210,56 +228,68 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return newNode(o, nodeHooks(o))
+}
+
+// nodeConfig is the node configuration o describes: the one mapping of
+// Options onto hostset.Config, with library mode's zero values (nil
+// RequirePrivacy, a zero PolicyReloadInterval, an empty KubeletPath)
+// meaning the daemon's flag defaults.
+func nodeConfig(o Options) hostset.Config {
 	if o.Host == "" {
 		o.Host = hostset.Default()
 	}
-	dirs := workingDirs(o)
-	requirePrivacy := o.RequirePrivacy == nil || *o.RequirePrivacy
-	// The Linux SMB backend reads the policy's smbPermissions per call;
-	// the policy is loaded by newNode, after the host.
-	store := new(atomic.Pointer[policy.Store])
-	h, err := hostset.New(hostset.Config{
-		Host: o.Host, WorkingDirs: dirs, RequirePrivacy: requirePrivacy,
-		LinuxFilesystem: o.LinuxFilesystem, LinuxHostMountTable: o.LinuxHostMountTable, Policy: store.Load,
-		Simulated: o.Simulated, SimConfigFile: o.SimConfigFile, SimDisks: o.SimDisks,
-	})
-	if err != nil {
-		return nil, err
+	interval := o.PolicyReloadInterval
+	switch {
+	case interval == 0:
+		interval = policy.DefaultReloadInterval
+	case interval < 0:
+		interval = 0 // only on Reload
 	}
-	n, err := newNode(o, h)
-	if err != nil {
-		return nil, err
+	return hostset.Config{
+		Host:                 o.Host,
+		WorkingDirs:          workingDirs(o),
+		RequirePrivacy:       o.RequirePrivacy == nil || *o.RequirePrivacy,
+		LinuxFilesystem:      o.LinuxFilesystem,
+		LinuxHostMountTable:  o.LinuxHostMountTable,
+		LinuxDiskReadTimeout: o.LinuxDiskReadTimeout,
+		SMBPermissions:       o.SMBPermissions,
+		Simulated:            o.Simulated,
+		SimConfigFile:        o.SimConfigFile,
+		SimDisks:             o.SimDisks,
+		AllowedServices:      o.AllowedServices,
+		PolicyFile:           o.PolicyFile,
+		PolicyData:           o.PolicyData,
+		PolicyReloadInterval: interval,
+		AuditLog:             o.AuditLog,
+		AuditReads:           o.AuditReads,
+		AuditSync:            o.AuditSync,
+		NodeName:             o.NodeName,
 	}
-	store.Store(n.sec.policy)
-	return n, nil
 }
 
-// newNode builds the Node of o on the host h, which it owns from now on:
-// h is closed by Node.Close, or before newNode returns an error.
-func newNode(o Options, h hostset.Set) (*Node, error) {
-	svc, err := h.Services(o.AllowedServices)
+// nodeHooks is how library mode observes its node: through the driver's
+// metrics hook and logger (klog's when none is given, as the daemon
+// logs). A nil o.Metrics stays a nil callgate.Metrics: the gate tells
+// nobody.
+func nodeHooks(o Options) hostset.Hooks {
+	log := o.Logger
+	if log.GetSink() == nil {
+		log = klog.Background()
+	}
+	return hostset.Hooks{Metrics: o.Metrics, Log: log}
+}
+
+// newNode assembles the node of o with hooks and puts library mode's
+// guards in front of its groups.
+func newNode(o Options, hooks hostset.Hooks) (*Node, error) {
+	hn, err := hostset.NewNode(nodeConfig(o), hooks)
 	if err != nil {
-		_ = h.Close() // nothing ran on h; the error that matters is err
 		return nil, err
 	}
-	sec, err := newSecurity(o, h)
-	if err != nil {
-		_ = h.Close()
-		return nil, err
-	}
-	g := func(group string) *guard { return &guard{sec: sec, group: group} }
-	return &Node{
-		sec: sec,
-		sim: h.Simulated,
-		set: groups.Set{
-			Disk:       diskGuard{g("disk"), svc.Disk},
-			Volume:     volumeGuard{g("volume"), svc.Volume},
-			Filesystem: filesystemGuard{g("filesystem"), svc.Filesystem},
-			SMB:        smbGuard{g("smb"), svc.SMB},
-			ISCSI:      iscsiGuard{g("iscsi"), svc.ISCSI},
-			System:     systemGuard{g("system"), svc.System},
-		},
-	}, nil
+	sec := &security{caller: identity.Self(), node: hn, gate: hn.Gate}
+	sec.bindGate()
+	return &Node{sec: sec, sim: hn.Backends.Simulated, set: sec.gate.Guard(hn.Groups)}, nil
 }
 
 // workingDirs are the directories callers may touch: the working dirs
@@ -287,15 +317,7 @@ func (n *Node) Reload() error {
 		return errClosed
 	}
 	defer n.sec.leave()
-	var errs []error
-	if n.sec.audit != nil {
-		errs = append(errs, n.sec.audit.Reopen())
-	}
-	if n.sec.policy != nil {
-		_, err := n.sec.policy.Reload()
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return n.sec.node.Reload()
 }
 
 // Close ends the Node: calls made from now on fail at once with
@@ -311,91 +333,26 @@ func (n *Node) Close() error {
 	return n.sec.close()
 }
 
-// security is the policy and audit log of a Node, who the caller is, and
-// the calls in flight.
+// security is what library mode keeps around the assembled node: who
+// the caller is, the gate every call goes through, and the calls in
+// flight, so that Close can refuse new calls and wait for the others
+// before the node closes.
 type security struct {
 	caller identity.Caller
-	policy *policy.Store // nil: no policy, every call allowed
-	audit  *audit.Logger // nil: no audit log
-	host   io.Closer     // the host backend, closed last
 	// gate lets every call through: the policy, the audit log, the
 	// metrics hook and the Node's own host answering where the disks and
 	// volumes a call names are (as the daemon's server.Config.Objects).
 	gate callgate.Gate
+	// node is the assembled node: its policy watcher, audit log and
+	// host backend close with it.
+	node *hostset.Node
 
 	mu       sync.Mutex
 	closed   bool           // set by close: enter refuses
 	inFlight sync.WaitGroup // calls between enter and leave
 
-	stopWatch context.CancelFunc
-	watching  chan struct{} // closed when the policy watcher has returned
 	closeOnce sync.Once
 	closeErr  error
-}
-
-// newSecurity loads the policy and opens the audit log o names, as the
-// daemon's setupSecurity does.
-func newSecurity(o Options, h hostset.Set) (*security, error) {
-	s := &security{caller: identity.Self(), host: h, stopWatch: func() {}}
-	if o.PolicyFile != "" || o.PolicyData != nil {
-		if o.PolicyFile != "" && o.PolicyData != nil {
-			return nil, errors.New("inprocess: give PolicyFile or PolicyData, not both")
-		}
-		var err error
-		po := policy.Options{Style: h.Style, Methods: callgate.Methods}
-		if o.PolicyFile != "" {
-			if s.policy, err = policy.Load(o.PolicyFile, po); err != nil {
-				return nil, err
-			}
-		} else {
-			p, err := policy.Parse(o.PolicyData, po)
-			if err != nil {
-				return nil, fmt.Errorf("policy: %w", err)
-			}
-			s.policy = policy.Static(p)
-		}
-	}
-	if o.AuditLog != "" {
-		var err error
-		// Wire messages never reach this Logger; model requests are
-		// redacted by the Logger itself (audit.RedactModel).
-		if s.audit, err = audit.Open(o.AuditLog, audit.Options{Reads: o.AuditReads, Sync: o.AuditSync, Node: nodeName(o)}); err != nil {
-			return nil, err
-		}
-	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = klog.Background()
-	}
-	// A nil o.Metrics stays a nil callgate.Metrics: the gate tells nobody.
-	s.gate = callgate.Gate{Policy: s.policy, Objects: objecthost.NewHostObjects(h), Audit: s.audit, Metrics: o.Metrics, Log: log}
-	if s.policy != nil && o.PolicyFile != "" {
-		interval := o.PolicyReloadInterval
-		if interval == 0 {
-			interval = policy.DefaultReloadInterval
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stopWatch = cancel
-		s.watching = make(chan struct{})
-		go func() {
-			defer close(s.watching)
-			s.policy.Watch(ctx, interval)
-		}()
-	}
-	return s, nil
-}
-
-// nodeName is the node audit records name: Options.NodeName, else the
-// daemon's --node-name default, $NODE_NAME, else the host name.
-func nodeName(o Options) string {
-	if o.NodeName != "" {
-		return o.NodeName
-	}
-	if n := os.Getenv("NODE_NAME"); n != "" {
-		return n
-	}
-	n, _ := os.Hostname() // no name is better than failing over an audit field
-	return n
 }
 
 // enter admits a call, unless the Node is closed; every call admitted
@@ -413,25 +370,16 @@ func (s *security) enter() bool {
 // leave ends a call enter admitted.
 func (s *security) leave() { s.inFlight.Done() }
 
-// close is Node.Close.
+// close is Node.Close: refuse new calls, wait for those in flight (so
+// each is audited), then close the node (policy watcher, audit log,
+// host backend).
 func (s *security) close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
-		s.stopWatch()
-		if s.watching != nil {
-			<-s.watching
-		}
 		s.inFlight.Wait()
-		var errs []error
-		if s.audit != nil {
-			errs = append(errs, s.audit.Close())
-		}
-		if s.host != nil {
-			errs = append(errs, s.host.Close())
-		}
-		s.closeErr = errors.Join(errs...)
+		s.closeErr = s.node.Close()
 	})
 	return s.closeErr
 }

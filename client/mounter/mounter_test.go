@@ -8,8 +8,9 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
 
-// The mounter against a node (library mode and the daemon) is tested in
-// the main module, test/mounter; these are its pure parts.
+// The mounter against a node is tested in simulated_test.go (library mode
+// and the daemon) and fsgroup_linux_test.go (a real Linux node); these are
+// its pure parts.
 
 func TestNormalizeNVMeEUI(t *testing.T) {
 	for in, want := range map[string]string{

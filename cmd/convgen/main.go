@@ -1,9 +1,11 @@
-// Command convgen regenerates the gRPC adapters under internal/adapter, and
-// the client module's per-version stubs under client/internal with its
-// registry of known versions, from the api/ packages and the group models
-// under groups/. Run it from the
-// module root (make generate does). See package internal/convgen for the
-// rules and how to write overrides.
+// Command convgen regenerates the gRPC adapters under internal/adapter, the
+// client's per-version stubs under client/internal with its registry of
+// known versions, the method facts (the call gate's method names, the
+// audit log's read/mutate tables, the Host decorators of
+// internal/metrics/hostmetrics), the call gate's guards and library mode's
+// Node accessors, from the api/ packages and the group models under
+// groups/. Run it from the root module's directory (make generate does).
+// See package internal/convgen for the rules and how to write overrides.
 package main
 
 import (
@@ -21,10 +23,19 @@ func main() {
 		Dir:         *dir,
 		ErrdefsPath: "github.com/csi-node-proxy/csi-node-proxy/errdefs",
 		ClientDir:   "client",
-		// The two sides keep their own copy: the client module must not
-		// link the daemon's packages.
+		// The two sides keep their own copy: the client imports api/,
+		// groups/, errdefs and hostpath only (CONTRIBUTING.md), so a
+		// driver that dials the daemon links none of the daemon's
+		// packages.
 		DiskIDPath:       "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/diskid",
 		ClientDiskIDPath: "github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid",
+		// The method facts and the gate's guards, for the packages that
+		// must not link the wire.
+		GateDir:        "internal/callgate",
+		AuditDir:       "internal/audit",
+		HostMetricsDir: "internal/metrics/hostmetrics",
+		LibraryDir:     "inprocess",
+		PolicyPath:     "github.com/csi-node-proxy/csi-node-proxy/internal/policy",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -30,14 +30,14 @@ func TestDiskReadTimeoutReachesTheBackend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := newHost(cfg)
+		n, err := testNode(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := h.Disk.(interface{ Config() blockdev.Config }).Config().DiskReadTimeout; got != want {
+		if got := n.Backends.Disk.(interface{ Config() blockdev.Config }).Config().DiskReadTimeout; got != want {
 			t.Errorf("%q: the block backend waits %v for a disk, want %v", flag, got, want)
 		}
-		if err := h.Close(); err != nil {
+		if err := n.Close(); err != nil {
 			t.Error(err)
 		}
 	}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -43,15 +41,15 @@ const (
 const defaultHostMountTable = "/proc/1/mountinfo"
 
 // defaultDiskReadTimeout is --linux-disk-read-timeout's default, the
-// Linux block backend's own (blockdev.DefaultDiskReadTimeout;
-// TestDiskReadTimeoutDefault keeps them equal).
-const defaultDiskReadTimeout = 10 * time.Second
+// node's (hostset.DefaultLinuxDiskReadTimeout, which is the Linux block
+// backend's own).
+const defaultDiskReadTimeout = hostset.DefaultLinuxDiskReadTimeout
 
 // defaultSMBMode is the default of --smb-file-mode and --smb-dir-mode,
-// the Linux SMB backend's (cifs.DefaultFileMode, DefaultDirMode): a
-// Windows global mapping serves every process of the node, and so does
-// this mount.
-const defaultSMBMode = 0o777
+// the node's (hostset.DefaultSMBMode, which is the Linux SMB backend's):
+// a Windows global mapping serves every process of the node, and so
+// does this mount.
+const defaultSMBMode = hostset.DefaultSMBMode
 
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
@@ -59,76 +57,38 @@ const defaultShutdownTimeout = 25 * time.Second
 
 // Config is everything the daemon takes from its command line.
 type Config struct {
+	// Config is the node: host backend, working directories, backend
+	// options, allowed services, policy and audit log, filled by the
+	// flags of the same meaning (--host, -kubelet-path and -working-dir,
+	// --linux-*, --smb-*, --sim-*, --allowed-service, --policy,
+	// --policy-reload-interval, --audit-*, --node-name). hostset.NewNode
+	// assembles it, as it does library mode's and the CLI's --local.
+	// WorkingDirs are every -working-dir followed by KubeletPath, as
+	// upstream orders them. LinuxHostMountTable is "" when the flag is
+	// not given, the backend's default (/proc/1/mountinfo, ignored when
+	// unreadable), while a path given must be readable. NodeName is
+	// $NODE_NAME, else the host name, when --node-name is not given.
+	hostset.Config
+
 	// KubeletPath is -kubelet-path, the kubelet's root directory.
 	KubeletPath string
-	// WorkingDirs are the directories callers may touch: every
-	// -working-dir followed by KubeletPath, as upstream orders them.
-	WorkingDirs []string
 	// WindowsService is -windows-service: run under the Service Control
 	// Manager.
 	WindowsService bool
-	// RequirePrivacy is -require-privacy: SMB global mappings demand
-	// encryption. Kept for the Windows SMB backend.
-	RequirePrivacy bool
 	// MetricsBindAddress is -metrics-bind-address; "" means off.
 	MetricsBindAddress string
 
-	// Host is --host: windows, linux or simulated.
-	Host string
 	// Transport is where endpoints are created and who may open them
 	// (--socket-dir, --socket-mode, --socket-owner, --socket-group,
 	// --pipe-sddl).
 	Transport transport.Options
 	// APIs are the group-versions to serve (--apis).
 	APIs []adapter.API
-	// AllowedServices are the only services StartService and StopService
-	// may touch (--allowed-service).
-	AllowedServices []string
-	// SimConfig is --sim-config, a JSON file describing the simulated host.
-	SimConfig string
-	// SimDisks are the --sim-disk specs, parsed by the simulated host.
-	SimDisks []string
-	// LinuxFilesystem is --linux-filesystem: what FormatVolume creates on
-	// the Linux host (ext4 or xfs).
-	LinuxFilesystem string
-	// LinuxHostMountTable is --linux-host-mount-table: the host's mount
-	// table the Linux block backend reads besides its own, an absolute
-	// path or "none"; "" when the flag is not given, which is the
-	// backend's default (/proc/1/mountinfo, ignored when unreadable),
-	// while a path given must be readable.
-	LinuxHostMountTable string
-	// LinuxDiskReadTimeout is --linux-disk-read-timeout: how long a call
-	// waits for one disk's partition table on the Linux host.
-	LinuxDiskReadTimeout time.Duration
-	// SMBPermissions are the owner, group, modes and SELinux context of
-	// the Linux host's SMB mounts (--smb-uid, --smb-gid, --smb-file-mode,
-	// --smb-dir-mode, --smb-selinux-context); a policy rule's
-	// smbPermissions override them for its callers.
-	SMBPermissions policy.SMBPermissions
-	// policy is filled by serve with the policy store once it is
-	// loaded, after the host is built: the Linux SMB backend reads the
-	// rules' smbPermissions from it per call.
-	policy *atomic.Pointer[policy.Store]
 	// ShutdownTimeout bounds the graceful shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
 	// PipeGroup is --pipe-group: a local group (SID, or name on Windows)
 	// granted read/write on the pipes next to Administrators and SYSTEM.
 	PipeGroup string
-	// Policy is --policy, the authorisation policy file; "" means none.
-	Policy string
-	// PolicyReloadInterval is --policy-reload-interval; 0 turns reloading
-	// off.
-	PolicyReloadInterval time.Duration
-	// AuditLog is --audit-log: a file, "-" for stderr, "" for none.
-	AuditLog string
-	// AuditReads is --audit-reads: audit calls that only read, too.
-	AuditReads bool
-	// AuditSync is --audit-sync: fsync the audit file after every record
-	// (audit.Options.Sync).
-	AuditSync bool
-	// NodeName is --node-name: the node every audit record names; when
-	// the flag is not given, $NODE_NAME, else the host name.
-	NodeName string
 	// CRIEndpoint is --cri-endpoint: the node's container runtime, asked
 	// for the pod namespace, pod name and container name of each caller
 	// in a container (cri.Resolver); "" asks nothing.
@@ -224,7 +184,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 	set.StringVar(&cfg.LinuxHostMountTable, "linux-host-mount-table", defaultHostMountTable, "With --host=linux: the host's mount table (a mountinfo file), read besides the proxy's own, so that a disk mounted only on the host, outside the working directories, is never partitioned, formatted, mounted, resized or taken offline. The default, the table of PID 1, is the host's when the daemon shares the host's PID namespace (a systemd service, a pod with hostPID) and the container's own otherwise, and is ignored when unreadable; a pod without hostPID can mount the host's /proc (at /host/proc, say) and give /host/proc/1/mountinfo. A path given must be readable or the daemon does not start; none reads only the proxy's own table")
 	set.DurationVar(&cfg.LinuxDiskReadTimeout, "linux-disk-read-timeout", defaultDiskReadTimeout, "With --host=linux: how long a call waits for one disk's partition table; a disk that does not answer in time (a passive multipath path, a failed transport) is reported unreadable and the call goes on with the other disks")
 	addSMBFlags(set, cfg)
-	set.StringVar(&cfg.SimConfig, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
+	set.StringVar(&cfg.SimConfigFile, "sim-config", "", "JSON file describing the simulated host (--host=simulated)")
 	set.Var((*stringList)(&cfg.SimDisks), "sim-disk", "Extra disk of the simulated host, e.g. size=10GiB,location=1:0:0:2 (repeatable)")
 	set.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "How long calls in flight may run after SIGTERM (or the Windows service's Stop) before they are cut off")
 	set.BoolVar(&cfg.showVersion, "version", false, "Print the version, commit, build date and Go version, then exit")
@@ -237,7 +197,7 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 // addSMBFlags defines the flags of the Linux host's SMB mount
 // permissions.
 func addSMBFlags(set *flag.FlagSet, cfg *Config) {
-	cfg.SMBPermissions.FileMode, cfg.SMBPermissions.DirMode = defaultSMBMode, defaultSMBMode
+	cfg.SMBPermissions = &policy.SMBPermissions{FileMode: defaultSMBMode, DirMode: defaultSMBMode}
 	id := func(dst **uint32) func(string) error {
 		return func(s string) error {
 			n, err := strconv.ParseUint(s, 10, 32)
@@ -355,7 +315,7 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 		return Config{}, fmt.Errorf("-logging-format %q: want text or json", cfg.LoggingFormat)
 	}
 	if !flagSet(set, "node-name") {
-		cfg.NodeName = defaultNodeName()
+		cfg.NodeName = hostset.DefaultNodeName()
 	}
 	if err := checkSecurityFlags(&cfg, set); err != nil {
 		return Config{}, err
@@ -367,17 +327,6 @@ func parseFlagsWith(args []string, available []adapter.API) (Config, error) {
 	cfg.APIs = selected
 	cfg.logsToStderr = set.Lookup("logtostderr").Value.String() == "true"
 	return cfg, nil
-}
-
-// defaultNodeName is --node-name's default: $NODE_NAME (the DaemonSets
-// set it from spec.nodeName, which is what Kubernetes calls the node),
-// else the host name, else "".
-func defaultNodeName() string {
-	if n := os.Getenv("NODE_NAME"); n != "" {
-		return n
-	}
-	n, _ := os.Hostname() // no name is better than failing to start over an audit field
-	return n
 }
 
 // flagSet tells whether the command line set the named flag.

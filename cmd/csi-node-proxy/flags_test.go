@@ -79,7 +79,7 @@ func TestParseDefaults(t *testing.T) {
 	if len(cfg.APIs) != len(registry) {
 		t.Errorf("APIs %v, want all", apiNames(cfg.APIs))
 	}
-	if len(cfg.AllowedServices) != 0 || cfg.SimConfig != "" || len(cfg.SimDisks) != 0 {
+	if len(cfg.AllowedServices) != 0 || cfg.SimConfigFile != "" || len(cfg.SimDisks) != 0 {
 		t.Errorf("new flags not empty by default: %+v", cfg)
 	}
 	if cfg.ShutdownTimeout != defaultShutdownTimeout || !cfg.logsToStderr {
@@ -129,7 +129,7 @@ func TestParseNewFlags(t *testing.T) {
 	if cfg.Transport != want {
 		t.Errorf("transport %+v, want %+v", cfg.Transport, want)
 	}
-	if cfg.Host != "simulated" || cfg.SimConfig != "/etc/sim.json" || cfg.ShutdownTimeout != 5*time.Second {
+	if cfg.Host != "simulated" || cfg.SimConfigFile != "/etc/sim.json" || cfg.ShutdownTimeout != 5*time.Second {
 		t.Errorf("cfg %+v", cfg)
 	}
 	if got := apiNames(cfg.APIs); !slices.Equal(got, []string{"csi-proxy-disk-v1", "csi-proxy-volume-v2alpha1"}) {
@@ -229,8 +229,11 @@ func TestStartupRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := newHost(cfg); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("newHost(%s) on %s = %v, want %q", host, runtime.GOOS, err, want)
+		if n, err := testNode(cfg); err == nil || !strings.Contains(err.Error(), want) {
+			if err == nil {
+				_ = n.Close()
+			}
+			t.Errorf("newNode(%s) on %s = %v, want %q", host, runtime.GOOS, err, want)
 		}
 	}
 }
@@ -262,10 +265,12 @@ func TestLinuxDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := newHost(cfg)
+		n, err := testNode(cfg)
 		if err != nil {
-			t.Fatalf("newHost(linux): %v", err)
+			t.Fatalf("newNode(linux): %v", err)
 		}
+		defer n.Close()
+		h := n.Backends
 		if h.Style != hostpath.POSIX || h.Disk == nil || h.Volume == nil || h.Filesystem == nil || h.SMB == nil || h.ISCSI == nil || h.System == nil {
 			t.Errorf("linux host incomplete: %+v", h)
 		}
@@ -315,14 +320,12 @@ func TestSimulatedHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := newHost(cfg)
+	n, err := testNode(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newGroups(cfg, h); err != nil {
-		t.Fatal(err)
-	}
-	locs, err := h.Disk.ListDiskLocations(t.Context())
+	defer n.Close()
+	locs, err := n.Backends.Disk.ListDiskLocations(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +340,10 @@ func TestSimulatedHost(t *testing.T) {
 	}
 
 	cfg.SimDisks = []string{"size=lots"}
-	if _, err := newHost(cfg); err == nil || !strings.Contains(err.Error(), "-sim-disk") {
+	if n, err := testNode(cfg); err == nil || !strings.Contains(err.Error(), "-sim-disk") {
+		if err == nil {
+			_ = n.Close()
+		}
 		t.Errorf("bad --sim-disk: %v", err)
 	}
 }

@@ -40,18 +40,18 @@ func TestHostMountTableReachesTheBackend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := newHost(cfg)
+		n, err := testNode(cfg)
 		if err != nil {
-			t.Fatalf("%s: newHost: %v", tc.flag, err)
+			t.Fatalf("%s: newNode: %v", tc.flag, err)
 		}
-		cb, ok := h.Disk.(interface{ Config() blockdev.Config })
+		cb, ok := n.Backends.Disk.(interface{ Config() blockdev.Config })
 		if !ok {
-			t.Fatalf("the Linux disk backend %T does not tell its Config", h.Disk)
+			t.Fatalf("the Linux disk backend %T does not tell its Config", n.Backends.Disk)
 		}
 		if got := cb.Config().HostMountTable; got != tc.want {
 			t.Errorf("%q: the block backend reads the host's table at %q, want %q", tc.flag, got, tc.want)
 		}
-		if err := h.Close(); err != nil {
+		if err := n.Close(); err != nil {
 			t.Error(err)
 		}
 	}
@@ -60,10 +60,10 @@ func TestHostMountTableReachesTheBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, err := newHost(cfg); err == nil {
-		_ = h.Close()
+	if n, err := testNode(cfg); err == nil {
+		_ = n.Close()
 		t.Errorf("a missing --linux-host-mount-table was accepted")
 	} else if !strings.Contains(err.Error(), missing) {
-		t.Errorf("newHost with a missing table: %v, want it named", err)
+		t.Errorf("newNode with a missing table: %v, want it named", err)
 	}
 }

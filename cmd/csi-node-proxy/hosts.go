@@ -1,51 +1,32 @@
 package main
 
 import (
-	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
-// buildHost is newHost; a test replaces it to watch the host be closed.
-var buildHost = newHost
+// buildNode is hostset.NewNode; a test replaces it to watch the host be
+// closed.
+var buildNode = hostset.NewNode
 
-// newHost builds the backend --host names. Package hostset knows the
-// backends; library mode (package inprocess) builds its hosts there too,
-// so the two cannot drift apart. The Set's Closer is the backend as
-// built, so instrumentHost's metrics wrappers never hide what Close must
-// release.
-func newHost(cfg Config) (hostset.Set, error) {
-	return hostset.New(hostsetConfig(cfg))
+// newNode assembles the node the flags describe (cfg.Config): package
+// hostset builds the host, the group Services, the policy and the audit
+// log, as it does for library mode and the CLI's --local, so the modes
+// cannot drift apart. The daemon adds its hooks (nodeHooks).
+func newNode(cfg Config, mx *metrics.Metrics, warnings *identityWarnings, ids identity.Options) (*hostset.Node, error) {
+	return buildNode(cfg.Config, nodeHooks(cfg, mx, warnings, ids))
 }
 
-// newGroups builds the six group services on the host, confined to the
-// working directories the host was built for, the way hostset does for
-// library mode.
-func newGroups(cfg Config, h hostset.Set) (groups.Set, error) {
-	return h.Services(cfg.AllowedServices)
-}
-
-// hostsetConfig is the host backend's configuration the flags make.
-func hostsetConfig(cfg Config) hostset.Config {
-	return hostset.Config{
-		Host:                 cfg.Host,
-		WorkingDirs:          cfg.WorkingDirs,
-		RequirePrivacy:       cfg.RequirePrivacy,
-		LinuxFilesystem:      cfg.LinuxFilesystem,
-		LinuxHostMountTable:  cfg.LinuxHostMountTable,
-		LinuxDiskReadTimeout: cfg.LinuxDiskReadTimeout,
-		SMBPermissions:       &cfg.SMBPermissions,
-		Policy:               cfg.policyStore,
-		SimConfigFile:        cfg.SimConfig,
-		SimDisks:             cfg.SimDisks,
+// nodeHooks is what the daemon puts around its node: the metrics
+// decorators on the backends (none with metrics off), the redaction of
+// the wire messages its audit records carry, and the identity warnings,
+// which follow the policy in force. The gate's metrics and log are the
+// server's own (server.Config).
+func nodeHooks(cfg Config, mx *metrics.Metrics, warnings *identityWarnings, ids identity.Options) hostset.Hooks {
+	return hostset.Hooks{
+		Instrument:     func(h hostset.Set) hostset.Set { return instrumentHost(h, mx, cfg.Host) },
+		PolicyReloaded: func(p *policy.Policy) { warnings.update(p, ids) },
 	}
-}
-
-// policyStore is the policy store serve has loaded; nil before it has,
-// and without --policy.
-func (cfg Config) policyStore() *policy.Store {
-	if cfg.policy == nil {
-		return nil
-	}
-	return cfg.policy.Load()
 }

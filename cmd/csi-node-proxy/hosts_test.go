@@ -24,12 +24,16 @@ func TestServeClosesHost(t *testing.T) {
 		t.Skip("the adapter registry is empty: nothing to serve")
 	}
 	var closes atomic.Int32
-	buildHost = func(cfg Config) (hostset.Set, error) {
-		h, err := newHost(cfg)
-		h.Closer = countingCloser{h.Closer, &closes}
-		return h, err
+	buildNode = func(cfg hostset.Config, hooks hostset.Hooks) (*hostset.Node, error) {
+		instrument := hooks.Instrument
+		hooks.Instrument = func(h hostset.Set) hostset.Set {
+			h = instrument(h)
+			h.Closer = countingCloser{h.Closer, &closes}
+			return h
+		}
+		return hostset.NewNode(cfg, hooks)
 	}
-	t.Cleanup(func() { buildHost = newHost })
+	t.Cleanup(func() { buildNode = hostset.NewNode })
 	// A short directory: socket paths must stay under 108 bytes.
 	dir := sockdir.New(t, "cnp")
 	cfg, err := parseFlags([]string{"--host=simulated", "--socket-dir=" + filepath.Join(dir, "run")})
@@ -63,7 +67,7 @@ func TestServeClosesHost(t *testing.T) {
 	// A start that fails after the host exists (the policy file is
 	// missing) closes it as well.
 	closes.Store(0)
-	cfg.Policy = filepath.Join(dir, "no-such-policy.yaml")
+	cfg.PolicyFile = filepath.Join(dir, "no-such-policy.yaml")
 	if err := serve(t.Context(), cfg, n); err == nil {
 		t.Fatal("serve started without its policy file")
 	}

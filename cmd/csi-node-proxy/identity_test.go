@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/fakecri"
@@ -50,11 +50,11 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := setupSecurity(cfg, hostpath.POSIX)
+	ids, err := setupCallers(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scfg := serverConfig(cfg, nil, sec, nil, nil)
+	scfg := serverConfig(cfg, &hostset.Node{}, ids, nil, nil)
 	if scfg.Identity.Workloads == nil {
 		t.Fatal("--cri-endpoint set, but the server identifies callers without the runtime")
 	}
@@ -64,8 +64,8 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil || w.Namespace != "kube-system" || w.PodName != "csi-node-abcde" || w.ContainerName != "driver" {
 		t.Errorf("the runtime at --cri-endpoint says %+v, %v", w, err)
 	}
-	sec.close()
-	if _, err := sec.identity.Workloads.Workload(ctx, strings.Repeat("f", 64)); err == nil {
+	ids.close()
+	if _, err := ids.identity.Workloads.Workload(ctx, strings.Repeat("f", 64)); err == nil {
 		t.Error("the runtime was asked after the daemon closed its connection")
 	}
 
@@ -73,26 +73,26 @@ func TestCRIEndpointFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err = setupSecurity(cfg, hostpath.POSIX)
+	ids, err = setupCallers(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := serverConfig(cfg, nil, sec, nil, nil).Identity.Workloads; w != nil {
+	if w := serverConfig(cfg, &hostset.Node{}, ids, nil, nil).Identity.Workloads; w != nil {
 		t.Errorf("--cri-endpoint= still asks a runtime (%T)", w)
 	}
-	sec.close()
+	ids.close()
 
 	missing := "unix://" + filepath.Join(t.TempDir(), "no-runtime.sock")
 	cfg, err = parseFlagsWith([]string{"--cri-endpoint=" + missing}, registry)
 	if err != nil {
 		t.Fatalf("a runtime socket that does not exist yet is refused: %v", err)
 	}
-	sec, err = setupSecurity(cfg, hostpath.POSIX)
+	ids, err = setupCallers(cfg)
 	if err != nil {
 		t.Fatalf("a runtime socket that does not exist yet stops the daemon: %v", err)
 	}
-	defer sec.close()
-	if _, err := sec.identity.Workloads.Workload(ctx, testContainerID); !errors.Is(err, errdefs.ErrUnavailable) {
+	defer ids.close()
+	if _, err := ids.identity.Workloads.Workload(ctx, testContainerID); !errors.Is(err, errdefs.ErrUnavailable) {
 		t.Errorf("a missing runtime answers %v, want ErrUnavailable", err)
 	}
 
@@ -124,14 +124,14 @@ func TestCRIKubeletPath(t *testing.T) {
 		if got := criConfig(cfg).KubeletPath; got != tc.want {
 			t.Errorf("%v: the runtime resolver reads tokens below %q, want %q", tc.args, got, tc.want)
 		}
-		sec, err := setupSecurity(cfg, hostpath.POSIX)
+		ids, err := setupCallers(cfg)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		src, ok := sec.identity.Workloads.(identity.ServiceAccountSource)
+		src, ok := ids.identity.Workloads.(identity.ServiceAccountSource)
 		if !ok || (src.ServiceAccountsUnknown() == "") != (tc.want != "") {
-			t.Errorf("%v: the daemon's resolver %T does not say whether it reads tokens as configured", tc.args, sec.identity.Workloads)
+			t.Errorf("%v: the daemon's resolver %T does not say whether it reads tokens as configured", tc.args, ids.identity.Workloads)
 		}
-		sec.close()
+		ids.close()
 	}
 }

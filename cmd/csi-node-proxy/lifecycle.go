@@ -28,12 +28,13 @@ func shutdown(srv *server.Server, timeout time.Duration, n winsvc.Notifier) erro
 	return nil
 }
 
-// closeHost releases what h's backends hold, once the server has stopped
-// and no call can reach them. A failure is only logged: the daemon is
-// going away, and its exit status is about serving.
-func closeHost(h hostset.Set) {
-	if err := h.Close(); err != nil {
-		klog.ErrorS(err, "Closing the host backend")
+// closeNode closes the node once the server has stopped and no call can
+// reach it: the policy watcher, the audit log and what the host's
+// backends hold. A failure is only logged: the daemon is going away, and
+// its exit status is about serving.
+func closeNode(n *hostset.Node) {
+	if err := n.Close(); err != nil {
+		klog.ErrorS(err, "Closing the node (audit log, host backend)")
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/hostmetrics"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
@@ -98,17 +98,6 @@ func startMetrics(cfg Config, x metrics.Extra) (m *metrics.Metrics, stop func(),
 	}, nil
 }
 
-// instrumentHostWithObjects is instrumentHost, plus the answers to the
-// policy's questions about disks and volumes (object confinement), which
-// come from h's own backends: a metrics decorator carries a backend's
-// group interface only, not the optional ones the object answers look
-// for (objecthost.VolumeMounter: where the Linux block backend's volumes
-// are mounted), so answers built on the decorated set would fail every
-// confined call closed whenever metrics are on.
-func instrumentHostWithObjects(h hostset.Set, m *metrics.Metrics, backend string) (hostset.Set, *objecthost.HostObjects) {
-	return instrumentHost(h, m, backend), objecthost.NewHostObjects(h)
-}
-
 // instrumentHost times every operation of h's backends into m's
 // csi_node_proxy_host_operation_duration_seconds, labelled with backend
 // (--host). With metrics off (nil m) h is returned unchanged.
@@ -127,8 +116,9 @@ func instrumentHost(h hostset.Set, m *metrics.Metrics, backend string) hostset.S
 }
 
 // trackSecurity makes m report the audit log's write failures and the
-// policy's reload failures. Nothing happens with metrics off.
-func trackSecurity(m *metrics.Metrics, s security) {
-	m.TrackAudit(s.audit)
-	m.TrackPolicy(s.policy)
+// policy's reload failures, of the node's gate g. Nothing happens with
+// metrics off.
+func trackSecurity(m *metrics.Metrics, g callgate.Gate) {
+	m.TrackAudit(g.Audit)
+	m.TrackPolicy(g.Policy)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
@@ -58,7 +59,7 @@ func TestStartMetricsOff(t *testing.T) {
 	if got := instrumentHost(h, nil, hostSimulated); !reflect.DeepEqual(got, h) {
 		t.Error("instrumentHost wrapped the host with metrics off")
 	}
-	trackSecurity(nil, security{}) // must not panic
+	trackSecurity(nil, callgate.Gate{}) // must not panic
 }
 
 // Port 0 serves on a free port; an address that cannot be listened on is

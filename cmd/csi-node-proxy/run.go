@@ -12,9 +12,8 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
@@ -72,35 +71,32 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	if runtime.GOOS != "windows" && cfg.Transport.SocketMode&0o007 != 0 {
 		klog.Warningf("--socket-mode=%#o lets every local user reach a privileged storage proxy", cfg.Transport.SocketMode)
 	}
-	// The host's SMB backend reads the policy's smbPermissions per call;
-	// the policy is loaded below, once the host's path style is known.
-	cfg.policy = new(atomic.Pointer[policy.Store])
-	h, err := buildHost(cfg)
+	ids, err := setupCallers(cfg) // security.go
+	if err != nil {
+		return err
+	}
+	defer ids.close()
+	// The node (hostset): host, group Services, policy (watched from now
+	// on), audit log. A policy that cannot be loaded stops the daemon
+	// from starting: starting without it would allow what it forbids.
+	idWarnings := &identityWarnings{}
+	node, err := newNode(cfg, mx, idWarnings, ids.identity) // hosts.go
 	if err != nil {
 		return err
 	}
 	// Runs after every defer below, so after shutdown (or a failed
 	// start) has stopped the server.
-	defer closeHost(h)
-	h, objects := instrumentHostWithObjects(h, mx, cfg.Host) // metrics.go; h unchanged when metrics are off
-	groups, err := newGroups(cfg, h)
-	if err != nil {
-		return err
-	}
+	defer closeNode(node)
+	logSecurity(node)
+	idWarnings.update(node.Gate.Policy.Policy(), ids.identity)
+	warnings.Store(idWarnings)   // /readyz shows them from now on
+	trackSecurity(mx, node.Gate) // metrics.go
 	if cfg.PipeGroup != "" {
 		if cfg.Transport.PipeSDDL, err = pipeSDDL(cfg.PipeGroup); err != nil {
 			return err
 		}
 	}
-	sec, err := setupSecurity(cfg, h.Style)
-	if err != nil {
-		return err
-	}
-	defer sec.close()
-	cfg.policy.Store(sec.policy)
-	warnings.Store(sec.warnings) // /readyz shows them from now on
-	trackSecurity(mx, sec)       // metrics.go
-	srv, err := server.New(serverConfig(cfg, objects, sec, mx, deps), groups, cfg.APIs)
+	srv, err := server.New(serverConfig(cfg, node, ids, mx, deps), node.Groups, cfg.APIs)
 	if err != nil {
 		return err
 	}
@@ -118,13 +114,12 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 		for {
 			select {
 			case <-hup:
-				sec.hangup()
+				hangup(node)
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	sec.run(ctx, cfg.PolicyReloadInterval)
 	if err := srv.Start(); err != nil {
 		return err
 	}
@@ -134,7 +129,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	}
 	klog.InfoS("csi-node-proxy started", "host", cfg.Host, "workingDirs", cfg.WorkingDirs,
 		"allowedServices", cfg.AllowedServices, "endpoints", len(cfg.APIs),
-		"policy", cfg.Policy, "auditLog", cfg.AuditLog)
+		"policy", cfg.PolicyFile, "auditLog", cfg.AuditLog)
 	n.Started()
 
 	served := make(chan error, 1)
@@ -151,13 +146,13 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 }
 
 // serverConfig is how the endpoints serve: the transport and names the
-// flags give, callers identified as sec says (with the container
-// runtime's answers under --cri-endpoint), sec's policy and audit log,
-// and objects answering the policy's questions about disks and volumes
-// (object confinement: rules with objects).
-func serverConfig(cfg Config, objects *objecthost.HostObjects, sec security, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
+// flags give, callers identified as ids says (with the container
+// runtime's answers under --cri-endpoint), and the node's policy, audit
+// log and answers to the policy's questions about disks and volumes
+// (object confinement: rules with objects), from its gate.
+func serverConfig(cfg Config, n *hostset.Node, ids callers, mx *metrics.Metrics, deps *server.Deprecations) server.Config {
 	return server.Config{
-		Transport: cfg.Transport, Identity: sec.identity, Policy: sec.policy, Objects: objects,
-		Audit: sec.audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
+		Transport: cfg.Transport, Identity: ids.identity, Policy: n.Gate.Policy, Objects: n.Gate.Objects,
+		Audit: n.Gate.Audit, Metrics: mx, EndpointPrefix: cfg.EndpointPrefix, Deprecations: deps, Build: version.String(),
 	}
 }

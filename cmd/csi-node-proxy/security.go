@@ -1,20 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"regexp"
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -24,7 +20,7 @@ import (
 
 // addSecurityFlags defines the authorisation, audit and pipe-group flags.
 func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
-	set.StringVar(&cfg.Policy, "policy", "", "YAML authorisation policy: which callers may call which methods under which paths (default none: every caller that can open an endpoint may call everything)")
+	set.StringVar(&cfg.PolicyFile, "policy", "", "YAML authorisation policy: which callers may call which methods under which paths (default none: every caller that can open an endpoint may call everything)")
 	set.DurationVar(&cfg.PolicyReloadInterval, "policy-reload-interval", policy.DefaultReloadInterval, "How often the policy file is checked for changes; 0 reloads only on SIGHUP")
 	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
@@ -91,19 +87,14 @@ func pipeSDDL(group string) (string, error) {
 	return transport.DefaultPipeSDDL + "(A;;GRGW;;;" + sid + ")", nil
 }
 
-// security is the daemon's authorisation policy and audit log, and how it
-// identifies callers.
-type security struct {
-	policy *policy.Store
-	audit  *audit.Logger
-	// identity says how the endpoints identify callers: with the
-	// container runtime's answers when --cri-endpoint names one.
+// callers is how the daemon identifies its callers: with the container
+// runtime's answers when --cri-endpoint names one.
+type callers struct {
+	// identity says how the endpoints identify callers.
 	identity identity.Options
-	// cri is the connection to the container runtime, closed with the
-	// security; nil without --cri-endpoint.
+	// cri is the connection to the container runtime, closed with
+	// callers; nil without --cri-endpoint.
 	cri *cri.Resolver
-	// warnings are the identity warnings of the policy in force.
-	warnings *identityWarnings
 }
 
 // identityWarnings holds what keeps the daemon from seeing what its
@@ -137,87 +128,55 @@ func (w *identityWarnings) update(p *policy.Policy, o identity.Options) {
 	w.cur.Store(&ws)
 }
 
-// openAuditLog is audit.Open; a test replaces it to see the Options the
-// flags make.
-var openAuditLog = audit.Open
-
-// setupSecurity loads the policy and opens the audit log the Config names.
-// A policy that cannot be loaded stops the daemon from starting: starting
-// without it would allow what it forbids.
-func setupSecurity(cfg Config, style hostpath.Style) (s security, err error) {
-	defer func() {
-		if err != nil {
-			s.close() // a failed start releases what it opened
-		}
-	}()
-	if cfg.CRIEndpoint != "" {
-		// NewCRI does not connect: a runtime that is not there yet
-		// leaves callers' workloads unknown per call (Caller.Incomplete)
-		// and never stops the daemon.
-		cc := criConfig(cfg)
-		if s.cri, err = cri.New(cc); err != nil {
-			return s, err
-		}
-		s.identity.Workloads = s.cri
-		klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint, "serviceAccountTokensBelow", cc.KubeletPath)
+// setupCallers prepares the identification of callers the Config asks
+// for. It does not connect to the container runtime: a runtime that is
+// not there yet leaves callers' workloads unknown per call
+// (Caller.Incomplete) and never stops the daemon.
+func setupCallers(cfg Config) (callers, error) {
+	var c callers
+	if cfg.CRIEndpoint == "" {
+		return c, nil
 	}
-	if cfg.Policy != "" {
-		var err error
-		if s.policy, err = policy.Load(cfg.Policy, policy.Options{Style: style, Methods: callgate.Methods}); err != nil {
-			return s, err
-		}
-		klog.InfoS("Policy loaded", "path", cfg.Policy, "rules", s.policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)
+	cc := criConfig(cfg)
+	r, err := cri.New(cc)
+	if err != nil {
+		return c, err
 	}
-	s.warnings = &identityWarnings{}
-	s.warnings.update(s.policy.Policy(), s.identity)
-	if s.policy != nil {
-		warnings, o := s.warnings, s.identity
-		s.policy.OnReload(func(p *policy.Policy) { warnings.update(p, o) })
-	}
-	if cfg.AuditLog != "" {
-		var err error
-		if s.audit, err = openAuditLog(cfg.AuditLog, audit.Options{Reads: cfg.AuditReads, Redact: server.Redact, Sync: cfg.AuditSync, Node: cfg.NodeName}); err != nil {
-			return s, err
-		}
-		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync, "node", cfg.NodeName)
-	}
-	return s, nil
+	c.cri, c.identity.Workloads = r, r
+	klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint, "serviceAccountTokensBelow", cc.KubeletPath)
+	return c, nil
 }
 
-// run starts reloading the policy in the background until ctx ends.
-func (s security) run(ctx context.Context, interval time.Duration) {
-	if s.policy != nil {
-		go s.policy.Watch(ctx, interval)
+// close closes the connection to the container runtime.
+func (c callers) close() {
+	if c.cri == nil {
+		return
+	}
+	if err := c.cri.Close(); err != nil {
+		klog.ErrorS(err, "Closing the connection to the container runtime")
+	}
+}
+
+// logSecurity says at start which policy and audit log the node has.
+func logSecurity(n *hostset.Node) {
+	cfg := n.Config()
+	if n.Gate.Policy != nil {
+		klog.InfoS("Policy loaded", "path", cfg.PolicyFile, "rules", n.Gate.Policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)
+	}
+	if n.Gate.Audit != nil {
+		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync, "node", cfg.NodeName)
 	}
 }
 
 // hangup handles SIGHUP: the audit file is reopened (after log rotation)
 // and the policy reloaded at once.
-func (s security) hangup() {
-	if s.audit != nil {
-		if err := s.audit.Reopen(); err != nil {
+func hangup(n *hostset.Node) {
+	if n.Gate.Audit != nil {
+		if err := n.ReopenAudit(); err != nil {
 			klog.ErrorS(err, "Audit log not reopened; records still go to the previous file")
 		} else {
 			klog.InfoS("Audit log reopened")
 		}
 	}
-	if s.policy != nil {
-		_, _ = s.policy.Reload() // Reload logs and counts failures itself
-	}
-}
-
-// close closes the audit log and the connection to the container
-// runtime.
-func (s security) close() {
-	if s.cri != nil {
-		if err := s.cri.Close(); err != nil {
-			klog.ErrorS(err, "Closing the connection to the container runtime")
-		}
-	}
-	if s.audit == nil {
-		return
-	}
-	if err := s.audit.Close(); err != nil {
-		klog.ErrorS(err, "Closing the audit log")
-	}
+	_ = n.ReloadPolicy() // the policy's Store logs and counts failures itself
 }

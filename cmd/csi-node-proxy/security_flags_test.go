@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -19,14 +19,14 @@ func TestParseSecurityFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Policy != "" || cfg.AuditLog != "" || cfg.AuditReads || cfg.AuditSync || cfg.PipeGroup != "" || cfg.PolicyReloadInterval != policy.DefaultReloadInterval {
+	if cfg.PolicyFile != "" || cfg.AuditLog != "" || cfg.AuditReads || cfg.AuditSync || cfg.PipeGroup != "" || cfg.PolicyReloadInterval != policy.DefaultReloadInterval {
 		t.Errorf("security defaults: %+v", cfg)
 	}
 	cfg, err = parseFlagsWith([]string{"--policy=/etc/p.yaml", "--policy-reload-interval=3s", "--audit-log=-", "--audit-reads", "--audit-sync", "--pipe-group=S-1-5-32-545"}, registry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Policy != "/etc/p.yaml" || cfg.PolicyReloadInterval != 3*time.Second || cfg.AuditLog != "-" || !cfg.AuditReads || !cfg.AuditSync || cfg.PipeGroup != "S-1-5-32-545" {
+	if cfg.PolicyFile != "/etc/p.yaml" || cfg.PolicyReloadInterval != 3*time.Second || cfg.AuditLog != "-" || !cfg.AuditReads || !cfg.AuditSync || cfg.PipeGroup != "S-1-5-32-545" {
 		t.Errorf("security flags: %+v", cfg)
 	}
 	for _, tc := range []struct {
@@ -42,58 +42,49 @@ func TestParseSecurityFlags(t *testing.T) {
 	}
 }
 
-// recordAuditOpens makes the daemon record the Options it opens each audit
-// log with, until the test ends: the flag tests check what reaches the
-// audit Logger, not what the Logger then does.
-func recordAuditOpens(t *testing.T) *[]audit.Options {
+// auditOptionsOf parses args, with an audit log in a fresh directory,
+// as the daemon's flags, assembles the daemon's node from them and
+// returns the node's resolved configuration and the hooks the daemon
+// gives it, after closing the node.
+func auditOptionsOf(t *testing.T, args []string) (hostset.Config, hostset.Hooks) {
 	t.Helper()
-	var got []audit.Options
-	open := openAuditLog
-	t.Cleanup(func() { openAuditLog = open })
-	openAuditLog = func(dest string, o audit.Options) (*audit.Logger, error) {
-		got = append(got, o)
-		return open(dest, o)
-	}
-	return &got
-}
-
-// setupSecurityWith parses args, with an audit log in a fresh directory,
-// as the daemon's flags, runs the daemon's security setup on them and
-// closes what it opened; it returns the parsed Config.
-func setupSecurityWith(t *testing.T, args []string) Config {
-	t.Helper()
-	cfg, err := parseFlagsWith(append([]string{"--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, args...), registry)
+	cfg, err := parseFlagsWith(append([]string{"--host=simulated", "--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, args...), registry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := setupSecurity(cfg, hostpath.Windows)
+	n, err := testNode(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.close()
-	return cfg
+	if n.Gate.Audit == nil {
+		t.Fatal("--audit-log given, but the node has no audit log")
+	}
+	if err := n.Close(); err != nil {
+		t.Error(err)
+	}
+	return n.Config(), nodeHooks(cfg, nil, &identityWarnings{}, identity.Options{})
 }
 
-// TestAuditSyncFlag: --audit-sync reaches the audit Logger's Options
-// (Sync), and only it does; the audit package's own tests show what Sync
-// does to the file, and test/soak's TestAuditSync shows the daemon's
-// records reaching the disk before each call goes on.
+// TestAuditSyncFlag: --audit-sync reaches the node's audit
+// configuration (hostset turns it into audit.Options.Sync:
+// internal/hostset's TestAuditOptions), and only it does, and the
+// daemon's records redact the wire messages; the audit package's own
+// tests show what Sync does to the file, and test/soak's TestAuditSync
+// shows the daemon's records reaching the disk before each call goes on.
 func TestAuditSyncFlag(t *testing.T) {
 	resetKlog(t)
-	got := recordAuditOpens(t)
 	for _, tc := range []struct {
-		args []string
-		sync bool
+		args        []string
+		sync, reads bool
 	}{
-		{nil, false},
-		{[]string{"--audit-sync"}, true},
-		{[]string{"--audit-sync=false"}, false},
-		{[]string{"--audit-sync", "--audit-reads"}, true},
+		{nil, false, false},
+		{[]string{"--audit-sync"}, true, false},
+		{[]string{"--audit-sync=false"}, false, false},
+		{[]string{"--audit-sync", "--audit-reads"}, true, true},
 	} {
-		*got = nil
-		cfg := setupSecurityWith(t, tc.args)
-		if got := *got; len(got) != 1 || got[0].Sync != tc.sync || got[0].Reads != cfg.AuditReads || got[0].Redact == nil {
-			t.Errorf("%q: the audit log was opened with %+v, want Sync %v", tc.args, got, tc.sync)
+		got, _ := auditOptionsOf(t, tc.args)
+		if got.AuditSync != tc.sync || got.AuditReads != tc.reads {
+			t.Errorf("%q: the node audits with sync %v, reads %v; want sync %v, reads %v", tc.args, got.AuditSync, got.AuditReads, tc.sync, tc.reads)
 		}
 	}
 }
@@ -110,11 +101,10 @@ func TestPipeSDDL(t *testing.T) {
 	}
 }
 
-// TestNodeNameFlag: --node-name names the node in the audit Logger's
-// Options; without it $NODE_NAME does, and without that the host name.
+// TestNodeNameFlag: --node-name names the node in its audit records;
+// without it $NODE_NAME does, and without that the host name.
 func TestNodeNameFlag(t *testing.T) {
 	resetKlog(t)
-	got := recordAuditOpens(t)
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
@@ -129,10 +119,8 @@ func TestNodeNameFlag(t *testing.T) {
 		{"node-from-env", []string{"--node-name=node-from-flag"}, "node-from-flag"},
 	} {
 		t.Setenv("NODE_NAME", tc.env)
-		*got = nil
-		setupSecurityWith(t, tc.args)
-		if got := *got; len(got) != 1 || got[0].Node != tc.want {
-			t.Errorf("NODE_NAME=%q %q: the audit log was opened with %+v, want Node %q", tc.env, tc.args, got, tc.want)
+		if got, _ := auditOptionsOf(t, tc.args); got.NodeName != tc.want {
+			t.Errorf("NODE_NAME=%q %q: the node's audit records name %q, want %q", tc.env, tc.args, got.NodeName, tc.want)
 		}
 	}
 }

@@ -139,15 +139,24 @@ type globals struct {
 	simDisks        stringList
 	allowedServices stringList
 	linuxFilesystem string
-	auditLog        string
-	policy          string
-	requirePrivacy  bool
-	output          string
-	timeout         time.Duration
-	yes             bool
-	endpointPrefix  string
-	noHeaders       bool
-	showVersion     bool
+	// linuxHostMountTable and linuxDiskReadTimeout are the Linux block
+	// backend's, as the daemon's flags of the same names.
+	linuxHostMountTable  string
+	linuxDiskReadTimeout time.Duration
+	// smb holds the --smb-* flags.
+	smb            smbFlags
+	auditLog       string
+	auditReads     bool
+	auditSync      bool
+	nodeName       string
+	policy         string
+	requirePrivacy bool
+	output         string
+	timeout        time.Duration
+	yes            bool
+	endpointPrefix string
+	noHeaders      bool
+	showVersion    bool
 }
 
 // stringList is a repeatable string flag.
@@ -199,7 +208,13 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.Var(&g.simDisks, "sim-disk", "With --local --host=simulated: an extra simulated disk, a `spec` such as size=10GiB,location=1:0:0:2 (repeatable)")
 	fs.Var(&g.allowedServices, "allowed-service", "With --local: the `name` of a service that system start-service and stop-service may touch (repeatable; default none)")
 	fs.StringVar(&g.linuxFilesystem, "linux-filesystem", "", "With --local --host=linux: the filesystem volume format creates, ext4 or xfs; empty means ext4, as the daemon's default")
+	fs.StringVar(&g.linuxHostMountTable, "linux-host-mount-table", "", "With --local --host=linux: the host's mount table (a mountinfo `file`), read besides this process's own, so that a disk mounted only on the host, outside the working directories, is never changed, as the daemon's --linux-host-mount-table; empty means the daemon's default, /proc/1/mountinfo, ignored when unreadable; none reads only this process's own table")
+	fs.DurationVar(&g.linuxDiskReadTimeout, "linux-disk-read-timeout", 0, "With --local --host=linux: how long a call waits for one disk's partition table, as the daemon's --linux-disk-read-timeout; 0 means the daemon's default, 10s")
+	addSMBFlags(fs, &g.smb)
 	fs.StringVar(&g.auditLog, "audit-log", "", "With --local: the `file` to append an audit record of every change to, in the daemon's format (- for stderr); empty means none")
+	fs.BoolVar(&g.auditReads, "audit-reads", false, "With --local --audit-log: also audit calls that only read, as the daemon's --audit-reads")
+	fs.BoolVar(&g.auditSync, "audit-sync", false, "With --local --audit-log: fsync the audit file after every record, as the daemon's --audit-sync")
+	fs.StringVar(&g.nodeName, "node-name", "", "With --local --audit-log: the node's `name` in every audit record, as the daemon's --node-name; empty means $NODE_NAME, else the host name")
 	fs.StringVar(&g.policy, "policy", "", "With --local: the YAML authorisation policy `file`, as the daemon's --policy; this process is the caller, and calls no rule allows are refused (exit 4); empty means none")
 	fs.BoolVar(&g.requirePrivacy, "require-privacy", true, "With --local: new SMB global mappings demand encryption, as the daemon's --require-privacy")
 	fs.StringVar(&g.endpointPrefix, "endpoint-prefix", transport.DefaultEndpointPrefix, "The daemon's endpoint name prefix, as its --endpoint-prefix: the CLI reaches <prefix>-<group>-<version> (a second proxy beside upstream's during a migration has its own)")

@@ -17,8 +17,8 @@ import (
 // ("" for version and health, which probe every group themselves).
 type opener func(ctx context.Context, g *globals, cliGroup string) (groups.Node, error)
 
-// openNode is the real opener: the daemon through the client module, or
-// with --local library mode in this process.
+// openNode is the real opener: the daemon through package client, as a
+// driver reaches it, or with --local library mode in this process.
 func openNode(ctx context.Context, g *globals, cliGroup string) (groups.Node, error) {
 	if g.local {
 		return openLocal(ctx, g)

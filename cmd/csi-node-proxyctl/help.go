@@ -170,7 +170,7 @@ func writeFlags(w io.Writer, fs *flag.FlagSet, required []string) {
 		switch {
 		case slices.Contains(required, f.Name):
 			usage += " (required)"
-		case f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0":
+		case f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s":
 			usage += " (default " + f.DefValue + ")"
 		}
 		say(tw, "  %s\t%s\n", names, usage)

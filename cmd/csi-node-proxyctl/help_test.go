@@ -100,7 +100,7 @@ func TestHelpComplete(t *testing.T) {
 				}
 				mustContain("flag", "--"+f.Name)
 				_, usage := flag.UnquoteUsage(f)
-				if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !slices.Contains(cmd.required, f.Name) {
+				if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" && !slices.Contains(cmd.required, f.Name) {
 					mustContain("default of --"+f.Name, usage+" (default "+f.DefValue+")")
 				}
 			})

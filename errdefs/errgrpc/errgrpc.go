@@ -18,19 +18,19 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
 
 // Code returns the gRPC code for err: the code of the first sentinel it
 // wraps, Canceled or DeadlineExceeded for context errors, the code of a
 // status error passed through, and Internal for anything else.
 //
-// The sentinel-to-code table is statuscode's (whose numbers are gRPC's),
-// so the daemon's answers, its audit records and library mode's outcomes
-// cannot disagree.
+// The sentinel-to-code table is errdefs.CodeOf's (whose numbers are
+// gRPC's), so the daemon's answers, its audit records and library mode's
+// outcomes cannot disagree.
 func Code(err error) codes.Code {
-	c := statuscode.Of(err)
-	if c != statuscode.Internal {
+	c := errdefs.CodeOf(err)
+	if c != errdefs.Internal {
 		return codes.Code(c)
 	}
 	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
@@ -68,7 +68,7 @@ func FromGRPC(err error) error {
 	if !ok || err == nil {
 		return err
 	}
-	if kind := statuscode.Kind(statuscode.Code(s.Code())); kind != nil {
+	if kind := errdefs.Code(s.Code()).Kind(); kind != nil {
 		return &remoteError{msg: s.Message(), kind: kind, st: s}
 	}
 	switch s.Code() {

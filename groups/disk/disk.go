@@ -14,21 +14,29 @@ import "context"
 type Interface interface {
 	// ListDiskLocations returns the bus location of every disk that has one,
 	// keyed by disk number.
+	//convgen:read
 	ListDiskLocations(context.Context, *ListDiskLocationsRequest) (*ListDiskLocationsResponse, error)
 	// PartitionDisk gives the disk a GPT with one data partition spanning it;
 	// a disk that already has a data partition is left alone.
+	//convgen:mutates
 	PartitionDisk(context.Context, *PartitionDiskRequest) (*PartitionDiskResponse, error)
-	// Rescan asks the host to look for new disks and changed sizes.
+	// Rescan asks the host to look for new disks and changed sizes. It
+	// changes the node: new devices appear.
+	//convgen:mutates
 	Rescan(context.Context, *RescanRequest) (*RescanResponse, error)
 	// ListDiskIDs returns the page 0x83 ID and serial number of every disk,
 	// keyed by disk number.
+	//convgen:read
 	ListDiskIDs(context.Context, *ListDiskIDsRequest) (*ListDiskIDsResponse, error)
 	// GetDiskStats returns the size of a disk.
+	//convgen:read
 	GetDiskStats(context.Context, *GetDiskStatsRequest) (*GetDiskStatsResponse, error)
 	// SetDiskState brings a disk online or takes it offline; asking for the
 	// current state succeeds.
+	//convgen:mutates
 	SetDiskState(context.Context, *SetDiskStateRequest) (*SetDiskStateResponse, error)
 	// GetDiskState tells whether a disk is online.
+	//convgen:read
 	GetDiskState(context.Context, *GetDiskStateRequest) (*GetDiskStateResponse, error)
 }
 
@@ -51,7 +59,7 @@ type DiskLocation struct {
 
 // PartitionDiskRequest names the disk to partition.
 type PartitionDiskRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // PartitionDiskResponse is empty.
@@ -81,7 +89,7 @@ type DiskIDs struct {
 
 // GetDiskStatsRequest names a disk.
 type GetDiskStatsRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // GetDiskStatsResponse carries the disk's size.
@@ -92,8 +100,8 @@ type GetDiskStatsResponse struct {
 
 // SetDiskStateRequest names a disk and the wanted state.
 type SetDiskStateRequest struct {
-	DiskNumber uint32
-	IsOnline   bool
+	DiskNumber uint32 `guard:"disk"`
+	IsOnline   bool   `guard:"-"`
 }
 
 // SetDiskStateResponse is empty.
@@ -101,7 +109,7 @@ type SetDiskStateResponse struct{}
 
 // GetDiskStateRequest names a disk.
 type GetDiskStateRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 }
 
 // GetDiskStateResponse tells whether the disk is online.

@@ -14,22 +14,31 @@ import (
 // the daemon. Errors wrap errdefs sentinels.
 type Interface interface {
 	// AddTargetPortal registers a portal; registering it again succeeds.
+	//convgen:mutates
 	AddTargetPortal(context.Context, *AddTargetPortalRequest) (*AddTargetPortalResponse, error)
-	// DiscoverTargetPortal returns the IQNs a portal offers.
+	// DiscoverTargetPortal returns the IQNs a portal offers. It only asks
+	// the portal and keeps nothing.
+	//convgen:read
 	DiscoverTargetPortal(context.Context, *DiscoverTargetPortalRequest) (*DiscoverTargetPortalResponse, error)
 	// RemoveTargetPortal unregisters a portal.
+	//convgen:mutates
 	RemoveTargetPortal(context.Context, *RemoveTargetPortalRequest) (*RemoveTargetPortalResponse, error)
 	// ListTargetPortals returns the registered portals.
+	//convgen:read
 	ListTargetPortals(context.Context, *ListTargetPortalsRequest) (*ListTargetPortalsResponse, error)
 	// ConnectTarget logs in to a target; an existing session is success.
+	//convgen:mutates
 	ConnectTarget(context.Context, *ConnectTargetRequest) (*ConnectTargetResponse, error)
 	// DisconnectTarget logs out of a target; no session is success.
+	//convgen:mutates
 	DisconnectTarget(context.Context, *DisconnectTargetRequest) (*DisconnectTargetResponse, error)
 	// GetTargetDisks returns the disk numbers (as decimal strings) of a
 	// connected target's LUNs; none (an empty list) for a target without
 	// a session, as upstream.
+	//convgen:read
 	GetTargetDisks(context.Context, *GetTargetDisksRequest) (*GetTargetDisksResponse, error)
 	// SetMutualChapSecret sets the initiator's mutual CHAP secret.
+	//convgen:mutates
 	SetMutualChapSecret(context.Context, *SetMutualChapSecretRequest) (*SetMutualChapSecretResponse, error)
 }
 
@@ -65,7 +74,7 @@ func (a AuthenticationType) String() string {
 
 // AddTargetPortalRequest names a portal.
 type AddTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // AddTargetPortalResponse is empty.
@@ -73,7 +82,7 @@ type AddTargetPortalResponse struct{}
 
 // DiscoverTargetPortalRequest names a portal.
 type DiscoverTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // DiscoverTargetPortalResponse lists target IQNs.
@@ -83,7 +92,7 @@ type DiscoverTargetPortalResponse struct {
 
 // RemoveTargetPortalRequest names a portal.
 type RemoveTargetPortalRequest struct {
-	TargetPortal *TargetPortal
+	TargetPortal *TargetPortal `guard:"-"`
 }
 
 // RemoveTargetPortalResponse is empty.
@@ -99,12 +108,12 @@ type ListTargetPortalsResponse struct {
 
 // ConnectTargetRequest names a target and how to log in.
 type ConnectTargetRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
-	AuthType     AuthenticationType
-	ChapUsername string
+	TargetPortal *TargetPortal      `guard:"-"`
+	IQN          string             `guard:"-"`
+	AuthType     AuthenticationType `guard:"-"`
+	ChapUsername string             `guard:"-"`
 	// ChapSecret is a secret.
-	ChapSecret string
+	ChapSecret string `guard:"secret"`
 }
 
 // ConnectTargetResponse is empty.
@@ -112,8 +121,8 @@ type ConnectTargetResponse struct{}
 
 // DisconnectTargetRequest names a target.
 type DisconnectTargetRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
+	TargetPortal *TargetPortal `guard:"-"`
+	IQN          string        `guard:"-"`
 }
 
 // DisconnectTargetResponse is empty.
@@ -121,8 +130,8 @@ type DisconnectTargetResponse struct{}
 
 // GetTargetDisksRequest names a target.
 type GetTargetDisksRequest struct {
-	TargetPortal *TargetPortal
-	IQN          string
+	TargetPortal *TargetPortal `guard:"-"`
+	IQN          string        `guard:"-"`
 }
 
 // GetTargetDisksResponse lists disk numbers as decimal strings.
@@ -133,7 +142,7 @@ type GetTargetDisksResponse struct {
 // SetMutualChapSecretRequest carries the secret.
 type SetMutualChapSecretRequest struct {
 	// MutualChapSecret is a secret.
-	MutualChapSecret string
+	MutualChapSecret string `guard:"secret"`
 }
 
 // SetMutualChapSecretResponse is empty.

@@ -14,20 +14,22 @@ type Interface interface {
 	// the credentials and, when LocalPath is set, links LocalPath to
 	// RemotePath. An existing healthy mapping of the share is reused; a
 	// stale one is re-created.
+	//convgen:mutates
 	NewSmbGlobalMapping(context.Context, *NewSmbGlobalMappingRequest) (*NewSmbGlobalMappingResponse, error)
 	// RemoveSmbGlobalMapping removes the mapping of RemotePath's share.
+	//convgen:mutates
 	RemoveSmbGlobalMapping(context.Context, *RemoveSmbGlobalMappingRequest) (*RemoveSmbGlobalMappingResponse, error)
 }
 
 // NewSmbGlobalMappingRequest describes a mapping.
 type NewSmbGlobalMappingRequest struct {
 	// RemotePath is \\server\share or a path below it.
-	RemotePath string
+	RemotePath string `guard:"-"`
 	// LocalPath, if set, becomes a link to RemotePath.
-	LocalPath string
-	Username  string
+	LocalPath string `guard:"path"`
+	Username  string `guard:"-"`
 	// Password is a secret.
-	Password string
+	Password string `guard:"secret"`
 }
 
 // NewSmbGlobalMappingResponse is empty.
@@ -35,7 +37,7 @@ type NewSmbGlobalMappingResponse struct{}
 
 // RemoveSmbGlobalMappingRequest names the share to unmap.
 type RemoveSmbGlobalMappingRequest struct {
-	RemotePath string
+	RemotePath string `guard:"-"`
 }
 
 // RemoveSmbGlobalMappingResponse is empty.

@@ -12,13 +12,17 @@ import "context"
 // the daemon. Errors wrap errdefs sentinels.
 type Interface interface {
 	// GetBIOSSerialNumber returns the serial number the BIOS reports.
+	//convgen:read
 	GetBIOSSerialNumber(context.Context, *GetBIOSSerialNumberRequest) (*GetBIOSSerialNumberResponse, error)
 	// StartService starts an allowed service; a running one is success.
+	//convgen:mutates
 	StartService(context.Context, *StartServiceRequest) (*StartServiceResponse, error)
 	// StopService stops an allowed service (and with Force its
 	// dependents); a stopped one is success.
+	//convgen:mutates
 	StopService(context.Context, *StopServiceRequest) (*StopServiceResponse, error)
 	// GetService returns a service's display name, start type and state.
+	//convgen:read
 	GetService(context.Context, *GetServiceRequest) (*GetServiceResponse, error)
 }
 
@@ -61,7 +65,7 @@ type GetBIOSSerialNumberResponse struct {
 
 // StartServiceRequest names a service.
 type StartServiceRequest struct {
-	Name string
+	Name string `guard:"-"`
 }
 
 // StartServiceResponse is empty.
@@ -69,8 +73,8 @@ type StartServiceResponse struct{}
 
 // StopServiceRequest names a service.
 type StopServiceRequest struct {
-	Name  string
-	Force bool
+	Name  string `guard:"-"`
+	Force bool   `guard:"-"`
 }
 
 // StopServiceResponse is empty.
@@ -78,7 +82,7 @@ type StopServiceResponse struct{}
 
 // GetServiceRequest names a service.
 type GetServiceRequest struct {
-	Name string
+	Name string `guard:"-"`
 }
 
 // GetServiceResponse describes a service.

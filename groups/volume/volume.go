@@ -13,6 +13,7 @@ import "context"
 type Interface interface {
 	// ListVolumesOnDisk returns the volumes on a disk; partition number 0
 	// means every partition.
+	//convgen:read
 	ListVolumesOnDisk(context.Context, *ListVolumesOnDiskRequest) (*ListVolumesOnDiskResponse, error)
 	// MountVolume mounts the volume at the target path, which must lie
 	// below a working directory: a working directory itself is refused
@@ -20,42 +21,52 @@ type Interface interface {
 	// everything kubelet keeps there. The same volume at the same path
 	// again succeeds; another volume there fails with
 	// errdefs.ErrFailedPrecondition.
+	//convgen:mutates
 	MountVolume(context.Context, *MountVolumeRequest) (*MountVolumeResponse, error)
 	// UnmountVolume flushes the volume and removes its mount at the target
 	// path, which must lie below a working directory, as for MountVolume.
 	// Nothing mounted there is success.
+	//convgen:mutates
 	UnmountVolume(context.Context, *UnmountVolumeRequest) (*UnmountVolumeResponse, error)
 	// IsVolumeFormatted tells whether the volume carries a filesystem.
+	//convgen:read
 	IsVolumeFormatted(context.Context, *IsVolumeFormattedRequest) (*IsVolumeFormattedResponse, error)
 	// FormatVolume creates the host's default filesystem on the volume. A
 	// volume that is already formatted is refused with
 	// errdefs.ErrFailedPrecondition rather than erased.
+	//convgen:mutates
 	FormatVolume(context.Context, *FormatVolumeRequest) (*FormatVolumeResponse, error)
 	// ResizeVolume grows the volume and its filesystem to SizeBytes (0: as
 	// large as the disk allows). A gain under 100 MiB, or a smaller size
 	// than the volume has (volumes never shrink), is skipped and reported as
 	// success, as upstream does; a size beyond what the disk allows is
 	// errdefs.ErrOutOfRange.
+	//convgen:mutates
 	ResizeVolume(context.Context, *ResizeVolumeRequest) (*ResizeVolumeResponse, error)
 	// GetVolumeStats returns the volume's size and used bytes.
+	//convgen:read
 	GetVolumeStats(context.Context, *GetVolumeStatsRequest) (*GetVolumeStatsResponse, error)
 	// GetDiskNumberFromVolumeID returns the disk the volume lives on.
+	//convgen:read
 	GetDiskNumberFromVolumeID(context.Context, *GetDiskNumberFromVolumeIDRequest) (*GetDiskNumberFromVolumeIDResponse, error)
 	// GetVolumeIDFromTargetPath returns the volume mounted at the path; a
 	// path where nothing is mounted is errdefs.ErrNotFound.
+	//convgen:read
 	GetVolumeIDFromTargetPath(context.Context, *GetVolumeIDFromTargetPathRequest) (*GetVolumeIDFromTargetPathResponse, error)
 	// GetClosestVolumeIDFromTargetPath returns the volume holding the path:
 	// its own mount or the nearest ancestor's, following symlinks.
+	//convgen:read
 	GetClosestVolumeIDFromTargetPath(context.Context, *GetClosestVolumeIDFromTargetPathRequest) (*GetClosestVolumeIDFromTargetPathResponse, error)
-	// WriteVolumeCache flushes the volume's cached writes.
+	// WriteVolumeCache flushes the volume's cached writes to the disk.
+	//convgen:mutates
 	WriteVolumeCache(context.Context, *WriteVolumeCacheRequest) (*WriteVolumeCacheResponse, error)
 }
 
 // ListVolumesOnDiskRequest names a disk and optionally a partition.
 type ListVolumesOnDiskRequest struct {
-	DiskNumber uint32
+	DiskNumber uint32 `guard:"disk"`
 	// PartitionNumber 0 selects all partitions (upstream behaviour).
-	PartitionNumber uint32
+	PartitionNumber uint32 `guard:"-"`
 }
 
 // ListVolumesOnDiskResponse lists volume IDs.
@@ -65,8 +76,8 @@ type ListVolumesOnDiskResponse struct {
 
 // MountVolumeRequest names a volume and where to mount it.
 type MountVolumeRequest struct {
-	VolumeID   string
-	TargetPath string
+	VolumeID   string `guard:"volume"`
+	TargetPath string `guard:"path"`
 }
 
 // MountVolumeResponse is empty.
@@ -74,8 +85,8 @@ type MountVolumeResponse struct{}
 
 // UnmountVolumeRequest names a volume and the mount to remove.
 type UnmountVolumeRequest struct {
-	VolumeID   string
-	TargetPath string
+	VolumeID   string `guard:"volume"`
+	TargetPath string `guard:"path"`
 }
 
 // UnmountVolumeResponse is empty.
@@ -83,7 +94,7 @@ type UnmountVolumeResponse struct{}
 
 // IsVolumeFormattedRequest names a volume.
 type IsVolumeFormattedRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // IsVolumeFormattedResponse tells whether it is formatted.
@@ -93,7 +104,7 @@ type IsVolumeFormattedResponse struct {
 
 // FormatVolumeRequest names a volume.
 type FormatVolumeRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // FormatVolumeResponse is empty.
@@ -101,9 +112,9 @@ type FormatVolumeResponse struct{}
 
 // ResizeVolumeRequest names a volume and its wanted size.
 type ResizeVolumeRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 	// SizeBytes is the wanted size; 0 means the largest the disk allows.
-	SizeBytes int64
+	SizeBytes int64 `guard:"-"`
 }
 
 // ResizeVolumeResponse is empty.
@@ -111,7 +122,7 @@ type ResizeVolumeResponse struct{}
 
 // GetVolumeStatsRequest names a volume.
 type GetVolumeStatsRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // GetVolumeStatsResponse carries the volume's size and use in bytes.
@@ -122,7 +133,7 @@ type GetVolumeStatsResponse struct {
 
 // GetDiskNumberFromVolumeIDRequest names a volume.
 type GetDiskNumberFromVolumeIDRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // GetDiskNumberFromVolumeIDResponse carries the volume's disk number.
@@ -132,7 +143,7 @@ type GetDiskNumberFromVolumeIDResponse struct {
 
 // GetVolumeIDFromTargetPathRequest names a mount path.
 type GetVolumeIDFromTargetPathRequest struct {
-	TargetPath string
+	TargetPath string `guard:"path"`
 }
 
 // GetVolumeIDFromTargetPathResponse carries the mounted volume's ID.
@@ -142,7 +153,7 @@ type GetVolumeIDFromTargetPathResponse struct {
 
 // GetClosestVolumeIDFromTargetPathRequest names a path.
 type GetClosestVolumeIDFromTargetPathRequest struct {
-	TargetPath string
+	TargetPath string `guard:"path"`
 }
 
 // GetClosestVolumeIDFromTargetPathResponse carries the holding volume's ID.
@@ -152,7 +163,7 @@ type GetClosestVolumeIDFromTargetPathResponse struct {
 
 // WriteVolumeCacheRequest names a volume.
 type WriteVolumeCacheRequest struct {
-	VolumeID string
+	VolumeID string `guard:"volume"`
 }
 
 // WriteVolumeCacheResponse is empty.

@@ -55,12 +55,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 )
 
 // Stderr is the destination that Open reads as "write to stderr".
@@ -112,17 +110,15 @@ type Record struct {
 	// Decision is Allow or Deny; Rule is the allowing rule, Reason the
 	// reason of a denial.
 	Decision, Rule, Reason string
-	// Request is the request message; the Logger redacts it.
-	Request proto.Message
-	// Model is the request as a group model struct (groups/<group>), for
-	// callers that have no wire message: library mode. It is written
-	// when Request is nil, with the wire's field names (snake_case) and
-	// every secret replaced by the Logger itself (see RedactModel), so
-	// it never depends on Options.Redact.
+	// Model is the request as a group model struct (groups/<group>),
+	// whatever API version the caller spoke: the call gate sees every
+	// call in that one shape. It is written with the model's field
+	// names in snake_case and every field its type declares secret
+	// redacted by the Logger itself (see RedactModel).
 	Model any
 	// Code and Message are the call's outcome. Code is gRPC's numbering
-	// without gRPC (package statuscode), so library mode can audit too.
-	Code    statuscode.Code
+	// without gRPC (errdefs.Code), so library mode can audit too.
+	Code    errdefs.Code
 	Message string
 	// Duration is how long the call took.
 	Duration time.Duration
@@ -133,9 +129,6 @@ type Options struct {
 	// Reads also audits calls that only read (see Classify); calls that
 	// change the node and denied calls are always audited.
 	Reads bool
-	// Redact returns a copy of a request that is safe to write, with
-	// secrets replaced. Without it requests are left out of the records.
-	Redact func(proto.Message) proto.Message
 	// Sync fsyncs the file after every record, so a record Intent or Log
 	// reported written survives a crash of the node, not only of the
 	// daemon. A failed fsync fails the record like a failed write.
@@ -433,8 +426,6 @@ type caller struct {
 	Incomplete       string   `json:"incomplete,omitempty"`
 }
 
-var requestJSON = protojson.MarshalOptions{UseProtoNames: true}
-
 // encode renders r as one line of JSON in phase, newline included. An
 // intent has no outcome yet: no code, message or duration.
 func (l *Logger) encode(r Record, phase string) ([]byte, error) {
@@ -473,21 +464,12 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 		uid, gid := c.UID, c.GID
 		out.Caller.UID, out.Caller.GID = &uid, &gid
 	}
-	if r.Request == nil && r.Model != nil {
+	if r.Model != nil {
 		b, err := json.Marshal(RedactModel(r.Model))
 		if err != nil {
 			b, _ = json.Marshal(fmt.Sprintf("<%T: %v>", r.Model, err)) // marshalling a string cannot fail
 		}
 		out.Request = b
-	}
-	if r.Request != nil && l.opts.Redact != nil {
-		if m := l.opts.Redact(r.Request); m != nil {
-			b, err := requestJSON.Marshal(m)
-			if err != nil {
-				b, _ = json.Marshal(fmt.Sprintf("<%T: %v>", r.Request, err)) // marshalling a string cannot fail
-			}
-			out.Request = b
-		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

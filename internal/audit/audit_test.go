@@ -4,17 +4,23 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
@@ -41,12 +47,42 @@ func TestEveryMethodClassified(t *testing.T) {
 	for m, want := range map[string]audit.Kind{
 		"PartitionDisk": audit.Mutate, "FormatVolume": audit.Mutate, "NewSmbGlobalMapping": audit.Mutate,
 		"SetMutualChapSecret": audit.Mutate, "StartService": audit.Mutate, "Rescan": audit.Mutate,
-		"ListDiskLocations": audit.Read, "PathExists": audit.Read, "IsSymlink": audit.Read,
-		"DiscoverTargetPortal": audit.Read, "GetService": audit.Read, "NoSuchMethod": audit.Unclassified,
+		"WriteVolumeCache": audit.Mutate, "ListDiskLocations": audit.Read, "PathExists": audit.Read,
+		"IsSymlink": audit.Read, "DiscoverTargetPortal": audit.Read, "GetService": audit.Read,
+		"NoSuchMethod": audit.Unclassified,
+		// Older versions' RPCs are what the model method they call is: by
+		// //convgen:rename, or by the hand-written handler of disk
+		// v1alpha1's GetDiskNumberByName, which lists the disks' IDs.
+		"DismountVolume": audit.Mutate, "LinkPath": audit.Mutate, "SetAttachState": audit.Mutate,
+		"IsMountPoint": audit.Read, "DiskStats": audit.Read, "GetVolumeIDFromMount": audit.Read,
+		"GetDiskNumberByName": audit.Read,
+		// Names no served version or model has are not known.
+		"PathValid": audit.Unclassified, "GetVolumeIDFromMountPoint": audit.Unclassified,
 	} {
 		if got := audit.Classify(m); got != want {
 			t.Errorf("Classify(%s) = %v, want %v", m, got, want)
 		}
+	}
+}
+
+// TestEveryModelMethodClassified: every method of every group's
+// Interface, which is what library mode's calls are named, is a read or a
+// mutation.
+func TestEveryModelMethodClassified(t *testing.T) {
+	total := 0
+	for _, iface := range []reflect.Type{
+		reflect.TypeFor[disk.Interface](), reflect.TypeFor[volume.Interface](), reflect.TypeFor[filesystem.Interface](),
+		reflect.TypeFor[smb.Interface](), reflect.TypeFor[iscsi.Interface](), reflect.TypeFor[system.Interface](),
+	} {
+		for i := range iface.NumMethod() {
+			total++
+			if m := iface.Method(i).Name; audit.Classify(m) == audit.Unclassified {
+				t.Errorf("%s.%s is neither read nor mutate", iface, m)
+			}
+		}
+	}
+	if total < 38 {
+		t.Errorf("only %d model methods checked; the six groups had 38 when this was written", total)
 	}
 }
 
@@ -57,20 +93,20 @@ func record(method string) audit.Record {
 		Caller: identity.Caller{PID: 42, HasUnixIDs: true, UID: 0, GID: 0, ContainerID: strings.Repeat("a", 64),
 			PodUID: "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f", Runtime: "containerd"},
 		Decision: audit.Allow, Rule: "smb",
-		Request: &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, Username: "u", Password: "hunter2-secret"},
-		Code:    statuscode.OK, Duration: 1500 * time.Microsecond,
+		Model: &smb.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, Username: "u", Password: "hunter2-secret"},
+		Code:  errdefs.OK, Duration: 1500 * time.Microsecond,
 	}
 }
 
 func TestRecordFormat(t *testing.T) {
 	var b strings.Builder
-	l := audit.New(&b, audit.Options{Redact: server.Redact})
+	l := audit.New(&b, audit.Options{})
 	if err := l.Log(record("NewSmbGlobalMapping")); err != nil {
 		t.Fatal(err)
 	}
 	win := record("RemoveSmbGlobalMapping")
 	win.Caller = identity.Caller{PID: 9, WindowsSID: "S-1-5-18", WindowsAccount: `NT AUTHORITY\SYSTEM`}
-	win.Decision, win.Rule, win.Reason, win.Code, win.Message = audit.Deny, "", "no rule allows it", statuscode.PermissionDenied, "caller ... may not"
+	win.Decision, win.Rule, win.Reason, win.Code, win.Message = audit.Deny, "", "no rule allows it", errdefs.PermissionDenied, "caller ... may not"
 	if err := l.Log(win); err != nil {
 		t.Fatal(err)
 	}
@@ -100,14 +136,6 @@ func TestRecordFormat(t *testing.T) {
 	}
 	if w.Caller.WindowsAccount != `NT AUTHORITY\SYSTEM` || w.Decision != "deny" || w.Reason != "no rule allows it" || w.Code != "PermissionDenied" {
 		t.Errorf("record %+v", w)
-	}
-	// Without a redactor the request is left out entirely.
-	b.Reset()
-	if err := audit.New(&b, audit.Options{}).Log(record("NewSmbGlobalMapping")); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "request") || strings.Contains(b.String(), "hunter2") {
-		t.Errorf("request written without a redactor: %s", b.String())
 	}
 }
 
@@ -246,7 +274,7 @@ func TestHealth(t *testing.T) {
 // file and reads back whole lines only.
 func TestConcurrentLinesDoNotInterleave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	l, err := audit.Open(path, audit.Options{Redact: server.Redact})
+	l, err := audit.Open(path, audit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

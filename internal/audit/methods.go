@@ -4,9 +4,9 @@ package audit
 type Kind int
 
 const (
-	// Unclassified is a method this table does not know. It is audited
-	// like a mutating call: a new method is audited until someone decides
-	// otherwise.
+	// Unclassified is a name that is no model method and no RPC of any
+	// served version. It is audited like a mutating call: what nobody
+	// decided about is audited.
 	Unclassified Kind = iota
 	// Read methods only report state.
 	Read
@@ -26,73 +26,38 @@ func (k Kind) String() string {
 	return "unclassified"
 }
 
-// methods classifies every method of every API version, current and
-// upstream's older ones, by name: a name means the same thing in every
-// version. TestEveryMethodClassified checks that every method the daemon
-// serves is here.
-var methods = map[string]Kind{
-	// disk
-	"ListDiskLocations":   Read,
-	"ListDiskIDs":         Read,
-	"GetDiskNumberByName": Read,
-	"GetDiskStats":        Read,
-	"DiskStats":           Read,
-	"GetDiskState":        Read,
-	"GetAttachState":      Read,
-	"PartitionDisk":       Mutate,
-	"Rescan":              Mutate, // rescans the storage buses: new devices appear
-	"SetDiskState":        Mutate,
-	"SetAttachState":      Mutate,
+// kinds classifies every method by name: each method of each group's
+// model Interface (library mode's calls are named so) by its
+// //convgen:read or //convgen:mutates directive, and each RPC of every
+// wire version, current and upstream's older ones, as the model method it
+// calls. convgen generates both tables (zz_generated.methods.go) and fails
+// when a name would be read in one place and mutate in another, so a
+// name means the same thing in every group and version.
+var kinds = classifyAll()
 
-	// volume
-	"ListVolumesOnDisk":                Read,
-	"IsVolumeFormatted":                Read,
-	"GetVolumeStats":                   Read,
-	"VolumeStats":                      Read,
-	"GetDiskNumberFromVolumeID":        Read,
-	"GetVolumeDiskNumber":              Read,
-	"GetVolumeIDFromTargetPath":        Read,
-	"GetVolumeIDFromMountPoint":        Read,
-	"GetVolumeIDFromMount":             Read,
-	"GetClosestVolumeIDFromTargetPath": Read,
-	"MountVolume":                      Mutate,
-	"UnmountVolume":                    Mutate,
-	"DismountVolume":                   Mutate,
-	"FormatVolume":                     Mutate,
-	"ResizeVolume":                     Mutate,
-	"WriteVolumeCache":                 Mutate, // flushes to disk
-
-	// filesystem
-	"PathExists":    Read,
-	"PathValid":     Read,
-	"IsSymlink":     Read,
-	"IsMountPoint":  Read,
-	"Mkdir":         Mutate,
-	"Rmdir":         Mutate,
-	"RmdirContents": Mutate,
-	"CreateSymlink": Mutate,
-	"LinkPath":      Mutate,
-
-	// smb
-	"NewSmbGlobalMapping":    Mutate,
-	"RemoveSmbGlobalMapping": Mutate,
-
-	// iscsi
-	"ListTargetPortals":    Read,
-	"DiscoverTargetPortal": Read, // asks the portal which targets it offers; keeps nothing
-	"GetTargetDisks":       Read,
-	"AddTargetPortal":      Mutate,
-	"RemoveTargetPortal":   Mutate,
-	"ConnectTarget":        Mutate,
-	"DisconnectTarget":     Mutate,
-	"SetMutualChapSecret":  Mutate,
-
-	// system
-	"GetBIOSSerialNumber": Read,
-	"GetService":          Read,
-	"StartService":        Mutate,
-	"StopService":         Mutate,
+func classifyAll() map[string]Kind {
+	kind := func(mutates bool) Kind {
+		if mutates {
+			return Mutate
+		}
+		return Read
+	}
+	out := map[string]Kind{}
+	for group, model := range modelMutates {
+		for m, mutates := range model {
+			out[m] = kind(mutates)
+		}
+		for rpc, m := range wireMethods[group] {
+			// convgen lists only methods the model has; one it did not
+			// would stay Unclassified, audited as mutating.
+			if mutates, ok := model[m]; ok {
+				out[rpc] = kind(mutates)
+			}
+		}
+	}
+	return out
 }
 
-// Classify returns the kind of a method, by its name (PartitionDisk).
-func Classify(method string) Kind { return methods[method] }
+// Classify returns the kind of a method, by its name: a model method
+// (GetDiskStats) or an RPC of any wire version (DiskStats).
+func Classify(method string) Kind { return kinds[method] }

@@ -3,42 +3,32 @@ package audit
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/fieldname"
 )
 
 // Redacted replaces the value of every non-empty secret string in a
-// model request, as the daemon's redaction of wire messages does.
+// model request.
 const Redacted = "REDACTED"
 
-// secretWords mark a field as secret when its name contains one of them.
-// This is the one statement of the rule: the daemon's redaction of wire
-// messages (internal/server/redact.go) asks IsSecretField too. It covers
-// SMB's password, iSCSI's chap_secret and mutual_chap_secret.
-var secretWords = []string{"password", "secret"}
+// GuardTag is the struct tag by which a group model request declares
+// what each field holds (see package groups): a field tagged
+// `guard:"secret"` (SMB's password, iSCSI's CHAP secrets) is never
+// written. The declaration is the one statement of what is secret: no
+// field name is guessed at.
+const GuardTag = "guard"
 
-// IsSecretField tells whether a field with this name (a wire message's
-// proto name, or a model field's snake_case name) holds a secret: its
-// name, in any case, contains "password" or "secret".
-func IsSecretField(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+// isSecret tells whether a model field is declared secret.
+func isSecret(f reflect.StructField) bool { return f.Tag.Get(GuardTag) == "secret" }
 
 // maxModelDepth bounds the walk; the models nest two levels deep.
 const maxModelDepth = 16
 
 // RedactModel renders a group model request (a struct or a pointer to one)
 // as audit records show requests: a JSON-ready map keyed by the fields'
-// snake_case names, the wire's names, leaving out fields with their zero
-// value (as protojson leaves out unset fields). A secret field (see
-// IsSecretField) that is set becomes Redacted when it is a string and is
+// snake_case names, leaving out fields with their zero value (as
+// protojson leaves out unset fields). A field declared secret
+// (`guard:"secret"`) that is set becomes Redacted when it is a string and is
 // left out otherwise, so a record shows that a secret was sent and never
 // what it was. Values of types with a String method (enums) are written
 // as that string.
@@ -75,7 +65,7 @@ func renderModel(v reflect.Value, secret bool, depth int) any {
 				continue
 			}
 			name := fieldname.Snake(f.Name)
-			if r := renderModel(v.Field(i), IsSecretField(name), depth+1); r != nil {
+			if r := renderModel(v.Field(i), isSecret(f), depth+1); r != nil {
 				out[name] = r
 			}
 		}

@@ -39,12 +39,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -94,15 +92,27 @@ type Metrics interface {
 }
 
 // Method names what is called: the API group, the version the call came
-// in (a wire version, or library mode's "inprocess") and the method.
+// in (a wire version, or library mode's "inprocess"), the method as the
+// caller named it (a wire version's, which policy rules and records
+// name) and the group model's method it runs (Model; the same in library
+// mode), whose meaning decides whether the call changes the node.
 type Method struct {
-	Group, Version, Name string
+	Group, Version, Name, Model string
 }
 
-// Mutating tells whether the method changes the node (audit.Classify):
-// such calls are always audited, and refused while the audit log cannot
-// take their intent.
-func (m Method) Mutating() bool { return audit.Classify(m.Name) != audit.Read }
+// kind is the name the method is classified by: the model's, or Name
+// when there is none.
+func (m Method) kind() string {
+	if m.Model != "" {
+		return m.Model
+	}
+	return m.Name
+}
+
+// Mutating tells whether the method changes the node (audit.Classify of
+// the model method): such calls are always audited, and refused while
+// the audit log cannot take their intent.
+func (m Method) Mutating() bool { return audit.Classify(m.kind()) != audit.Read }
 
 // Call is one call arriving at the gate.
 type Call struct {
@@ -117,11 +127,16 @@ type Call struct {
 	Caller identity.Caller
 	// RequestID is the client's request ID for the record; "" for none.
 	RequestID string
-	// Request is the wire message, or nil; Model the request as a group
-	// model struct, for library mode, which has none. The policy reads
-	// their paths and objects, and the audit log writes them redacted.
-	Request proto.Message
-	Model   any
+	// Model is the request as a group model struct; nil for a stream,
+	// which has none. The audit log writes it redacted.
+	Model any
+	// Args are the paths, disks and volumes Model names (the policy
+	// confines them) and Inspected whether Model was read for them: a
+	// call without a model request fails every confining rule.
+	Args      []policy.Arg
+	Inspected bool
+
+	argBuf [4]policy.Arg // Args' storage for the common case
 }
 
 // Refusal is the error of a call the gate refused before it ran. Its
@@ -130,7 +145,7 @@ type Call struct {
 // wraps Kind, an errdefs sentinel (or an error wrapping one), for
 // errors.Is in library mode.
 type Refusal struct {
-	Code statuscode.Code
+	Code errdefs.Code
 	Msg  string
 	Kind error
 }
@@ -144,7 +159,7 @@ func (e *Refusal) Unwrap() error { return e.Kind }
 // ErrAuditUnavailable is the refusal of a call that changes the node while
 // the audit log cannot take its intent record: retrying later may
 // succeed.
-var ErrAuditUnavailable = &Refusal{Code: statuscode.Unavailable, Msg: AuditUnavailableMessage, Kind: errdefs.ErrUnavailable}
+var ErrAuditUnavailable = &Refusal{Code: errdefs.Unavailable, Msg: AuditUnavailableMessage, Kind: errdefs.ErrUnavailable}
 
 // Gate lets calls through. Its fields are set once, before the first
 // call; a zero field turns its step off (no policy: everything is
@@ -168,24 +183,36 @@ type Gate struct {
 	// Unauthenticated, whatever the policy.
 	Alive func(ctx context.Context) error
 	// Outcome turns what a call returned into the code and message of
-	// its record and of CallDone; nil uses statuscode.Of and the error's
+	// its record and of CallDone; nil uses errdefs.CodeOf and the error's
 	// text.
-	Outcome func(error) (statuscode.Code, string)
+	Outcome func(error) (errdefs.Code, string)
 	// Allowed, when set, runs for each call the policy allowed, before
 	// it is audited and run; the context it returns is the call's from
 	// then on.
 	Allowed func(ctx context.Context, c *Call, d policy.Decision) context.Context
+	// Origin describes calls whose context carries no Wire (library
+	// mode's); nil refuses them, as a transport always says how its
+	// calls arrived.
+	Origin *Origin
+	// Enter, when set, admits each call of a guarded group before
+	// anything else (library mode refuses calls after Close); the leave
+	// function it returns runs when the call is done.
+	Enter func() (leave func(), err error)
+	// Recover, when set, turns a panic in a guarded group's method into
+	// the call's error (library mode: callers get an error, not a
+	// panic); nil lets the panic go on to the transport's recovery.
+	Recover func(c *Call, p any) error
 }
 
 // outcome is Gate.Outcome or its default.
-func (g *Gate) outcome(err error) (statuscode.Code, string) {
+func (g *Gate) outcome(err error) (errdefs.Code, string) {
 	if g.Outcome != nil {
 		return g.Outcome(err)
 	}
 	if err == nil {
-		return statuscode.OK, ""
+		return errdefs.OK, ""
 	}
-	return statuscode.Of(err), err.Error()
+	return errdefs.CodeOf(err), err.Error()
 }
 
 // Authorize puts the caller in ctx (identity.WithCaller, for everything
@@ -196,13 +223,13 @@ func (g *Gate) outcome(err error) (statuscode.Code, string) {
 func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.Decision, error) {
 	ctx = identity.WithCaller(ctx, &c.Caller)
 	pc := policy.Call{Caller: c.Caller, Group: c.Method.Group, Version: c.Method.Version, Method: c.Method.Name,
-		Request: c.Request, Model: c.Model, Objects: g.Objects}
+		Args: c.Args, Inspected: c.Inspected, Objects: g.Objects}
 	if g.Alive != nil {
 		if gone := g.Alive(ctx); gone != nil {
 			// The identity was taken from a process that is gone: whoever
 			// holds the connection now was never identified.
 			d := policy.Decision{Reason: gone.Error()}
-			err := &Refusal{Code: statuscode.Unauthenticated, Kind: gone,
+			err := &Refusal{Code: errdefs.Unauthenticated, Kind: gone,
 				Msg: fmt.Sprintf("caller %s may not call %s.%s: %v", c.Caller, c.Method.Group, c.Method.Name, gone)}
 			g.refused(c, d, err, DeniedCallerExited, "call refused: the connecting process is gone")
 			return ctx, d, err
@@ -212,7 +239,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 	if d.Allowed {
 		return ctx, d, nil
 	}
-	err := &Refusal{Code: statuscode.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
+	err := &Refusal{Code: errdefs.PermissionDenied, Msg: d.Message(pc), Kind: errdefs.ErrPermissionDenied}
 	g.refused(c, d, err, DenyReason(d), "call denied")
 	return ctx, d, err
 }
@@ -233,7 +260,7 @@ func (g *Gate) refused(c *Call, d policy.Decision, err *Refusal, reason, logMsg 
 		g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, reason)
 	}
 	g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "reason", d.Reason)
-	if g.Audit.Wants(c.Method.Name, true) {
+	if g.Audit.Wants(c.Method.kind(), true) {
 		r := g.record(c, d, time.Now())
 		r.Code, r.Message = err.Code, err.Msg
 		_ = g.Audit.Log(r) // a failure is logged and counted by Log; the call is refused anyway
@@ -255,7 +282,7 @@ func (g *Gate) Do(ctx context.Context, c *Call, next func(context.Context) (any,
 	g.Metrics.CallStarted(c.Method.Group, c.Method.Version, c.Method.Name)
 	finished := false
 	defer func() {
-		code := statuscode.Internal // next panicked
+		code := errdefs.Internal // next panicked
 		if finished {
 			code, _ = g.result(err)
 		}
@@ -268,7 +295,7 @@ func (g *Gate) Do(ctx context.Context, c *Call, next func(context.Context) (any,
 
 // result is the code and message of what Do returns: a Refusal's own, or
 // what Outcome makes of next's error.
-func (g *Gate) result(err error) (statuscode.Code, string) {
+func (g *Gate) result(err error) (errdefs.Code, string) {
 	if rf := (*Refusal)(nil); errors.As(err, &rf) {
 		return rf.Code, rf.Msg
 	}
@@ -285,7 +312,8 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 	if g.Allowed != nil {
 		ctx = g.Allowed(ctx, c, d)
 	}
-	if !g.Audit.Wants(c.Method.Name, false) {
+	ctx = policy.NewDecisionContext(ctx, d) // the allowing rule's terms reach the backend (smbPermissions)
+	if !g.Audit.Wants(c.Method.kind(), false) {
 		return next(ctx)
 	}
 	r := g.record(c, d, start)
@@ -303,7 +331,7 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 	finished := false
 	defer func() {
 		if !finished { // next panicked; the transport recovers it
-			r.Code, r.Message, r.Duration = statuscode.Internal, PanicMessage, time.Since(start)
+			r.Code, r.Message, r.Duration = errdefs.Internal, PanicMessage, time.Since(start)
 			_ = g.Audit.Log(r) // logged and counted by Log
 		}
 	}()
@@ -320,7 +348,7 @@ func (g *Gate) record(c *Call, d policy.Decision, start time.Time) audit.Record 
 	r := audit.Record{
 		Time: start, Endpoint: c.Endpoint, Group: c.Method.Group, Version: c.Method.Version,
 		Method: c.Method.Name, FullMethod: c.FullMethod, RequestID: c.RequestID, Caller: c.Caller,
-		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason, Request: c.Request, Model: c.Model,
+		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason, Model: c.Model,
 	}
 	if !d.Allowed {
 		r.Decision = audit.Deny

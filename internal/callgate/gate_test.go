@@ -12,7 +12,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
@@ -70,13 +69,13 @@ func TestDo(t *testing.T) {
 		return nil, nil
 	})
 	var rf *Refusal
-	if !errors.As(err, &rf) || rf.Code != statuscode.PermissionDenied || !errors.Is(err, errdefs.ErrPermissionDenied) ||
+	if !errors.As(err, &rf) || rf.Code != errdefs.PermissionDenied || !errors.Is(err, errdefs.ErrPermissionDenied) ||
 		!strings.Contains(err.Error(), "may not call system.StopService: no rule allows it") {
 		t.Errorf("denied call: %v", err)
 	}
 	gone := errors.New("pid 7: gone")
 	g.Alive = func(context.Context) error { return gone }
-	if _, err := g.Do(context.Background(), call("StartService"), nil); !errors.As(err, &rf) || rf.Code != statuscode.Unauthenticated || !errors.Is(err, gone) {
+	if _, err := g.Do(context.Background(), call("StartService"), nil); !errors.As(err, &rf) || rf.Code != errdefs.Unauthenticated || !errors.Is(err, gone) {
 		t.Errorf("gone caller: %v", err)
 	}
 	g.Alive = nil

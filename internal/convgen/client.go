@@ -7,7 +7,7 @@ package convgen
 // model request to the version's wire request, calling the RPC, converting
 // the response back and mapping the error with errgrpc.FromGRPC; and a
 // registry, <ClientDir>/zz_generated.versions.go, of every group-version
-// the client module is built with, newest first per group.
+// package client is built with, newest first per group.
 //
 // The rules are the adapters' with the directions swapped (fromModel for
 // requests, toModel for responses), plus:

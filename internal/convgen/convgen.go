@@ -57,19 +57,38 @@
 // A directive is the cheap override: a function is for what no directive
 // says (a hand-written RPC, a check of its own).
 //
+// The group models carry directives too: the doc comment of every method
+// of a group's Interface ends in exactly one of
+//
+//   - //convgen:read: the method only reports state;
+//   - //convgen:mutates: it changes the node (disks, volumes, files,
+//     mappings, sessions, services, secrets);
+//
+// from which, with Config.AuditDir set, the audit log learns which calls
+// it must record before they run (methods.go in this package). A method
+// with neither or both, or either directive anywhere else in the model
+// package, fails generation.
+//
 // When a field or RPC has no counterpart and no override, generation fails
 // with a message naming the function or directive to write. A directive
 // that matches nothing fails too. Output is gofmt'ed and deterministic.
 //
 // With Config.ClientDir set, the generator also writes the other side of
-// the wire for the client module: per group-version stubs that implement
+// the wire, for package client: per group-version stubs that implement
 // the model Interface by calling the version's RPCs, with their own
 // hand-written overrides, and the registry of known versions; client.go
 // in this package has the rules.
+//
+// With Config.GateDir, AuditDir and HostMetricsDir set, it writes the
+// method facts the daemon's packages would otherwise list by hand: every
+// RPC name per group for the call gate, the read/mutate tables for the
+// audit log (methods.go), and the decorators that time each group's Host
+// (hostmetrics.go).
 package convgen
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,7 +114,7 @@ type Config struct {
 	ErrdefsPath string
 	// Tool names the generator in the "Code generated" header.
 	Tool string
-	// ClientDir, when set, is the root of the client module: the client
+	// ClientDir, when set, is the directory of package client: the client
 	// stubs go to <ClientDir>/internal/<group><version> and the registry
 	// of known versions to <ClientDir>/zz_generated.versions.go (see
 	// client.go in this package). Empty generates no client side.
@@ -106,6 +125,17 @@ type Config struct {
 	// ClientDiskIDPath is the client stubs' (Format, Parse, ParseKeys,
 	// FromInt64). Either is needed only where the directive is used.
 	DiskIDPath, ClientDiskIDPath string
+	// GateDir, AuditDir and HostMetricsDir, when set, receive the method
+	// facts (methods.go and hostmetrics.go in this package): the gate's
+	// method names per group, whether each method changes the node, and
+	// the decorators that time each group's Host. Empty writes none.
+	GateDir, AuditDir, HostMetricsDir string
+	// LibraryDir, when set with GateDir, has the call gate's guards
+	// (GuardFileName, see guards.go) written to GateDir: the guarded
+	// groups.Set and the accessors of every model request's guarded
+	// arguments, which name PolicyPath's Arg; and library mode's Node
+	// accessors (NodeFileName) to LibraryDir.
+	LibraryDir, PolicyPath string
 }
 
 // GeneratedFileName is the name of the generated file in each adapter
@@ -169,6 +199,16 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[filepath.ToSlash(filepath.Join(cfg.OutRoot, RegistryFileName))] = reg
+	if err := generateFacts(cfg, gvs, files); err != nil {
+		return nil, err
+	}
+	if cfg.GateDir != "" && cfg.LibraryDir != "" {
+		guards, err := generateGuards(cfg, gvs)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(files, guards)
+	}
 	if cfg.ClientDir == "" {
 		return files, nil
 	}

@@ -30,6 +30,11 @@ type handWritten struct {
 	like     string            // //convgen:like <version>
 	files    int               // hand-written files read
 	errs     []string          // malformed directives
+
+	// calls holds, for each method on recv, the group Interface methods
+	// its body calls (s.group.M): what a hand-written handler serves its
+	// RPC with, for the method facts (methods.go).
+	calls map[string][]string
 }
 
 // fieldDirective is one entry of a //convgen:field, diskid, mapkeys or
@@ -77,7 +82,7 @@ const directivePrefix = "//convgen:"
 // stubs) and the directives.
 func scanHandWritten(dir, recv string) (handWritten, error) {
 	hw := handWritten{
-		funcs: map[string]bool{}, fallible: map[string]bool{}, methods: map[string]bool{},
+		funcs: map[string]bool{}, fallible: map[string]bool{}, methods: map[string]bool{}, calls: map[string][]string{},
 		renames: map[string]string{}, ignore: map[string]string{}, skip: map[string]bool{},
 	}
 	entries, err := os.ReadDir(dir)
@@ -123,6 +128,7 @@ func scanHandWritten(dir, recv string) (handWritten, error) {
 			}
 			if id, ok := t.(*ast.Ident); ok && id.Name == recv {
 				hw.methods[fd.Name.Name] = true
+				hw.calls[fd.Name.Name] = groupCalls(fd)
 			}
 		}
 	}

@@ -13,7 +13,7 @@ var legacyDir = filepath.Join("testdata", "legacy")
 
 // legacyConfig generates the legacy tree with its client side. The adapters
 // use the daemon's own diskid package; the client stubs a stand-in, as the
-// client module's is in another module.
+// client's is under client/internal, which only package client may import.
 func legacyConfig(dir string) Config {
 	return Config{
 		Dir:              dir,

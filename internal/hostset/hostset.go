@@ -1,14 +1,20 @@
-// Package hostset builds a host backend and the six group Services on it,
-// the one way csi-node-proxy does: the daemon (cmd/csi-node-proxy) and
-// library mode (package inprocess) both call it, so a node served over
-// sockets and a node used in-process are wired identically: the same
-// backends, the same working directories and path style, the same
-// allowed services.
+// Package hostset assembles a node, the one way csi-node-proxy does: the
+// daemon (cmd/csi-node-proxy), library mode (package inprocess) and the
+// CLI's --local (through library mode) all describe their node with one
+// Config and build it with NewNode, so a node served over sockets and a
+// node used in-process are wired identically: the same backends, the same
+// working directories and path style, the same allowed services, the
+// same policy and audit log behind the same call gate, and the same
+// defaults (Config.Resolved).
 //
 // New builds the backend a Config names (windows, linux or simulated);
 // Set.Services puts the group Services, which hold every rule that must
 // hold however a call arrives (validation, path policy, idempotency,
-// per-object locking), on top of it.
+// per-object locking), on top of it; NewNode does both and adds the
+// policy, the audit log and the callgate.Gate around them. What differs
+// between the modes is what they put around the Node: the daemon its
+// transport, metrics, caller identification and Windows service; library
+// mode its closed state and panic handling.
 package hostset
 
 import (
@@ -76,6 +82,16 @@ const (
 	// DefaultLinuxFilesystem is what FormatVolume creates on the Linux
 	// host unless told otherwise (--linux-filesystem).
 	DefaultLinuxFilesystem = "ext4"
+	// DefaultLinuxDiskReadTimeout is how long a call waits for one disk's
+	// partition table on the Linux host unless told otherwise
+	// (--linux-disk-read-timeout): the block backend's own default.
+	DefaultLinuxDiskReadTimeout = 10 * time.Second
+	// DefaultSMBMode is the permission bits of the files and directories
+	// of the Linux host's SMB mounts unless told otherwise (--smb-file-mode,
+	// --smb-dir-mode): the CIFS backend's own default, since a Windows
+	// global mapping serves every process of the node, and so does the
+	// mount.
+	DefaultSMBMode = 0o777
 )
 
 // KubeletPath returns the kubelet's directory on the node a backend
@@ -87,8 +103,13 @@ func KubeletPath(host string) string {
 	return WindowsKubeletPath
 }
 
-// Config says which backend to build and how. Its fields are the
-// daemon's flags of the same meaning; error messages name those flags.
+// Config is a node's configuration: which backend to build and how, and
+// (for NewNode) the services, policy and audit log around it. It is the
+// one spelling of a node's options: the daemon's flags fill it, library
+// mode maps its Options onto it, and the CLI's --local flags fill those.
+// Its fields are the daemon's flags of the same meaning; error messages
+// name those flags. A zero field means the node's default (see Resolved),
+// except RequirePrivacy, whose zero is false.
 type Config struct {
 	// Host is the backend: Windows, Linux or Simulated.
 	Host string
@@ -118,16 +139,11 @@ type Config struct {
 	LinuxDiskReadTimeout time.Duration
 	// SMBPermissions are the owner, group, modes and SELinux context of
 	// the Linux host's SMB mounts (--smb-uid, --smb-gid, --smb-file-mode,
-	// --smb-dir-mode, --smb-selinux-context); nil means the SMB
-	// backend's defaults (cifs.DefaultConfig: modes 0777, owner root).
+	// --smb-dir-mode, --smb-selinux-context); nil means the SMB backend's
+	// defaults (modes DefaultSMBMode, owner root). The smbPermissions of
+	// the policy rule that allows a mapping override them field by field
+	// (the call gate puts its decision in the call's context).
 	SMBPermissions *policy.SMBPermissions
-	// Policy, when set, returns the policy store in force (nil: none);
-	// on the Linux host the smbPermissions of the first rule matching an
-	// SMB mapping's caller (identity.FromContext) override
-	// SMBPermissions field by field. It is called on every
-	// NewSmbGlobalMapping, so the store may be given after New returns
-	// (the daemon loads its policy after building the host).
-	Policy func() *policy.Store
 	// Simulated describes the simulated host; nil means
 	// simulated.DefaultConfig(WorkingDirs) unless SimConfigFile is set.
 	// Setting both is an error: one world has one description.
@@ -138,6 +154,34 @@ type Config struct {
 	// SimDisks are extra disks of the simulated host in --sim-disk
 	// syntax, e.g. "size=10GiB,location=1:0:0:2,page83=6002…".
 	SimDisks []string
+
+	// The fields below are the node's around the backend: New ignores
+	// them, NewNode builds the Services, the policy and the audit log
+	// from them.
+
+	// AllowedServices are the only services StartService and StopService
+	// may touch (--allowed-service).
+	AllowedServices []string
+	// PolicyFile is the YAML authorisation policy (--policy), reloaded
+	// every PolicyReloadInterval when it changes and by Node.Reload; ""
+	// means none unless PolicyData is given: every call is allowed.
+	PolicyFile string
+	// PolicyData is a policy already in memory, in the same format; it
+	// never reloads. Give PolicyFile or PolicyData, not both.
+	PolicyData []byte
+	// PolicyReloadInterval is how often PolicyFile is checked for changes
+	// (--policy-reload-interval); 0 or less reloads only on Node.Reload.
+	PolicyReloadInterval time.Duration
+	// AuditLog is the audit log (--audit-log): a file, "-" for stderr,
+	// "" for none.
+	AuditLog string
+	// AuditReads audits calls that only read, too (--audit-reads).
+	AuditReads bool
+	// AuditSync fsyncs the audit file after every record (--audit-sync).
+	AuditSync bool
+	// NodeName names the node in every audit record (--node-name); ""
+	// means DefaultNodeName().
+	NodeName string
 }
 
 // Set is one host backend seen through the six group Host interfaces, with

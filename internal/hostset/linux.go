@@ -13,7 +13,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/iscsiinit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/localfs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/systemd"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -71,9 +70,10 @@ func newLinux(cfg Config) (Set, error) {
 	}, nil
 }
 
-// smbConfig is the CIFS backend's configuration for cfg: the daemon's
-// SMB permissions for every mount, and per caller those of the policy's
-// first rule that matches the mapping's caller and sets any.
+// smbConfig is the CIFS backend's configuration for cfg: the node's SMB
+// permissions for every mount and, per call, those of the policy rule
+// that allowed it, which the call gate puts in the call's context
+// (policy.DecisionFromContext), overlaid field by field.
 func smbConfig(cfg Config) cifs.Config {
 	c := cifs.DefaultConfig()
 	c.RequirePrivacy = cfg.RequirePrivacy
@@ -83,19 +83,13 @@ func smbConfig(cfg Config) cifs.Config {
 	if cfg.SMBPermissions != nil {
 		c.Permissions = overlaySMB(cifs.Permissions{}, *cfg.SMBPermissions)
 	}
-	if cfg.Policy != nil {
-		base, current := c.Permissions, cfg.Policy
-		c.PermissionsFor = func(ctx context.Context) (cifs.Permissions, bool) {
-			caller, ok := identity.FromContext(ctx)
-			if !ok {
-				return cifs.Permissions{}, false
-			}
-			p, ok := current().Policy().SMBPermissionsFor(caller)
-			if !ok {
-				return cifs.Permissions{}, false
-			}
-			return overlaySMB(base, p), true
+	base := c.Permissions
+	c.PermissionsFor = func(ctx context.Context) (cifs.Permissions, bool) {
+		d, ok := policy.DecisionFromContext(ctx)
+		if !ok || d.SMBPermissions == nil {
+			return cifs.Permissions{}, false
 		}
+		return overlaySMB(base, *d.SMBPermissions), true
 	}
 	return c
 }

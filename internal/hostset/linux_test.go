@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/cifs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -72,45 +70,38 @@ func TestLinuxHostMountTable(t *testing.T) {
 }
 
 // TestLinuxSMBPermissions: Config.SMBPermissions are the CIFS backend's
-// permissions for every mount, and the policy's smbPermissions for the
-// mapping's caller override them field by field; a caller no rule gives
-// any, or a call without a caller, gets the daemon's.
+// permissions for every mount, and the smbPermissions of the policy rule
+// that allowed the call (its decision in the call's context, as the call
+// gate puts it) override them field by field; a call allowed by a rule
+// that sets none, or without a decision, gets the node's.
 func TestLinuxSMBPermissions(t *testing.T) {
-	p, err := policy.Parse([]byte(`
-rules:
-- name: smb-driver
-  callers: [{uids: [1000]}]
-  allow: [{groups: [smb], methods: ["*"]}]
-  smbPermissions: {gid: 2000, fileMode: 0770}
-`), policy.Options{Style: hostpath.POSIX})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var store *policy.Store // given after the host is built, as the daemon does
 	c := smbConfig(Config{
 		Host: Linux, WorkingDirs: []string{t.TempDir()},
 		SMBPermissions: &policy.SMBPermissions{UID: ptr(uint32(7)), FileMode: 0o750, DirMode: 0o750, SELinuxContext: "system_u:object_r:container_file_t:s0"},
-		Policy:         func() *policy.Store { return store },
 	})
-	daemon := cifs.Permissions{UID: cifs.UID32(7), FileMode: 0o750, DirMode: 0o750, SELinuxContext: "system_u:object_r:container_file_t:s0"}
-	if !reflect.DeepEqual(c.Permissions, daemon) {
-		t.Errorf("the daemon's permissions %+v, want %+v", c.Permissions, daemon)
+	node := cifs.Permissions{UID: cifs.UID32(7), FileMode: 0o750, DirMode: 0o750, SELinuxContext: "system_u:object_r:container_file_t:s0"}
+	if !reflect.DeepEqual(c.Permissions, node) {
+		t.Errorf("the node's permissions %+v, want %+v", c.Permissions, node)
 	}
-	store = policy.Static(p)
-	driver := identity.NewContext(t.Context(), identity.Caller{HasUnixIDs: true, UID: 1000})
+	driver := policy.NewDecisionContext(t.Context(), policy.Decision{Allowed: true, Rule: "smb-driver",
+		SMBPermissions: &policy.SMBPermissions{GID: ptr(uint32(2000)), FileMode: 0o770}})
 	got, ok := c.PermissionsFor(driver)
 	want := cifs.Permissions{UID: cifs.UID32(7), GID: cifs.UID32(2000), FileMode: 0o770, DirMode: 0o750, SELinuxContext: "system_u:object_r:container_file_t:s0"}
 	if !ok || !reflect.DeepEqual(got, want) {
 		t.Errorf("the driver's permissions %+v, %v; want %+v", got, ok, want)
 	}
-	if got, ok := c.PermissionsFor(identity.NewContext(t.Context(), identity.Caller{HasUnixIDs: true, UID: 5})); ok {
-		t.Errorf("a caller no rule gives SMB permissions got %+v", got)
+	if got, ok := c.PermissionsFor(policy.NewDecisionContext(t.Context(), policy.Decision{Allowed: true, Rule: "other"})); ok {
+		t.Errorf("a call allowed by a rule without SMB permissions got %+v", got)
 	}
 	if got, ok := c.PermissionsFor(t.Context()); ok {
-		t.Errorf("a call without a caller got %+v", got)
+		t.Errorf("a call without a decision got %+v", got)
 	}
-	if d := smbConfig(Config{Host: Linux}); !reflect.DeepEqual(d.Permissions, cifs.DefaultConfig().Permissions) || d.PermissionsFor != nil {
-		t.Errorf("without SMBPermissions or a policy: %+v, want cifs' defaults and no per-caller choice", d.Permissions)
+	if d := smbConfig(Config{Host: Linux}); !reflect.DeepEqual(d.Permissions, cifs.DefaultConfig().Permissions) {
+		t.Errorf("without SMBPermissions: %+v, want cifs' defaults", d.Permissions)
+	}
+	// The node's default is the backend's.
+	if r := (Config{}).Resolved(); !reflect.DeepEqual(smbConfig(r).Permissions, cifs.DefaultConfig().Permissions) {
+		t.Errorf("the resolved default SMB permissions %+v are not cifs' defaults %+v", smbConfig(r).Permissions, cifs.DefaultConfig().Permissions)
 	}
 }
 
@@ -142,5 +133,11 @@ func TestLinuxDefaults(t *testing.T) {
 	}
 	if blockdev.DefaultFilesystem != DefaultLinuxFilesystem {
 		t.Errorf("blockdev.DefaultFilesystem = %q, want %q", blockdev.DefaultFilesystem, DefaultLinuxFilesystem)
+	}
+	if blockdev.DefaultDiskReadTimeout != DefaultLinuxDiskReadTimeout {
+		t.Errorf("blockdev.DefaultDiskReadTimeout = %v, want %v", blockdev.DefaultDiskReadTimeout, DefaultLinuxDiskReadTimeout)
+	}
+	if cifs.DefaultFileMode != DefaultSMBMode || cifs.DefaultDirMode != DefaultSMBMode {
+		t.Errorf("cifs.DefaultFileMode, DefaultDirMode = %#o, %#o, want %#o", cifs.DefaultFileMode, cifs.DefaultDirMode, DefaultSMBMode)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -35,19 +34,22 @@ type HostObjects struct {
 
 var _ policy.ObjectHost = (*HostObjects)(nil)
 
-// NewHostObjects returns the object answers of set's host. Where a
-// volume is mounted comes from the simulated host's own table; from a
-// volume backend that tells it itself (VolumeMounter: the Linux block
-// backend, from the mount tables it trusts, blockdev.Backend.VolumeMounts);
-// and otherwise from the OS: Windows' volume path names
-// (GetVolumePathNamesForVolumeName), nothing elsewhere (see Mounts).
-func NewHostObjects(set hostset.Set) *HostObjects {
-	o := &HostObjects{Volume: set.Volume, Disk: set.Disk, Mounts: osVolumeMounts}
-	if m, ok := set.Volume.(VolumeMounter); ok {
+// NewHostObjects returns the object answers of a host from its volume
+// and disk backends as built (not wrapped: a decorator hides the optional
+// interfaces looked for here), and the simulated host when it is one
+// (nil otherwise). Where a volume is mounted comes from the simulated
+// host's own table; from a volume backend that tells it itself
+// (VolumeMounter: the Linux block backend, from the mount tables it
+// trusts, blockdev.Backend.VolumeMounts); and otherwise from the OS:
+// Windows' volume path names (GetVolumePathNamesForVolumeName), nothing
+// elsewhere (see Mounts).
+func NewHostObjects(vol volume.Host, dsk disk.Host, sim *simulated.Host) *HostObjects {
+	o := &HostObjects{Volume: vol, Disk: dsk, Mounts: osVolumeMounts}
+	if m, ok := vol.(VolumeMounter); ok {
 		o.Mounts = m.VolumeMounts
 	}
-	if set.Simulated != nil {
-		o.Mounts = simulatedMounts(set.Simulated)
+	if sim != nil {
+		o.Mounts = simulatedMounts(sim)
 	}
 	return o
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 )
 
 // The Linux block backend is the one NewHostObjects asks where a volume
@@ -22,12 +21,13 @@ var _ VolumeMounter = (*blockdev.Backend)(nil)
 // that cannot tell, which refuses every confined call. The ID is no GUID,
 // so no disk of the machine is read.
 func TestLinuxHostObjectsAskTheBlockBackend(t *testing.T) {
-	set, err := hostset.New(hostset.Config{Host: hostset.Linux, WorkingDirs: []string{t.TempDir()}, LinuxHostMountTable: "none"})
+	// The block backend as package hostset builds it for the Linux host
+	// (hostset imports this package, so its test cannot use hostset).
+	b, err := blockdev.New(blockdev.Config{MountRoots: []string{t.TempDir()}, HostMountTable: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { set.Close() })
-	o := NewHostObjects(set)
+	o := NewHostObjects(b.Volume(), b.Disk(), nil)
 	if o.Mounts == nil {
 		t.Fatal("the Linux host's object answers cannot tell where a volume is mounted")
 	}

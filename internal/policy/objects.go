@@ -5,16 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/fieldname"
 )
 
 // Objects confines the disks and volumes a rule's requests may name, as
@@ -98,108 +92,6 @@ func validateObjects(o *Objects, roots int) []error {
 	return errs
 }
 
-// objectRef is one disk or volume a request names.
-type objectRef struct {
-	field  string
-	volume string // "" for a disk
-	disk   uint32
-	bad    string // a disk field that is no disk number, as sent
-}
-
-// volumeFields and diskFields are the request fields naming objects, in
-// every API version: volume_id; disk_number (a number since v1beta3, a
-// string before), disk_id (v1alpha1 to v1beta2).
-var (
-	volumeFields = map[string]bool{"volume_id": true}
-	diskFields   = map[string]bool{"disk_number": true, "disk_id": true}
-)
-
-func diskRef(field, s string) objectRef {
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return objectRef{field: field, bad: s}
-	}
-	return objectRef{field: field, disk: uint32(n)}
-}
-
-// requestObjects returns the disks and volumes a wire message names, in
-// it and its nested messages.
-func requestObjects(m proto.Message) []objectRef {
-	var out []objectRef
-	if m != nil && m.ProtoReflect().IsValid() {
-		collectObjects(m.ProtoReflect(), &out)
-	}
-	return out
-}
-
-func collectObjects(m protoreflect.Message, out *[]objectRef) {
-	fields := m.Descriptor().Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		name := string(fd.Name())
-		// A disk field is read even when unset: proto3 does not send
-		// zero, and disk 0 is the system disk.
-		if fd.IsMap() || (!m.Has(fd) && !diskFields[name]) {
-			continue
-		}
-		v := m.Get(fd)
-		switch {
-		case fd.IsList():
-			if fd.Kind() == protoreflect.MessageKind {
-				for j := range v.List().Len() {
-					collectObjects(v.List().Get(j).Message(), out)
-				}
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			collectObjects(v.Message(), out)
-		case volumeFields[name] && fd.Kind() == protoreflect.StringKind && v.String() != "":
-			*out = append(*out, objectRef{field: name, volume: v.String()})
-		case diskFields[name] && fd.Kind() == protoreflect.StringKind:
-			*out = append(*out, diskRef(name, v.String()))
-		case diskFields[name] && fd.Kind() == protoreflect.Uint32Kind:
-			*out = append(*out, objectRef{field: name, disk: uint32(v.Uint())})
-		}
-	}
-}
-
-// modelObjects is requestObjects for a group model struct (library mode),
-// by the snake_case form of its field names, as ModelPaths finds paths.
-func modelObjects(model any) []objectRef {
-	var out []objectRef
-	collectModelObjects(reflect.ValueOf(model), &out, 0)
-	return out
-}
-
-func collectModelObjects(v reflect.Value, out *[]objectRef, depth int) {
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct || depth > maxModelDepth {
-		return
-	}
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fv, name := v.Field(i), fieldname.Snake(f.Name)
-		switch {
-		case volumeFields[name] && fv.Kind() == reflect.String && fv.String() != "":
-			*out = append(*out, objectRef{field: name, volume: fv.String()})
-		case diskFields[name] && fv.Kind() == reflect.String:
-			*out = append(*out, diskRef(name, fv.String()))
-		case diskFields[name] && fv.Kind() == reflect.Uint32:
-			*out = append(*out, objectRef{field: name, disk: uint32(fv.Uint())})
-		default:
-			collectModelObjects(fv, out, depth+1)
-		}
-	}
-}
-
 // checkObjects returns why the disks and volumes a request names are not
 // all the rule's to touch, or "" when they are (or the rule does not
 // confine them).
@@ -208,30 +100,24 @@ func (r *rule) checkObjects(ctx context.Context, p *Policy, c Call) string {
 	if o == nil {
 		return ""
 	}
-	var refs []objectRef
-	switch {
-	case c.Request != nil:
-		refs = requestObjects(c.Request)
-	case c.Model != nil:
-		refs = modelObjects(c.Model)
-	default:
+	if !c.Inspected {
 		return fmt.Sprintf("rule %q confines disks and volumes, and the request cannot be inspected", r.Name)
 	}
-	if len(refs) == 0 {
-		return ""
-	}
-	if c.Objects == nil {
-		return fmt.Sprintf("rule %q confines disks and volumes, and the daemon cannot ask this host about them", r.Name)
-	}
-	for _, ref := range refs {
+	for _, a := range c.Args {
 		var reason string
 		switch {
-		case ref.bad != "":
-			reason = fmt.Sprintf("%s %q is not a disk number", ref.field, ref.bad)
-		case ref.volume != "":
-			reason = r.checkVolume(ctx, p, c.Objects, ref.volume)
+		case a.Kind == ArgVolume && a.Value != "":
+			if c.Objects == nil {
+				return fmt.Sprintf("rule %q confines disks and volumes, and the daemon cannot ask this host about them", r.Name)
+			}
+			reason = r.checkVolume(ctx, p, c.Objects, a.Value)
+		case a.Kind == ArgDisk:
+			if c.Objects == nil {
+				return fmt.Sprintf("rule %q confines disks and volumes, and the daemon cannot ask this host about them", r.Name)
+			}
+			reason = r.checkDisk(ctx, p, c.Objects, a.Disk)
 		default:
-			reason = r.checkDisk(ctx, p, c.Objects, ref.disk)
+			continue
 		}
 		if reason != "" {
 			return fmt.Sprintf("%s of rule %q", reason, r.Name)

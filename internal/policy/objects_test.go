@@ -5,14 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
-	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
-	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
-	volumev1beta1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1beta1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
-	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
@@ -92,32 +85,29 @@ func TestObjectConfinement(t *testing.T) {
 		name    string
 		caller  identity.Caller
 		method  string
-		req     proto.Message
-		model   any
+		args    []Arg
 		host    ObjectHost
 		allowed bool
 		reason  string
 	}{
-		{"own mounted volume", nobody, "GetVolumeStats", &volumev1.GetVolumeStatsRequest{VolumeId: "mine"}, nil, node, true, ""},
-		{"unmounted volume", nobody, "FormatVolume", &volumev1.FormatVolumeRequest{VolumeId: "fresh"}, nil, node, true, ""},
-		{"mount an unmounted volume beneath the roots", nobody, "MountVolume", &volumev1.MountVolumeRequest{VolumeId: "fresh", TargetPath: `C:\plugins\a\staging\pv3`}, nil, node, true, ""},
-		{"another driver's volume", nobody, "FormatVolume", &volumev1.FormatVolumeRequest{VolumeId: "theirs"}, nil, node, false, `mounted at C:\plugins\b\staging\pv2`},
-		{"mount another driver's volume into my root", nobody, "MountVolume", &volumev1.MountVolumeRequest{VolumeId: "theirs", TargetPath: `C:\plugins\a\steal`}, nil, node, false, "outside the path roots"},
-		{"the system volume", nobody, "FormatVolume", &volumev1.FormatVolumeRequest{VolumeId: "sys"}, nil, node, false, `C:\`},
-		{"the system disk", nobody, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 0}, nil, node, false, "disk 0"},
-		{"another driver's disk", nobody, "ListVolumesOnDisk", &volumev1.ListVolumesOnDiskRequest{DiskNumber: 2}, nil, node, false, "disk 2"},
-		{"own disk", nobody, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 1}, nil, node, true, ""},
-		{"a raw disk", nobody, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 9}, nil, node, true, ""},
-		{"older version's string disk ID", nobody, "ListVolumesOnDisk", &volumev1beta1.ListVolumesOnDiskRequest{DiskId: "2"}, nil, node, false, "disk 2"},
-		{"a disk ID that is no number", nobody, "ListVolumesOnDisk", &volumev1beta1.ListVolumesOnDiskRequest{DiskId: "x"}, nil, node, false, "not a disk number"},
-		{"library mode", nobody, "FormatVolume", nil, &volume.FormatVolumeRequest{VolumeID: "theirs"}, node, false, "outside the path roots"},
-		{"library mode, disk", nobody, "PartitionDisk", nil, &disk.PartitionDiskRequest{DiskNumber: 0}, node, false, "disk 0"},
-		{"no host to ask", nobody, "FormatVolume", &volumev1.FormatVolumeRequest{VolumeId: "fresh"}, nil, nil, false, "cannot ask"},
-		{"no objects named", nobody, "ListDiskLocations", &diskv1.ListDiskLocationsRequest{}, nil, nil, true, ""},
-		{"pinned: matching disk", uid7, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 2}, nil, node, true, ""},
-		{"pinned: serial matches the pattern", uid7, "FormatVolume", &volumev1.FormatVolumeRequest{VolumeId: "fresh"}, nil, node, true, ""},
-		{"pinned: number not listed", uid7, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 4}, nil, node, false, "disk 4"},
-		{"pinned: location does not match", uid7, "PartitionDisk", &diskv1.PartitionDiskRequest{DiskNumber: 0}, nil, node, false, "disk 0"},
+		{"own mounted volume", nobody, "GetVolumeStats", []Arg{volumeArg("mine")}, node, true, ""},
+		{"unmounted volume", nobody, "FormatVolume", []Arg{volumeArg("fresh")}, node, true, ""},
+		{"mount an unmounted volume beneath the roots", nobody, "MountVolume", []Arg{volumeArg("fresh"), pathArg("target_path", `C:\plugins\a\staging\pv3`)}, node, true, ""},
+		{"another driver's volume", nobody, "FormatVolume", []Arg{volumeArg("theirs")}, node, false, `mounted at C:\plugins\b\staging\pv2`},
+		{"mount another driver's volume into my root", nobody, "MountVolume", []Arg{volumeArg("theirs"), pathArg("target_path", `C:\plugins\a\steal`)}, node, false, "outside the path roots"},
+		{"the system volume", nobody, "FormatVolume", []Arg{volumeArg("sys")}, node, false, `C:\`},
+		{"the system disk", nobody, "PartitionDisk", []Arg{diskArg(0)}, node, false, "disk 0"},
+		{"another driver's disk", nobody, "ListVolumesOnDisk", []Arg{diskArg(2)}, node, false, "disk 2"},
+		{"own disk", nobody, "PartitionDisk", []Arg{diskArg(1)}, node, true, ""},
+		{"a raw disk", nobody, "PartitionDisk", []Arg{diskArg(9)}, node, true, ""},
+		{"library mode", nobody, "FormatVolume", []Arg{volumeArg("theirs")}, node, false, "outside the path roots"},
+		{"library mode, disk", nobody, "PartitionDisk", []Arg{diskArg(0)}, node, false, "disk 0"},
+		{"no host to ask", nobody, "FormatVolume", []Arg{volumeArg("fresh")}, nil, false, "cannot ask"},
+		{"no objects named", nobody, "ListDiskLocations", []Arg{}, nil, true, ""},
+		{"pinned: matching disk", uid7, "PartitionDisk", []Arg{diskArg(2)}, node, true, ""},
+		{"pinned: serial matches the pattern", uid7, "FormatVolume", []Arg{volumeArg("fresh")}, node, true, ""},
+		{"pinned: number not listed", uid7, "PartitionDisk", []Arg{diskArg(4)}, node, false, "disk 4"},
+		{"pinned: location does not match", uid7, "PartitionDisk", []Arg{diskArg(0)}, node, false, "disk 0"},
 	} {
 		// The first rule's selector is any: uid 7 would match it too, so
 		// "pinned" tests use a policy of the second rule alone.
@@ -125,7 +115,7 @@ func TestObjectConfinement(t *testing.T) {
 		if tc.caller.UID == 7 {
 			pol = &Policy{rules: p.rules[1:], style: p.style}
 		}
-		d := pol.DecideContext(t.Context(), Call{Caller: tc.caller, Group: "volume", Version: "v1", Method: tc.method, Request: tc.req, Model: tc.model, Objects: tc.host})
+		d := pol.DecideContext(t.Context(), Call{Caller: tc.caller, Group: "volume", Version: "v1", Method: tc.method, Inspected: true, Args: tc.args, Objects: tc.host})
 		if d.Allowed != tc.allowed || !strings.Contains(d.Reason, tc.reason) {
 			t.Errorf("%s: %+v, want allowed=%v reason containing %q", tc.name, d, tc.allowed, tc.reason)
 		}

@@ -38,7 +38,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -75,8 +74,9 @@ type Rule struct {
 	Objects *Objects `json:"objects,omitempty"`
 	// SMBPermissions, when set, are the owner, group, modes and SELinux
 	// context of the SMB mappings the rule's callers make on a Linux
-	// node, in place of the daemon's (see SMBPermissions); the first
-	// rule matching the caller that sets them decides.
+	// node, in place of the daemon's (see SMBPermissions), for the calls
+	// this rule allows: the rule that allows a call decides, and a rule
+	// without them leaves the daemon's.
 	SMBPermissions *SMBPermissions `json:"smbPermissions,omitempty"`
 }
 
@@ -396,31 +396,17 @@ type Call struct {
 	Group, Version string
 	// Method is the method's name, e.g. PartitionDisk.
 	Method string
-	// Request is the request message, for its paths; nil when unknown (a
-	// stream), which fails any rule with PathRoots.
-	Request proto.Message
-	// Model is the request as a group model struct (groups/<group>), for
-	// callers that have no wire message: library mode. Its paths are
-	// found by ModelPaths, with the same name rule as a message's. It is
-	// read only when Request is nil; with neither, the request cannot be
-	// inspected.
-	Model any
+	// Args are the request's paths, disks and volumes, read from its
+	// group model by the declarations on the model's type (see Arg).
+	Args []Arg
+	// Inspected tells whether Args were read from a request: false when
+	// there was none to read (a stream), which fails every rule that
+	// confines paths or objects.
+	Inspected bool
 	// Objects answers where the disks and volumes the request names are
 	// mounted, for rules with Objects; nil fails such rules for a
 	// request that names any.
 	Objects ObjectHost
-}
-
-// paths returns the request's paths, and false when there is no request
-// to inspect.
-func (c Call) paths() ([]PathField, bool) {
-	switch {
-	case c.Request != nil:
-		return PathFields(c.Request), true
-	case c.Model != nil:
-		return ModelPaths(c.Model), true
-	}
-	return nil, false
 }
 
 // Decision is the policy's answer.
@@ -433,6 +419,14 @@ type Decision struct {
 	// Reason says why the call is denied, for the caller and the audit
 	// log; "" when allowed.
 	Reason string
+	// SMBPermissions are the allowing rule's smbPermissions: how the SMB
+	// mapping the call makes shows its files on a Linux node. Nil when
+	// the call is denied, allowed for want of a policy, or allowed by a
+	// rule that sets none (the daemon's --smb-* values apply). The call
+	// gate puts the Decision in the call's context (NewDecisionContext),
+	// where the Linux SMB backend reads it. Read only: it is the rule's
+	// own, shared by every call the rule allows.
+	SMBPermissions *SMBPermissions
 }
 
 // NoRuleReason is the Reason of a denial because no rule lets the caller
@@ -467,7 +461,7 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 			reason = r.checkObjects(ctx, p, c)
 		}
 		if reason == "" {
-			return Decision{Allowed: true, Rule: r.Name}
+			return Decision{Allowed: true, Rule: r.Name, SMBPermissions: r.SMBPermissions}
 		}
 		if pathReason == "" {
 			pathReason = reason
@@ -598,22 +592,24 @@ func (r *rule) checkPaths(style hostpath.Style, c Call) string {
 	if len(r.roots) == 0 {
 		return ""
 	}
-	fields, ok := c.paths()
-	if !ok {
+	if !c.Inspected {
 		return fmt.Sprintf("rule %q confines paths, and the request cannot be inspected", r.Name)
 	}
 next:
-	for _, f := range fields {
+	for _, f := range c.Args {
+		if f.Kind != ArgPath || f.Value == "" {
+			continue
+		}
 		cleaned, err := style.Clean(f.Value)
 		if err != nil {
-			return fmt.Sprintf("%s %q is not a valid path", f.Name, f.Value)
+			return fmt.Sprintf("%s %q is not a valid path", f.Field, f.Value)
 		}
 		for _, root := range r.roots {
 			if style.Within(cleaned, root) {
 				continue next
 			}
 		}
-		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Name, f.Value, r.roots, r.Name)
+		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Field, f.Value, r.roots, r.Name)
 	}
 	return ""
 }

@@ -4,13 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
-	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
-	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
-	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
-	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
-	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
@@ -90,7 +83,7 @@ func TestDecide(t *testing.T) {
 		rule   string // "" = denied
 		reason string
 	}{
-		{"root in the pod", Call{Caller: root(), Group: "disk", Version: "v1", Method: "PartitionDisk", Request: &diskv1.PartitionDiskRequest{DiskNumber: 1}}, "azuredisk", ""},
+		{"root in the pod", Call{Caller: root(), Group: "disk", Version: "v1", Method: "PartitionDisk", Inspected: true, Args: []Arg{diskArg(1)}}, "azuredisk", ""},
 		{"root in another pod", Call{Caller: root(func(c *identity.Caller) { c.PodUID = "11111111-2222-3333-4444-555555555555" }), Group: "disk", Version: "v1", Method: "PartitionDisk"}, "", "no rule allows it"},
 		{"root without a known pod", Call{Caller: root(func(c *identity.Caller) { c.PodUID = "" }), Group: "disk", Method: "PartitionDisk"}, "", "no rule allows it"},
 		{"other uid, mutating", Call{Caller: other, Group: "disk", Version: "v1", Method: "PartitionDisk"}, "", "no rule allows it"},
@@ -98,21 +91,21 @@ func TestDecide(t *testing.T) {
 		{"other uid, read, other version", Call{Caller: other, Group: "disk", Version: "v1beta3", Method: "ListDiskLocations"}, "", "no rule allows it"},
 		{"unidentified, read", Call{Caller: unknown, Group: "disk", Version: "v1", Method: "GetDiskStats"}, "readers", ""},
 		{"unidentified, mutating", Call{Caller: unknown, Group: "disk", Version: "v1", Method: "PartitionDisk"}, "", "no rule allows it"},
-		{"system account, case-insensitive", Call{Caller: system, Group: "system", Version: "v1alpha1", Method: "GetBIOSSerialNumber", Request: &systemv1alpha1.GetBIOSSerialNumberRequest{}}, "azuredisk", ""},
+		{"system account, case-insensitive", Call{Caller: system, Group: "system", Version: "v1alpha1", Method: "GetBIOSSerialNumber", Inspected: true, Args: []Arg{}}, "azuredisk", ""},
 		{"system account, method not allowed", Call{Caller: system, Group: "system", Method: "StartService"}, "", "no rule allows it"},
-		{"path inside", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Request: &filesystemv1.MkdirRequest{Path: plugin}}, "azuredisk", ""},
-		{"path inside, other case and slashes", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Request: &filesystemv1.MkdirRequest{Path: `c:/VAR/lib/kubelet/plugins/disk.csi.azure.com/x`}}, "azuredisk", ""},
-		{"path root itself", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Request: &filesystemv1.MkdirRequest{Path: `C:\var\lib\kubelet\pods`}}, "azuredisk", ""},
-		{"path beside a root", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Request: &filesystemv1.MkdirRequest{Path: `C:\var\lib\kubelet\pods-x\a`}}, "", "outside the path roots"},
-		{"path elsewhere", Call{Caller: root(), Group: "filesystem", Method: "Rmdir", Request: &filesystemv1.RmdirRequest{Path: `C:\Windows\System32`}}, "", `path "C:\\Windows\\System32" is outside`},
-		{"traversal", Call{Caller: root(), Group: "filesystem", Method: "Rmdir", Request: &filesystemv1.RmdirRequest{Path: plugin + `\..\..\..\..\..\Windows`}}, "", "not a valid path"},
-		{"second path outside", Call{Caller: root(), Group: "filesystem", Method: "CreateSymlink", Request: &filesystemv1.CreateSymlinkRequest{SourcePath: plugin, TargetPath: `D:\secret`}}, "", "target_path"},
-		{"volume target path", Call{Caller: root(), Group: "volume", Method: "MountVolume", Request: &volumev1.MountVolumeRequest{VolumeId: "x", TargetPath: plugin}}, "azuredisk", ""},
+		{"path inside", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []Arg{pathArg("path", plugin)}}, "azuredisk", ""},
+		{"path inside, other case and slashes", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []Arg{pathArg("path", `c:/VAR/lib/kubelet/plugins/disk.csi.azure.com/x`)}}, "azuredisk", ""},
+		{"path root itself", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []Arg{pathArg("path", `C:\var\lib\kubelet\pods`)}}, "azuredisk", ""},
+		{"path beside a root", Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []Arg{pathArg("path", `C:\var\lib\kubelet\pods-x\a`)}}, "", "outside the path roots"},
+		{"path elsewhere", Call{Caller: root(), Group: "filesystem", Method: "Rmdir", Inspected: true, Args: []Arg{pathArg("path", `C:\Windows\System32`)}}, "", `path "C:\\Windows\\System32" is outside`},
+		{"traversal", Call{Caller: root(), Group: "filesystem", Method: "Rmdir", Inspected: true, Args: []Arg{pathArg("path", plugin+`\..\..\..\..\..\Windows`)}}, "", "not a valid path"},
+		{"second path outside", Call{Caller: root(), Group: "filesystem", Method: "CreateSymlink", Inspected: true, Args: []Arg{pathArg("source_path", plugin), pathArg("target_path", `D:\secret`)}}, "", "target_path"},
+		{"volume target path", Call{Caller: root(), Group: "volume", Method: "MountVolume", Inspected: true, Args: []Arg{volumeArg("x"), pathArg("target_path", plugin)}}, "azuredisk", ""},
 		{"no request under roots", Call{Caller: root(), Group: "volume", Method: "MountVolume"}, "", "cannot be inspected"},
-		{"supplementary group", Call{Caller: inGroup, Group: "smb", Method: "NewSmbGlobalMapping", Request: &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`, LocalPath: `C:\var\lib\kubelet\plugins\smb.csi.k8s.io\m`}}, "smb-driver", ""},
-		{"remote path is not a host path", Call{Caller: inGroup, Group: "smb", Method: "NewSmbGlobalMapping", Request: &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\srv\share`}}, "smb-driver", ""},
-		{"container", Call{Caller: identity.Caller{ContainerID: strings.ToUpper(cid)}, Group: "smb", Method: "NewSmbGlobalMapping", Request: &smbv1.NewSmbGlobalMappingRequest{}}, "smb-driver", ""},
-		{"windows group", Call{Caller: winGroup, Group: "smb", Method: "RemoveSmbGlobalMapping", Request: &smbv1.RemoveSmbGlobalMappingRequest{}}, "smb-driver", ""},
+		{"supplementary group", Call{Caller: inGroup, Group: "smb", Method: "NewSmbGlobalMapping", Inspected: true, Args: []Arg{pathArg("local_path", `C:\var\lib\kubelet\plugins\smb.csi.k8s.io\m`)}}, "smb-driver", ""},
+		{"remote path is not a host path", Call{Caller: inGroup, Group: "smb", Method: "NewSmbGlobalMapping", Inspected: true, Args: []Arg{}}, "smb-driver", ""},
+		{"container", Call{Caller: identity.Caller{ContainerID: strings.ToUpper(cid)}, Group: "smb", Method: "NewSmbGlobalMapping", Inspected: true, Args: []Arg{}}, "smb-driver", ""},
+		{"windows group", Call{Caller: winGroup, Group: "smb", Method: "RemoveSmbGlobalMapping", Inspected: true, Args: []Arg{}}, "smb-driver", ""},
 		{"windows group, other group", Call{Caller: winGroup, Group: "disk", Method: "PartitionDisk"}, "", "no rule allows it"},
 	} {
 		d := p.Decide(tc.call)
@@ -161,7 +154,7 @@ rules:
 		"/var/lib/kubelet/pods/../../etc": false,
 		`C:\var\lib\kubelet\pods`:         false,
 	} {
-		d := p.Decide(Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Request: &filesystemv1.MkdirRequest{Path: path}})
+		d := p.Decide(Call{Caller: root(), Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []Arg{pathArg("path", path)}})
 		if d.Allowed != ok {
 			t.Errorf("%s: %+v, want allowed=%v", path, d, ok)
 		}
@@ -215,28 +208,8 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-func TestPathFields(t *testing.T) {
-	for _, tc := range []struct {
-		m    proto.Message
-		want string
-	}{
-		{&filesystemv1.CreateSymlinkRequest{SourcePath: `C:\a`, TargetPath: `C:\b`}, `source_path=C:\a target_path=C:\b`},
-		{&smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\s\x`, LocalPath: `C:\l`, Password: "pw"}, `local_path=C:\l`},
-		{&filesystemv1.MkdirRequest{}, ``},
-		{&volumev1.ListVolumesOnDiskRequest{DiskNumber: 1}, ``},
-		{nil, ``},
-	} {
-		var parts []string
-		for _, f := range PathFields(tc.m) {
-			parts = append(parts, f.Name+"="+f.Value)
-		}
-		if got := strings.Join(parts, " "); got != tc.want {
-			t.Errorf("%T: %q, want %q", tc.m, got, tc.want)
-		}
-	}
-	for name, want := range map[string]bool{"path": true, "target_path": true, "TargetPath": true, "local_path": true, "mount_point": true, "mount": true, "remote_path": false, "volume_id": false, "pathological": false} {
-		if IsPathField(name) != want {
-			t.Errorf("IsPathField(%q) = %v", name, !want)
-		}
-	}
-}
+// pathArg, diskArg and volumeArg are the arguments the call gate reads
+// from a model request's guarded fields.
+func pathArg(field, v string) Arg { return Arg{Field: field, Kind: ArgPath, Value: v} }
+func diskArg(n uint32) Arg        { return Arg{Field: "disk_number", Kind: ArgDisk, Disk: n} }
+func volumeArg(id string) Arg     { return Arg{Field: "volume_id", Kind: ArgVolume, Value: id} }

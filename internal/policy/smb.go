@@ -1,12 +1,12 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
 // SMBPermissions are the owner, group, modes and SELinux context the
@@ -87,17 +87,21 @@ func validateSMBPermissions(p *SMBPermissions) []error {
 	return nil
 }
 
-// SMBPermissionsFor returns the smbPermissions of the first rule, in file
-// order, whose callers match c and that sets them, and true; false when
-// none does (the daemon's values apply), and from a nil Policy.
-func (p *Policy) SMBPermissionsFor(c identity.Caller) (SMBPermissions, bool) {
-	if p == nil {
-		return SMBPermissions{}, false
-	}
-	for _, r := range p.rules {
-		if r.SMBPermissions != nil && r.matchesCaller(c) {
-			return *r.SMBPermissions, true
-		}
-	}
-	return SMBPermissions{}, false
+// decisionKey is the context key of the Decision that let a call through.
+type decisionKey struct{}
+
+// NewDecisionContext returns ctx carrying d, the decision that allowed the
+// call ctx belongs to. The call gate adds it once the policy has allowed
+// a call, so what runs the call can follow the allowing rule: the Linux
+// SMB backend mounts with its SMBPermissions.
+func NewDecisionContext(ctx context.Context, d Decision) context.Context {
+	return context.WithValue(ctx, decisionKey{}, d)
+}
+
+// DecisionFromContext returns the decision NewDecisionContext put in ctx,
+// and false when there is none (a call that did not come through the
+// call gate).
+func DecisionFromContext(ctx context.Context) (Decision, bool) {
+	d, ok := ctx.Value(decisionKey{}).(Decision)
+	return d, ok
 }

@@ -11,14 +11,16 @@ import (
 )
 
 // TestSMBPermissions: a rule's smbPermissions parse (modes in YAML octal)
-// and go to the callers of the first rule that matches and sets them;
-// other callers get none.
+// and come with the decisions that rule makes: a call's SMB permissions
+// are its allowing rule's, whatever other rules matching the caller set,
+// and none when the allowing rule sets none, when the call is denied or
+// when there is no policy. They travel in the call's context.
 func TestSMBPermissions(t *testing.T) {
 	p, err := Parse([]byte(`
 rules:
-- name: reads
+- name: unmount
   callers: [{any: true}]
-  allow: [{methods: ["Get*"]}]
+  allow: [{groups: [smb], methods: [RemoveSmbGlobalMapping]}]
 - name: smb-driver
   callers: [{uids: [1000]}]
   allow: [{groups: [smb], methods: ["*"]}]
@@ -27,23 +29,42 @@ rules:
   callers: [{uids: [1000, 1001]}]
   allow: [{groups: [smb], methods: ["*"]}]
   smbPermissions: {uid: 0}
-`), Options{Style: hostpath.POSIX, Methods: knownMethods})
+`), Options{Style: hostpath.POSIX, Methods: map[string][]string{"smb": {"NewSmbGlobalMapping", "RemoveSmbGlobalMapping"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := p.SMBPermissionsFor(identity.Caller{HasUnixIDs: true, UID: 1000})
-	if !ok || got.UID != nil || got.GID == nil || *got.GID != 2000 || got.FileMode != 0o770 || got.DirMode != 0o770 ||
+	decide := func(uid uint32, method string) Decision {
+		return p.Decide(Call{Caller: identity.Caller{HasUnixIDs: true, UID: uid}, Group: "smb", Version: "v1", Method: method})
+	}
+	d := decide(1000, "NewSmbGlobalMapping")
+	got := d.SMBPermissions
+	if !d.Allowed || d.Rule != "smb-driver" || got == nil || got.UID != nil || got.GID == nil || *got.GID != 2000 || got.FileMode != 0o770 || got.DirMode != 0o770 ||
 		got.SELinuxContext != "system_u:object_r:container_file_t:s0:c1,c2" {
-		t.Errorf("uid 1000: %+v, %v; want the first matching rule's", got, ok)
+		t.Errorf("uid 1000: %+v; want smb-driver's decision with its permissions", d)
 	}
-	if got, ok := p.SMBPermissionsFor(identity.Caller{HasUnixIDs: true, UID: 1001}); !ok || got.UID == nil || *got.UID != 0 || got.GID != nil {
-		t.Errorf("uid 1001: %+v, %v; want smb-driver-too's", got, ok)
+	if d := decide(1001, "NewSmbGlobalMapping"); !d.Allowed || d.Rule != "smb-driver-too" || d.SMBPermissions == nil || d.SMBPermissions.UID == nil || *d.SMBPermissions.UID != 0 || d.SMBPermissions.GID != nil {
+		t.Errorf("uid 1001: %+v; want smb-driver-too's", d)
 	}
-	if got, ok := p.SMBPermissionsFor(identity.Caller{HasUnixIDs: true, UID: 5}); ok {
-		t.Errorf("uid 5, matched only by a rule without smbPermissions: %+v", got)
+	// The rule that allows decides: uid 1000's removals are allowed by
+	// "unmount", first in the file, which sets no permissions, although
+	// smb-driver matches the caller too (before, the first rule matching
+	// the caller that set any applied to every call of the caller).
+	if d := decide(1000, "RemoveSmbGlobalMapping"); !d.Allowed || d.Rule != "unmount" || d.SMBPermissions != nil {
+		t.Errorf("uid 1000 removing: %+v; want unmount's decision, without SMB permissions", d)
 	}
-	if _, ok := (*Policy)(nil).SMBPermissionsFor(identity.Caller{}); ok {
-		t.Error("no policy gave SMB permissions")
+	if d := decide(5, "NewSmbGlobalMapping"); d.Allowed || d.SMBPermissions != nil {
+		t.Errorf("uid 5, denied: %+v", d)
+	}
+	if d := (*Policy)(nil).Decide(Call{Group: "smb", Method: "NewSmbGlobalMapping"}); !d.Allowed || d.SMBPermissions != nil {
+		t.Errorf("no policy: %+v; want allowed, without SMB permissions", d)
+	}
+
+	ctx := NewDecisionContext(t.Context(), decide(1000, "NewSmbGlobalMapping"))
+	if d, ok := DecisionFromContext(ctx); !ok || d.Rule != "smb-driver" || d.SMBPermissions == nil || *d.SMBPermissions.GID != 2000 {
+		t.Errorf("the decision in the context: %+v, %v", d, ok)
+	}
+	if d, ok := DecisionFromContext(t.Context()); ok {
+		t.Errorf("a context without a decision gave %+v", d)
 	}
 }
 

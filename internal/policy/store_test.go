@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
@@ -40,7 +39,7 @@ func write(t *testing.T, path, content string) {
 
 // allows tells whether the store lets uid call disk.PartitionDisk.
 func allows(s *Store, uid uint32) bool {
-	return s.Decide(Call{Caller: identity.Caller{HasUnixIDs: true, UID: uid}, Group: "disk", Version: "v1", Method: "PartitionDisk", Request: &diskv1.PartitionDiskRequest{}}).Allowed
+	return s.Decide(Call{Caller: identity.Caller{HasUnixIDs: true, UID: uid}, Group: "disk", Version: "v1", Method: "PartitionDisk", Inspected: true, Args: []Arg{diskArg(0)}}).Allowed
 }
 
 var opts = Options{Style: hostpath.Windows}

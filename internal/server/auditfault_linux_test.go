@@ -94,7 +94,7 @@ func TestAuditFaultsChangeNothing(t *testing.T) {
 	for _, tc := range auditfault.Faults(fillLog) {
 		t.Run(tc.Name, func(t *testing.T) {
 			path, brk, repair := tc.Setup(t)
-			al, err := audit.Open(path, audit.Options{Redact: Redact, Sync: true})
+			al, err := audit.Open(path, audit.Options{Sync: true})
 			if err != nil {
 				t.Fatal(err)
 			}

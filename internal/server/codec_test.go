@@ -2,7 +2,6 @@ package server
 
 import (
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -91,10 +90,12 @@ func TestMalformedRequestIsInvalidArgument(t *testing.T) {
 	}
 }
 
-// TestMalformedRequestDeniedByPolicy: a caller the policy does not allow
-// is denied before its malformed request is judged, and the mark of the
-// request does not outlive the denied call.
-func TestMalformedRequestDeniedByPolicy(t *testing.T) {
+// TestMalformedRequestRefusedBeforeGate: a request that does not decode
+// is refused InvalidArgument before the gate, whoever sends it (the gate
+// judges model requests, and there is none): it reaches no group, even
+// from a caller the policy does not allow, and the mark of the request
+// does not outlive the call.
+func TestMalformedRequestRefusedBeforeGate(t *testing.T) {
 	captureLogs(t, 0)
 	if !isUnixSocketOS() {
 		t.Skip("needs Unix peer credentials")
@@ -107,13 +108,17 @@ rules:
 `)
 	cfg := testConfig(t)
 	cfg.Policy = store
-	s := start(t, cfg, smbGroupAPI(&callerSmb{}))
+	f := &callerSmb{}
+	s := start(t, cfg, smbGroupAPI(f))
 	cc := dial(t, s.Endpoints()[0].Address)
 	req := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), `\\srv\`+"\xff")
 	var resp []byte
 	err := cc.Invoke(callCtx(t), smbv1.Smb_NewSmbGlobalMapping_FullMethodName, &req, &resp, grpc.ForceCodec(rawCodec{}))
-	if code := status.Code(err); code != codes.PermissionDenied && os.Geteuid() != 4242 {
-		t.Errorf("malformed request from a caller no rule allows: %v, want PermissionDenied", err)
+	if code := status.Code(err); code != codes.InvalidArgument {
+		t.Errorf("malformed request from a caller no rule allows: %v, want InvalidArgument", err)
+	}
+	if f.calls != 0 {
+		t.Errorf("the group ran %d times for a malformed request", f.calls)
 	}
 	if n := decodeMarks(); n != 0 {
 		t.Errorf("%d decode marks outlived a denied call", n)

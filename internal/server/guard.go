@@ -4,21 +4,22 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/statuscode"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -35,14 +36,17 @@ func methodName(fullMethod string) string {
 	return fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
 }
 
-// guard is one endpoint's gRPC face of the call gate (package callgate):
-// it turns a gRPC call into a callgate.Call, lets the gate authorise,
-// audit and meter it, and turns the gate's refusals into statuses. The
-// rules themselves live in the gate, shared with library mode.
+// guard is one endpoint's gRPC face of the call gate (package callgate).
+// The gate itself sits below the adapter, in front of the groups
+// (callgate.Gate.Guard), so it sees every call as the group model request
+// whatever version carried it; the guard identifies the caller, puts how
+// the call arrived in its context (callgate.Wire) and answers the gate's
+// refusals with their own codes. The rules themselves live in the gate,
+// shared with library mode.
 type guard struct {
 	endpoint string
 	api      adapter.API
-	gate     callgate.Gate
+	gate     *callgate.Gate
 	obs      *observer // announces the build on health checks; may be nil
 }
 
@@ -51,7 +55,7 @@ type guard struct {
 // checks with the build.
 func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guard {
 	g := &guard{endpoint: endpoint, api: api, obs: obs}
-	g.gate = callgate.Gate{
+	g.gate = &callgate.Gate{
 		Policy:  cfg.Policy,
 		Objects: cfg.Objects,
 		Audit:   cfg.Audit,
@@ -60,11 +64,18 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 		Alive:   grpccreds.CheckAlive,
 		Outcome: statusOutcome,
 	}
-	if obs != nil {
-		g.gate.Allowed = func(ctx context.Context, c *callgate.Call, d policy.Decision) context.Context {
-			obs.allowed(ctx, c.Caller, c.Method.Name, d.Rule)
-			return ctx
+	payloads := cfg.PayloadLogLevel
+	g.gate.Allowed = func(ctx context.Context, c *callgate.Call, d policy.Decision) context.Context {
+		if v := klog.V(payloads); v.Enabled() {
+			// The model request, with what its type declares secret
+			// redacted: logged when the call begins, so a call that
+			// hangs shows up. Denied calls' requests are in the audit log.
+			v.InfoS("request", "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "request", renderModel(c.Model))
 		}
+		if obs != nil {
+			obs.allowed(ctx, c.Caller, c.Method.Name, d.Rule)
+		}
+		return ctx
 	}
 	return g
 }
@@ -74,13 +85,109 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 const maxRequestID = 128
 
 // statusOutcome is the code and message of a call's audit record: the
-// status the client receives.
-func statusOutcome(err error) (statuscode.Code, string) {
+// status the client receives, as the adapter maps the group's error.
+func statusOutcome(err error) (errdefs.Code, string) {
 	if err == nil {
-		return statuscode.OK, ""
+		return errdefs.OK, ""
 	}
-	st := status.Convert(err)
-	return statuscode.Code(st.Code()), st.Message()
+	st := status.Convert(errgrpc.ToGRPC(err))
+	return errdefs.Code(st.Code()), st.Message()
+}
+
+// wire describes how a gRPC call arrived, for the gate below the adapter.
+func (g *guard) wire(ctx context.Context, fullMethod string, c identity.Caller) *callgate.Wire {
+	w := &callgate.Wire{
+		Endpoint:   g.endpoint,
+		Group:      g.api.Group,
+		Version:    g.api.Version,
+		Method:     methodName(fullMethod),
+		FullMethod: fullMethod,
+		Caller:     c,
+	}
+	if g.gate.Audit == nil {
+		return w
+	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		// Client-chosen: kept only when short and printable, so it can
+		// neither bloat nor forge lines of the log.
+		if v := md.Get(audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
+			w.RequestID = v[0]
+		}
+	}
+	return w
+}
+
+// errNotGated answers a call that succeeded without passing the gate: an
+// adapter that answered without calling its group. Nothing may answer a
+// caller unauthorised, so the answer is withheld.
+var errNotGated = status.Error(codes.Internal, "internal error: the call was answered without passing the call gate")
+
+// unary puts the caller and how the call arrived in its context and runs
+// the chain: the adapter converts the request and calls the guarded
+// group, where the gate refuses a call on a connection whose connecting
+// process has exited (codes.Unauthenticated, with or without a policy:
+// the connection was handed on) and a call the policy does not allow
+// (codes.PermissionDenied), audits the calls the audit log wants
+// (refusing a change whose intent cannot be written with
+// codes.Unavailable), and runs the group Service. A request that does not
+// convert is refused by the adapter (codes.InvalidArgument) before the
+// gate: it is counted here, as the gate counts the calls it sees, and
+// logged by logCalls. Health checks only get the caller and the
+// observer's header.
+func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	c, _ := grpccreds.FromContext(ctx)
+	if isHealth(info.FullMethod) {
+		g.obs.announceBuild(ctx)
+		return handler(identity.NewContext(ctx, c), req)
+	}
+	w := g.wire(ctx, info.FullMethod, c)
+	var start time.Time
+	if g.gate.Metrics != nil {
+		start = time.Now()
+	}
+	resp, err := handler(callgate.WithWire(identity.NewContext(ctx, c), w), req)
+	switch {
+	case w.Refusal() != nil:
+		rf := w.Refusal()
+		return nil, status.Error(codes.Code(rf.Code), rf.Msg)
+	case w.Reached():
+		return resp, err
+	case err == nil:
+		klog.ErrorS(nil, "call answered without passing the call gate", "endpoint", g.endpoint, "method", info.FullMethod)
+		err, resp = errNotGated, nil
+	}
+	if m := g.gate.Metrics; m != nil {
+		api := g.api
+		m.CallStarted(api.Group, api.Version, w.Method)
+		m.CallDone(api.Group, api.Version, w.Method, status.Code(err).String(), "", time.Since(start))
+	}
+	return resp, err
+}
+
+// authorizeStream authorises streaming methods. The APIs have none; the
+// health service's Watch is the only one, but a stream the policy cannot
+// see into must not slip past it either: it has no model request, so
+// every rule that confines paths or objects refuses it.
+func (g *guard) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx := ss.Context()
+	c, _ := grpccreds.FromContext(ctx)
+	if isHealth(info.FullMethod) {
+		ctx = identity.NewContext(ctx, c)
+	} else {
+		w := g.wire(ctx, info.FullMethod, c)
+		call := &callgate.Call{
+			Endpoint:   w.Endpoint,
+			Method:     callgate.Method{Group: g.api.Group, Version: w.Version, Name: w.Method},
+			FullMethod: w.FullMethod,
+			Caller:     c,
+			RequestID:  w.RequestID,
+		}
+		var err error
+		if ctx, _, err = g.gate.Authorize(ctx, call); err != nil {
+			return toStatus(err)
+		}
+	}
+	return handler(srv, &contextStream{ServerStream: ss, ctx: ctx})
 }
 
 // toStatus turns the gate's refusals into the statuses clients receive,
@@ -90,68 +197,6 @@ func toStatus(err error) error {
 		return status.Error(codes.Code(rf.Code), rf.Msg)
 	}
 	return err
-}
-
-// call describes a gRPC call for the gate.
-func (g *guard) call(ctx context.Context, fullMethod string, req any, c identity.Caller) *callgate.Call {
-	gc := &callgate.Call{
-		Endpoint:   g.endpoint,
-		Method:     callgate.Method{Group: g.api.Group, Version: g.api.Version, Name: methodName(fullMethod)},
-		FullMethod: fullMethod,
-		Caller:     c,
-	}
-	if m, ok := req.(proto.Message); ok {
-		gc.Request = m
-	}
-	if g.gate.Audit == nil {
-		return gc
-	}
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		// Client-chosen: kept only when short and printable, so it can
-		// neither bloat nor forge lines of the log.
-		if v := md.Get(audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
-			gc.RequestID = v[0]
-		}
-	}
-	return gc
-}
-
-// unary lets each unary call through the gate: it identifies the caller
-// and puts it in the context for everything below; the gate refuses a
-// call on a connection whose connecting process has exited
-// (codes.Unauthenticated, with or without a policy: the connection was
-// handed on) and a call the policy does not allow
-// (codes.PermissionDenied), audits the calls the audit log wants
-// (refusing a change whose intent cannot be written with
-// codes.Unavailable), and runs the rest of the chain. Health checks only
-// get the caller and the observer's header.
-func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	c, _ := grpccreds.FromContext(ctx)
-	if isHealth(info.FullMethod) {
-		g.obs.announceBuild(ctx)
-		return handler(identity.NewContext(ctx, c), req)
-	}
-	resp, err := g.gate.Do(ctx, g.call(ctx, info.FullMethod, req, c), func(ctx context.Context) (any, error) {
-		return handler(ctx, req)
-	})
-	return resp, toStatus(err)
-}
-
-// authorizeStream authorises streaming methods. The APIs have none; the
-// health service's Watch is the only one, but a stream the policy cannot
-// see into must not slip past it either.
-func (g *guard) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx := ss.Context()
-	c, _ := grpccreds.FromContext(ctx)
-	if isHealth(info.FullMethod) {
-		ctx = identity.NewContext(ctx, c)
-	} else {
-		var err error
-		if ctx, _, err = g.gate.Authorize(ctx, g.call(ctx, info.FullMethod, nil, c)); err != nil {
-			return toStatus(err)
-		}
-	}
-	return handler(srv, &contextStream{ServerStream: ss, ctx: ctx})
 }
 
 // contextStream replaces a stream's context.

@@ -11,14 +11,13 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
-	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
@@ -29,13 +28,13 @@ import (
 
 // callerSmb records the caller its handlers see.
 type callerSmb struct {
-	smbv1.UnimplementedSmbServer
+	smb.Interface
 	mu     sync.Mutex
 	caller identity.Caller
 	calls  int
 }
 
-func (f *callerSmb) NewSmbGlobalMapping(ctx context.Context, req *smbv1.NewSmbGlobalMappingRequest) (*smbv1.NewSmbGlobalMappingResponse, error) {
+func (f *callerSmb) NewSmbGlobalMapping(ctx context.Context, req *smb.NewSmbGlobalMappingRequest) (*smb.NewSmbGlobalMappingResponse, error) {
 	c, _ := identity.FromContext(ctx)
 	f.mu.Lock()
 	f.caller, f.calls = c, f.calls+1
@@ -43,21 +42,18 @@ func (f *callerSmb) NewSmbGlobalMapping(ctx context.Context, req *smbv1.NewSmbGl
 	if req.RemotePath == "panic" {
 		panic("handler bug")
 	}
-	return &smbv1.NewSmbGlobalMappingResponse{}, nil
+	return &smb.NewSmbGlobalMappingResponse{}, nil
 }
 
-func (f *callerSmb) RemoveSmbGlobalMapping(context.Context, *smbv1.RemoveSmbGlobalMappingRequest) (*smbv1.RemoveSmbGlobalMappingResponse, error) {
+func (f *callerSmb) RemoveSmbGlobalMapping(context.Context, *smb.RemoveSmbGlobalMappingRequest) (*smb.RemoveSmbGlobalMappingResponse, error) {
 	return nil, status.Error(codes.NotFound, "no mapping")
 }
 
 // smbGroupAPI serves f as the smb group (the policy names groups).
 func smbGroupAPI(f *callerSmb) adapter.API {
-	api := smbAPI()
 	// The policy names the group; a unique version keeps pipe names
 	// (global on Windows) apart.
-	api.Group, api.Version = "smb", "v"+uniqueGroup()
-	api.Register = func(s grpc.ServiceRegistrar, _ groups.Set) { smbv1.RegisterSmbServer(s, f) }
-	return api
+	return smbAPIOf("smb", "v"+uniqueGroup(), f)
 }
 
 // writePolicy writes a policy file and loads it.
@@ -107,7 +103,7 @@ func readAuditLines(t *testing.T, path string) []auditlog.Record {
 func openAudit(t *testing.T, reads bool) (*audit.Logger, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	l, err := audit.Open(path, audit.Options{Reads: reads, Redact: Redact})
+	l, err := audit.Open(path, audit.Options{Reads: reads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +271,7 @@ func (w *brokenWriter) set(b bool) {
 func TestAuditFailureRefusesMutations(t *testing.T) {
 	captureLogs(t, 0)
 	w := &brokenWriter{}
-	al := audit.New(w, audit.Options{Redact: Redact})
+	al := audit.New(w, audit.Options{})
 	cfg := testConfig(t)
 	cfg.Audit = al
 	f := &callerSmb{}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
@@ -56,10 +58,9 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 			c, _ := identity.FromContext(ctx)
 			return c.String()
 		}
+		// The request itself is logged by the gate, below the adapter,
+		// as the model with its secrets redacted (newGuard).
 		payloads := klog.V(payloadLevel).Enabled()
-		if payloads {
-			klog.V(payloadLevel).InfoS("request", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "request", renderPayload(req))
-		}
 		start := time.Now()
 		// mapErrors runs as a plain call rather than a further
 		// interceptor: one chain level less per call, and it is always
@@ -101,17 +102,28 @@ func callerFault(c codes.Code) bool {
 	return false
 }
 
-// payloadJSON renders messages with their proto field names, the names
-// the wire contract documents.
+// payloadJSON renders responses with their proto field names, the names
+// the wire contract documents. No response carries a secret: they are
+// in requests only, whose model the gate logs redacted.
 var payloadJSON = protojson.MarshalOptions{UseProtoNames: true}
 
-// renderPayload returns the redacted JSON of a request or response.
+// renderPayload returns the JSON of a response.
 func renderPayload(v any) string {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return fmt.Sprintf("<%T>", v)
 	}
-	b, err := payloadJSON.Marshal(Redact(m))
+	b, err := payloadJSON.Marshal(m)
+	if err != nil {
+		return fmt.Sprintf("<%T: %v>", v, err)
+	}
+	return string(b)
+}
+
+// renderModel returns the JSON of a group model request, with every field
+// its type declares secret redacted (audit.RedactModel).
+func renderModel(v any) string {
+	b, err := json.Marshal(audit.RedactModel(v))
 	if err != nil {
 		return fmt.Sprintf("<%T: %v>", v, err)
 	}

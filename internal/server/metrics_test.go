@@ -65,9 +65,9 @@ rules:
 		t.Fatal(err)
 	}
 	noRule := p.Decide(policy.Call{Caller: identity.Caller{}, Group: "smb", Version: "v1", Method: "RemoveSmbGlobalMapping",
-		Request: &smbv1.RemoveSmbGlobalMappingRequest{}})
+		Inspected: true})
 	path := p.Decide(policy.Call{Caller: identity.Caller{}, Group: "smb", Version: "v1", Method: "NewSmbGlobalMapping",
-		Request: &smbv1.NewSmbGlobalMappingRequest{LocalPath: `C:\var\lib\kubelet\plugins\x`}})
+		Inspected: true, Args: []policy.Arg{{Field: "local_path", Kind: policy.ArgPath, Value: `C:\var\lib\kubelet\plugins\x`}}})
 	if noRule.Allowed || path.Allowed {
 		t.Fatalf("decisions %+v %+v, want two denials", noRule, path)
 	}
@@ -171,7 +171,7 @@ func TestMetricsAuditUnavailable(t *testing.T) {
 	captureLogs(t, 0)
 	m := metrics.New(version.Get())
 	w := &brokenWriter{}
-	al := audit.New(w, audit.Options{Redact: Redact})
+	al := audit.New(w, audit.Options{})
 	m.TrackAudit(al)
 	cfg := testConfig(t)
 	cfg.Audit, cfg.Metrics = al, m

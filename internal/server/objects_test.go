@@ -1,19 +1,26 @@
 package server
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
+	diskv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1alpha1"
+	diskv1beta1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta1"
+	diskv1beta2 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta2"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
 
 // Over the wire, on the simulated host: a driver confined to its plugin
@@ -24,39 +31,10 @@ import (
 // system disk; the host is left as it was.
 func TestObjectConfinementOverTheWire(t *testing.T) {
 	const kubelet = simulated.DefaultKubeletDir
-	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	svc, err := set.Services(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, svc, theirs := twoDriverNode(t)
 	h := set.Simulated
 	ctx := callCtx(t)
-
-	// Driver b's volume on disk 2, staged beneath b's plugin directory.
 	const theirTarget = kubelet + `\plugins\b\staging\pv2`
-	if err := h.MkdirAll(kubelet + `\plugins\b\staging`); err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Disk.PartitionDisk(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	theirs, err := set.Volume.ListVolumesOnDisk(ctx, 2, 0)
-	if err != nil || len(theirs) != 1 {
-		t.Fatal(theirs, err)
-	}
-	if err := set.Volume.FormatVolume(ctx, theirs[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Volume.MountVolume(ctx, theirs[0], theirTarget); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.MkdirAll(kubelet + `\plugins\a\staging`); err != nil {
-		t.Fatal(err)
-	}
 
 	cfg := testConfig(t)
 	cfg.Policy = writePolicy(t, `
@@ -67,7 +45,7 @@ rules:
   pathRoots: ['`+kubelet+`\plugins\a']
   objects: {onlyMountedBeneathPathRoots: true}
 `)
-	cfg.Objects = objecthost.NewHostObjects(set)
+	cfg.Objects = objecthost.NewHostObjects(set.Volume, set.Disk, set.Simulated)
 	var apis []adapter.API
 	for _, a := range adapter.All() {
 		if (a.Group == "disk" || a.Group == "volume") && a.Version == "v1" {
@@ -123,11 +101,11 @@ rules:
 	}
 	for name, call := range map[string]func() error{
 		"FormatVolume(theirs)": func() error {
-			_, err := vc.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: theirs[0]})
+			_, err := vc.FormatVolume(ctx, &volumev1.FormatVolumeRequest{VolumeId: theirs})
 			return err
 		},
 		"MountVolume(theirs) into my root": func() error {
-			_, err := vc.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: theirs[0], TargetPath: kubelet + `\plugins\a\staging\steal`})
+			_, err := vc.MountVolume(ctx, &volumev1.MountVolumeRequest{VolumeId: theirs, TargetPath: kubelet + `\plugins\a\staging\steal`})
 			return err
 		},
 		"PartitionDisk(theirs)": func() error {
@@ -149,7 +127,139 @@ rules:
 		}
 	}
 	for _, vi := range h.ListVolumes() {
-		if vi.ID == theirs[0] && (len(vi.MountPoints) != 1 || vi.MountPoints[0] != theirTarget) {
+		if vi.ID == theirs && (len(vi.MountPoints) != 1 || vi.MountPoints[0] != theirTarget) {
+			t.Errorf("their volume's mounts changed: %v", vi.MountPoints)
+		}
+	}
+}
+
+// twoDriverNode is a simulated node where driver b has staged its volume
+// (returned) on disk 2 beneath its own plugin directory, and driver a has
+// a plugin directory of its own, empty; with its group Services.
+func twoDriverNode(t *testing.T) (hostset.Set, groups.Set, string) {
+	t.Helper()
+	const kubelet = simulated.DefaultKubeletDir
+	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	svc, err := set.Services(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := set.Simulated
+	ctx := callCtx(t)
+	if err := h.MkdirAll(kubelet + `\plugins\b\staging`); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Disk.PartitionDisk(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := set.Volume.ListVolumesOnDisk(ctx, 2, 0)
+	if err != nil || len(theirs) != 1 {
+		t.Fatal(theirs, err)
+	}
+	if err := set.Volume.FormatVolume(ctx, theirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Volume.MountVolume(ctx, theirs[0], kubelet+`\plugins\b\staging\pv2`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.MkdirAll(kubelet + `\plugins\a\staging`); err != nil {
+		t.Fatal(err)
+	}
+	return set, svc, theirs[0]
+}
+
+// TestOldDiskVersionsConfinedOverTheWire replays the bypass found with
+// the shipped rule shape, against the daemon's sockets: the disk versions
+// before v1beta3 name the disk "diskID", a string, which the gate's old
+// wire walker did not know, so SetAttachState took another driver's
+// staged disk offline and PartitionDisk and DiskStats on it (and on the
+// system disk) were audited as allowed. Each is now refused
+// PermissionDenied, like v1's SetDiskState, and recorded as a denial of
+// the version called; the other driver's disk stays online and its
+// volume mounted.
+func TestOldDiskVersionsConfinedOverTheWire(t *testing.T) {
+	const kubelet = simulated.DefaultKubeletDir
+	set, svc, theirs := twoDriverNode(t)
+	cfg := testConfig(t)
+	cfg.Policy = writePolicy(t, `
+rules:
+- name: driver-a
+  callers: [{any: true}]
+  allow: [{groups: [disk], methods: ["*"]}]
+  pathRoots: ['`+kubelet+`\plugins\a']
+  objects: {onlyMountedBeneathPathRoots: true}
+`)
+	cfg.Objects = objecthost.NewHostObjects(set.Volume, set.Disk, set.Simulated)
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	al, err := audit.Open(auditPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	cfg.Audit = al
+	var apis []adapter.API
+	for _, a := range adapter.All() {
+		if a.Group == "disk" {
+			apis = append(apis, a)
+		}
+	}
+	s, err := New(cfg, groups.Set{Disk: svc.Disk}, apis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(callCtx(t)) })
+	conns := map[string]*grpc.ClientConn{}
+	for _, ep := range s.Endpoints() {
+		conns[ep.API.Version] = dial(t, ep.Address)
+	}
+	ctx := callCtx(t)
+	for _, c := range []struct {
+		version, method string
+		call            func() error
+	}{
+		{"v1", "SetDiskState", func() error {
+			_, err := diskv1.NewDiskClient(conns["v1"]).SetDiskState(ctx, &diskv1.SetDiskStateRequest{DiskNumber: 2, IsOnline: false})
+			return err
+		}},
+		{"v1beta2", "SetAttachState", func() error {
+			_, err := diskv1beta2.NewDiskClient(conns["v1beta2"]).SetAttachState(ctx, &diskv1beta2.SetAttachStateRequest{DiskID: "2", IsOnline: false})
+			return err
+		}},
+		{"v1beta1", "PartitionDisk", func() error {
+			_, err := diskv1beta1.NewDiskClient(conns["v1beta1"]).PartitionDisk(ctx, &diskv1beta1.PartitionDiskRequest{DiskID: "2"})
+			return err
+		}},
+		{"v1alpha1", "PartitionDisk", func() error {
+			_, err := diskv1alpha1.NewDiskClient(conns["v1alpha1"]).PartitionDisk(ctx, &diskv1alpha1.PartitionDiskRequest{DiskID: "2"})
+			return err
+		}},
+		{"v1beta1", "DiskStats", func() error {
+			_, err := diskv1beta1.NewDiskClient(conns["v1beta1"]).DiskStats(ctx, &diskv1beta1.DiskStatsRequest{DiskID: "0"})
+			return err
+		}},
+	} {
+		err := c.call()
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(status.Convert(err).Message(), "outside the path roots") {
+			t.Errorf("%s %s: %v, want PermissionDenied naming the roots", c.version, c.method, err)
+		}
+		recs := auditlog.Read(t, auditPath)
+		if r := recs[len(recs)-1]; r.Version != c.version || r.Method != c.method || r.Decision != "deny" || r.Code != "PermissionDenied" {
+			t.Errorf("%s %s: last audit record %+v, want its denial", c.version, c.method, r)
+		}
+	}
+	online, err := set.Disk.IsDiskOnline(ctx, 2)
+	if err != nil || !online {
+		t.Errorf("their disk: online %v, %v; want still online", online, err)
+	}
+	for _, vi := range set.Simulated.ListVolumes() {
+		if vi.ID == theirs && (len(vi.MountPoints) != 1 || vi.MountPoints[0] != kubelet+`\plugins\b\staging\pv2`) {
 			t.Errorf("their volume's mounts changed: %v", vi.MountPoints)
 		}
 	}

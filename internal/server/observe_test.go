@@ -46,9 +46,7 @@ func TestDeprecated(t *testing.T) {
 // deprecatedSmbAPI is an smb API under a v1beta version (unique per test,
 // for Windows' global pipe names), so calls on it are deprecated ones.
 func deprecatedSmbAPI(f *callerSmb) adapter.API {
-	api := smbGroupAPI(f)
-	api.Version = "v1beta" + uniqueGroup()
-	return api
+	return smbAPIOf("smb", "v1beta"+uniqueGroup(), f)
 }
 
 // Over the wire: the rule that allowed a call labels calls_total, a call
@@ -123,9 +121,7 @@ func TestNotDeprecatedWithoutPolicy(t *testing.T) {
 	m := metrics.New(version.Get())
 	cfg := testConfig(t)
 	cfg.Metrics, cfg.Deprecations = m, NewDeprecations(0)
-	api := smbGroupAPI(&callerSmb{})
-	api.Version = "v1"
-	api.Group = uniqueGroup() // v1 of a made-up group: never deprecated
+	api := smbAPIOf(uniqueGroup(), "v1", &callerSmb{}) // v1 of a made-up group: never deprecated
 	s := start(t, cfg, api)
 	cc := dial(t, s.Endpoints()[0].Address)
 	if _, err := smbv1.NewSmbClient(cc).NewSmbGlobalMapping(callCtx(t), &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\s\x`}); err != nil {
@@ -241,7 +237,7 @@ func TestReady(t *testing.T) {
 	captureLogs(t, 0)
 	cfg := testConfig(t)
 	sys, smb := systemAPI(newFakeSystem()), smbAPI()
-	s, err := New(cfg, groups.Set{}, []adapter.API{sys, smb})
+	s, err := newServer(cfg, sys, smb)
 	if err != nil {
 		t.Fatal(err)
 	}

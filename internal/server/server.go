@@ -218,7 +218,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 		hs.SetServingStatus(api.Service, healthpb.HealthCheckResponse_SERVING)
 		healthpb.RegisterHealthServer(gs, hs)
-		api.Register(gs, set)
+		api.Register(gs, g.gate.Guard(set))
 
 		s.eps = append(s.eps, &endpoint{
 			api:    api,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,17 +21,22 @@ import (
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	smbadapter "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbv1"
+	systemadapter "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/systemv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
-// fakeSystem is a System service whose GetService behaves as the requested
-// name says, so tests can provoke each path of the interceptors.
+// fakeSystem is a system group whose GetService behaves as the requested
+// name says, so tests can provoke each path of the interceptors and the
+// gate; its other methods are not called.
 type fakeSystem struct {
-	systemv1alpha1.UnimplementedSystemServer
+	system.Interface
 	started chan struct{} // receives when a "block" call has begun
 	release chan struct{} // closed to let "block" calls return
 }
@@ -39,7 +45,7 @@ func newFakeSystem() *fakeSystem {
 	return &fakeSystem{started: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
-func (f *fakeSystem) GetService(ctx context.Context, req *systemv1alpha1.GetServiceRequest) (*systemv1alpha1.GetServiceResponse, error) {
+func (f *fakeSystem) GetService(ctx context.Context, req *system.GetServiceRequest) (*system.GetServiceResponse, error) {
 	switch req.Name {
 	case "block":
 		f.started <- struct{}{}
@@ -53,14 +59,14 @@ func (f *fakeSystem) GetService(ctx context.Context, req *systemv1alpha1.GetServ
 	case "missing":
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "service %q", req.Name)
 	}
-	return &systemv1alpha1.GetServiceResponse{DisplayName: "shown " + req.Name}, nil
+	return &system.GetServiceResponse{DisplayName: "shown " + req.Name}, nil
 }
 
-// fakeSmb accepts every mapping.
-type fakeSmb struct{ smbv1.UnimplementedSmbServer }
+// fakeSmb is an SMB group that accepts every mapping.
+type fakeSmb struct{ smb.Interface }
 
-func (fakeSmb) NewSmbGlobalMapping(context.Context, *smbv1.NewSmbGlobalMappingRequest) (*smbv1.NewSmbGlobalMappingResponse, error) {
-	return &smbv1.NewSmbGlobalMappingResponse{}, nil
+func (fakeSmb) NewSmbGlobalMapping(context.Context, *smb.NewSmbGlobalMappingRequest) (*smb.NewSmbGlobalMappingResponse, error) {
+	return &smb.NewSmbGlobalMappingResponse{}, nil
 }
 
 var groupSeq atomic.Int64
@@ -69,18 +75,69 @@ var groupSeq atomic.Int64
 // are global on Windows) never collide.
 func uniqueGroup() string { return fmt.Sprintf("t%d%d", os.Getpid(), groupSeq.Add(1)) }
 
-func systemAPI(f *fakeSystem) adapter.API {
-	return adapter.API{
-		Group: uniqueGroup(), Version: "v1alpha1", Service: "v1alpha1.System",
-		Register: func(s grpc.ServiceRegistrar, _ groups.Set) { systemv1alpha1.RegisterSystemServer(s, f) },
+// fakes holds the groups behind each test API, by its unique group or
+// version: testSet puts them in the Set a test server is given, so their
+// calls pass the gate as every real call does.
+var fakes sync.Map // API name → func(*groups.Set)
+
+// testSet is the Set behind apis: the fakes their constructors
+// registered.
+func testSet(apis ...adapter.API) groups.Set {
+	var set groups.Set
+	for _, a := range apis {
+		if f, ok := fakes.Load(a.Name()); ok {
+			f.(func(*groups.Set))(&set)
+		}
 	}
+	return set
 }
 
-func smbAPI() adapter.API {
-	return adapter.API{
-		Group: uniqueGroup(), Version: "v1", Service: "v1.Smb",
-		Register: func(s grpc.ServiceRegistrar, _ groups.Set) { smbv1.RegisterSmbServer(s, fakeSmb{}) },
+// newServer is New with the fakes apis serve behind the gate.
+func newServer(cfg Config, apis ...adapter.API) (*Server, error) {
+	return New(cfg, testSet(apis...), apis)
+}
+
+// The methods the fakes leave out answer as an unimplemented RPC does.
+func (*fakeSystem) GetBIOSSerialNumber(context.Context, *system.GetBIOSSerialNumberRequest) (*system.GetBIOSSerialNumberResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "GetBIOSSerialNumber")
+}
+
+func (*fakeSystem) StartService(context.Context, *system.StartServiceRequest) (*system.StartServiceResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "StartService")
+}
+
+func (*fakeSystem) StopService(context.Context, *system.StopServiceRequest) (*system.StopServiceResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "StopService")
+}
+
+func (fakeSmb) RemoveSmbGlobalMapping(context.Context, *smb.RemoveSmbGlobalMappingRequest) (*smb.RemoveSmbGlobalMappingResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "RemoveSmbGlobalMapping")
+}
+
+// systemAPI serves f's GetService through system v1alpha1's adapter under
+// a unique group name.
+func systemAPI(f *fakeSystem) adapter.API {
+	api := adapter.API{
+		Group: uniqueGroup(), Version: "v1alpha1", Service: "v1alpha1.System",
+		Register: func(s grpc.ServiceRegistrar, g groups.Set) { systemadapter.Register(s, g.System) },
 	}
+	fakes.Store(api.Name(), func(set *groups.Set) { set.System = f })
+	return api
+}
+
+// smbAPI serves fakeSmb through smb v1's adapter under a unique group
+// name.
+func smbAPI() adapter.API {
+	return smbAPIOf(uniqueGroup(), "v1", fakeSmb{})
+}
+
+func smbAPIOf(group, version string, f smb.Interface) adapter.API {
+	api := adapter.API{
+		Group: group, Version: version, Service: "v1.Smb",
+		Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbadapter.Register(s, g.SMB) },
+	}
+	fakes.Store(api.Name(), func(set *groups.Set) { set.SMB = f })
+	return api
 }
 
 // testConfig puts sockets in a fresh short directory: t.TempDir embeds the
@@ -96,7 +153,7 @@ func testConfig(t *testing.T) Config {
 // start serves apis and stops the server when the test ends.
 func start(t *testing.T, cfg Config, apis ...adapter.API) *Server {
 	t.Helper()
-	s, err := New(cfg, groups.Set{}, apis)
+	s, err := New(cfg, testSet(apis...), apis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +357,7 @@ func TestLoggingQuietByDefault(t *testing.T) {
 // Upstream's client opens a probe connection and never uses or closes it.
 // It must not hold up other callers nor shutdown.
 func TestIdleConnection(t *testing.T) {
-	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
+	s, err := newServer(testConfig(t), systemAPI(newFakeSystem()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +392,7 @@ func TestIdleConnection(t *testing.T) {
 
 func TestGracefulStop(t *testing.T) {
 	f := newFakeSystem()
-	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(f), smbAPI()})
+	s, err := newServer(testConfig(t), systemAPI(f), smbAPI())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +471,7 @@ func TestForcedStop(t *testing.T) {
 	captureLogs(t, 0)
 	f := newFakeSystem()
 	defer close(f.release)
-	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(f)})
+	s, err := newServer(testConfig(t), systemAPI(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +510,7 @@ func TestEndpointInUse(t *testing.T) {
 	api := systemAPI(newFakeSystem())
 	first := start(t, cfg, api)
 
-	second, err := New(cfg, groups.Set{}, []adapter.API{api})
+	second, err := newServer(cfg, api)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +536,7 @@ func TestStartAllOrNothing(t *testing.T) {
 	start(t, cfg, taken)
 
 	free := smbAPI()
-	s, err := New(cfg, groups.Set{}, []adapter.API{free, taken})
+	s, err := newServer(cfg, free, taken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +571,7 @@ func TestNewRejects(t *testing.T) {
 }
 
 func TestStopBeforeStart(t *testing.T) {
-	s, err := New(testConfig(t), groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
+	s, err := newServer(testConfig(t), systemAPI(newFakeSystem()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +593,7 @@ func TestStopBeforeStart(t *testing.T) {
 func TestStopRightAfterStart(t *testing.T) {
 	for i := range 30 {
 		cfg := testConfig(t)
-		s, err := New(cfg, groups.Set{}, []adapter.API{systemAPI(newFakeSystem())})
+		s, err := newServer(cfg, systemAPI(newFakeSystem()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,11 +21,12 @@
 //   - hostdaemon starts the real smbd and tgtd the Linux backend's tests
 //     talk to, and waits until they listen.
 //
-// Three more are not about running a daemon: genfile checks a generated
+// Four more are not about running a daemon: genfile checks a generated
 // reference page against the committed copy (the daemon's and the CLI's
 // doc tests), httpcall sends the requests tests make to the metrics and
-// operations endpoints, and klogcapture points klog at a buffer a test
-// reads (or, in a TestMain, away from the test output).
+// operations endpoints, klogcapture points klog at a buffer a test reads
+// (or, in a TestMain, away from the test output), and simtest builds the
+// simulated node the groups' own tests run their Services on.
 //
 // This package itself decides whether a test may run here: RequireRoot
 // and RequireTool for the privileged Linux tests, RequireRealWindows for

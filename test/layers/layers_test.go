@@ -79,8 +79,10 @@ var charter = []layer{
 	{name: "wire", has: anyOf("internal/server", "internal/adapter", "internal/transport")},
 	{name: "wire contract", has: anyOf("api"), mayImport: func(_, _ string) bool { return false }},
 	{name: "operations", has: anyOf("internal/metrics", "internal/winsvc", "internal/version")},
-	{name: "call gate", has: anyOf("internal/callgate", "internal/objecthost")},
+	// The wiring assembles a node (host, Services, policy, audit log,
+	// call gate), so it sits above the call gate it builds.
 	{name: "wiring", has: anyOf("internal/hostset")},
+	{name: "call gate", has: anyOf("internal/callgate", "internal/objecthost")},
 	{name: "security", has: anyOf("internal/policy", "internal/audit", "internal/identity")},
 	{name: "backend", has: anyOf("internal/host"), mayImport: func(from, to string) bool {
 		if under(to, "internal/host") {
@@ -91,22 +93,18 @@ var charter = []layer{
 	{name: "backend, public", has: anyOf("host/simulated"), mayImport: modelMayImport},
 	{name: "group", has: anyOf("groups"), mayImport: modelMayImport},
 	{name: "path rules", has: anyOf("hostpath"), mayImport: modelMayImport},
-	{name: "gRPC error mapping", has: anyOf("errdefs/errgrpc")},
+	{name: "gRPC error mapping", has: anyOf("errdefs/errgrpc"), mayImport: func(_, to string) bool { return to == "errdefs" }},
 	{name: "leaves", has: isLeaf, mayImport: func(_, to string) bool { return to == "errdefs" }},
 	{name: "errors", has: func(rel string) bool { return rel == "errdefs" }, mayImport: func(_, _ string) bool { return false }},
-	{name: "tools", has: anyOf("internal/convgen", "internal/testutil", "groups/internal/simtest"), anything: true},
+	{name: "tools", has: anyOf("internal/convgen", "internal/testutil"), anything: true},
 	{name: "tests and examples", has: anyOf("test", "examples", "hack"), anything: true},
 }
 
-// rowOf returns the index of rel's row in charter, or -1. The tools and
-// tests rows are asked first: a test helper may sit inside a layer's
-// directory (groups/internal/simtest) without being part of it.
+// rowOf returns the index of rel's row in charter, or -1. A package
+// inside a layer's directory is in that layer, a test helper too: one
+// that imports what the layer may not belongs with the tools
+// (internal/testutil), not under the layer it serves.
 func rowOf(rel string) int {
-	for i, l := range charter {
-		if l.anything && l.has(rel) {
-			return i
-		}
-	}
 	for i, l := range charter {
 		if l.has(rel) {
 			return i
@@ -243,12 +241,14 @@ func TestViolationsAreSeen(t *testing.T) {
 		from, to string
 		bad      bool
 	}{
-		{"groups/disk", "internal/server", true},        // up, and public into internal
-		{"groups/disk", "internal/leaf/keylock", false}, // a leaf has no layer
-		{"hostpath", "internal/callgate", true},         // public into internal
-		{"internal/policy", "internal/callgate", true},  // security up into the call gate
-		{"internal/callgate", "internal/policy", false}, // down
-		{"api/disk/v1", "errdefs", true},                // the wire contract imports nothing of ours
+		{"groups/disk", "internal/server", true},          // up, and public into internal
+		{"groups/disk", "internal/leaf/keylock", false},   // a leaf has no layer
+		{"hostpath", "internal/callgate", true},           // public into internal
+		{"internal/policy", "internal/callgate", true},    // security up into the call gate
+		{"internal/callgate", "internal/policy", false},   // down
+		{"internal/hostset", "internal/callgate", false},  // the wiring builds the gate
+		{"internal/objecthost", "internal/hostset", true}, // the gate does not reach up into the wiring
+		{"api/disk/v1", "errdefs", true},                  // the wire contract imports nothing of ours
 		{"internal/host/linux/blockdev", "internal/host/windows/wmi", true},
 		{"internal/host/linux/blockdev", "internal/host/linux/mountinfo", false},
 		{"internal/host/linux/blockdev", "internal/policy", true}, // backend above its row's list
@@ -257,8 +257,9 @@ func TestViolationsAreSeen(t *testing.T) {
 		{"internal/server", "internal/adapter/diskv1", false}, // sideways within the wire layer
 		{"internal/newthing", "errdefs", true},                // in no layer
 		{"test/e2e", "internal/server", false},
-		{"groups/disk", "host/simulated", true},              // a group up into a backend
-		{"groups/internal/simtest", "host/simulated", false}, // a test helper
+		{"groups/disk", "host/simulated", true},                // a group up into a backend
+		{"internal/testutil/simtest", "host/simulated", false}, // a test helper
+		{"groups/internal/simtest", "host/simulated", true},    // but not one inside the group layer
 		{"host/simulated", "groups/disk", false},
 		{"internal/server", "internal/newthing", true},                    // imports a package in no layer
 		{"api/disk/v1", "api/disk/v1beta1", true},                         // nothing of ours, not even another wire package
@@ -266,8 +267,10 @@ func TestViolationsAreSeen(t *testing.T) {
 		{"groups", "groups/disk", false},                                  // the group row's own rule admits groups/
 		{"internal/host/linux/blockdev", "host/simulated", true},          // a backend into the public one
 		{"errdefs/errgrpc", "groups/disk", true},                          // the error mapping up into the model
+		{"errdefs/errgrpc", "internal/leaf/keylock", true},                // or into internal/, even a leaf
+		{"errdefs/errgrpc", "errdefs", false},                             // the kinds and codes it maps
 		{"internal/server", "internal/testutil/poll", true},               // a layer linking a test helper
-		{"groups/disk", "groups/internal/simtest", true},                  // even one under its own directory
+		{"groups/disk", "internal/testutil/simtest", true},                // even one for its own tests
 		{"host/simulated", "test/linuxe2e/linuxnode", true},               // or a suite's package
 		{"internal/testutil/daemonserver", "internal/server", false},      // a tool imports what it tests
 		{"test/linuxe2e/linuxnode", "internal/testutil/daemonbin", false}, // a suite imports the harness

@@ -76,8 +76,8 @@ type Proxy struct {
 	System     System
 }
 
-// ProxyOf returns the Proxy over a groups.Node (library mode, the
-// client module's Dial, or any other implementation of the model groups).
+// ProxyOf returns the Proxy over a groups.Node (library mode, package
+// client's Dial, or any other implementation of the model groups).
 func ProxyOf(n groups.Node) Proxy {
 	return Proxy{Disk: n.Disk(), Volume: n.Volume(), Filesystem: n.Filesystem(), SMB: n.SMB(), System: n.System()}
 }

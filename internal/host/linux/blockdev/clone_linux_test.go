@@ -84,7 +84,7 @@ func TestClonedDisk(t *testing.T) {
 		t.Fatalf("after SetDiskState(online) page83: original %s (was %s), clone %s; %v", idsAfter.DiskIDs[na].Page83, idsBefore.DiskIDs[na].Page83, idsAfter.DiskIDs[nc].Page83, err)
 	}
 	if w := blkid(t, "PART_ENTRY_UUID", c.path+"p1"); w != "" && w != cid {
-		t.Fatalf("blkid says the clone's partition GUID is %s, its volume ID is %s", w, cid)
+		t.Fatalf("blkid says the clone's partition blocktopo.GUID is %s, its volume ID is %s", w, cid)
 	}
 	// The original stays as it was.
 	if ov, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: na}); err != nil || ov.VolumeIDs[0] != id {

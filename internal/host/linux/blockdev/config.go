@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 )
 
 // Config configures a Backend. The zero value is ready for a Linux node;
@@ -58,11 +59,11 @@ type Config struct {
 
 // Defaults for Config's empty fields.
 var (
-	// DefaultDiskFilter matches the disks a CSI driver attaches: SCSI
-	// (including iSCSI and virtio-scsi), virtio-blk, Xen, NVMe and IDE
-	// disks, attached loop devices, and dm-multipath maps (other
-	// device-mapper devices are never offered).
-	DefaultDiskFilter = []string{"sd*", "vd*", "xvd*", "nvme*", "hd*", "loop*", "dm-*"}
+	// DefaultDiskFilter matches the disks a CSI driver attaches (see
+	// blocktopo.DefaultDiskFilter): SCSI (including iSCSI and
+	// virtio-scsi), virtio-blk, Xen, NVMe and IDE disks, attached loop
+	// devices, and dm-multipath maps.
+	DefaultDiskFilter = blocktopo.DefaultDiskFilter
 	// DefaultMountRoots is kubelet's default root directory on Linux.
 	DefaultMountRoots = []string{"/var/lib/kubelet"}
 )

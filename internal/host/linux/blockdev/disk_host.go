@@ -10,6 +10,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -23,9 +24,9 @@ func (b *Backend) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 		return nil, err
 	}
 	out := map[uint32]disk.DiskLocation{}
-	for _, d := range s.disks {
-		if a := d.scsi; a != nil {
-			out[d.number] = disk.DiskLocation{Adapter: a.host, Bus: a.channel, Target: a.target, LUNID: a.lun}
+	for _, d := range s.Disks {
+		if a := d.SCSI; a != nil {
+			out[d.Number] = disk.DiskLocation{Adapter: a.Host, Bus: a.Channel, Target: a.Target, LUNID: a.LUN}
 		}
 	}
 	return out, nil
@@ -36,22 +37,23 @@ func (b *Backend) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 // serial (virtio serial, VPD page 0x80, NVMe serial). A device that reports
 // neither (a loop device) gets its GPT disk GUID as Page83 and, for a loop
 // device, its backing file path as SerialNumber, so tests and tools can
-// still find it by a stable name.
+// still find it by a stable name. It is a read: the tables are read for
+// the GPT disk GUIDs, and no kernel partition is added or removed.
 func (b *Backend) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
 	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, err
 	}
 	out := map[uint32]disk.DiskIDs{}
-	for _, d := range s.disks {
-		ids := disk.DiskIDs{Page83: d.page83, SerialNumber: d.serial}
+	for _, d := range s.Disks {
+		ids := disk.DiskIDs{Page83: d.Page83, SerialNumber: d.Serial}
 		if ids.Page83 == "" && ids.SerialNumber == "" {
-			if d.table != nil {
-				ids.Page83 = d.table.diskGUID.String()
+			if d.Table != nil {
+				ids.Page83 = d.Table.DiskGUID.String()
 			}
-			ids.SerialNumber = d.loopBacking
+			ids.SerialNumber = d.LoopBacking
 		}
-		out[d.number] = ids
+		out[d.Number] = ids
 	}
 	return out, nil
 }
@@ -79,157 +81,126 @@ func (b *Backend) PartitionDisk(ctx context.Context, n uint32) error {
 	// The disk's lock for the decision and the write, so no scan reads
 	// the table half written and no other partitioning interleaves. Only
 	// this disk is read: another that does not answer cannot hold it up.
-	_, d, unlock, err := b.lockDisk(ctx, n)
+	// PartitionDisk reconciles: it promises a usable partition, so a
+	// partitioned disk whose partitions the kernel lacks gets them here.
+	d, err := b.lockDisk(ctx, n, true)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if d.host != "" {
-		return d.hostErr("partition")
+	defer d.unlock()
+	if d.Host != "" {
+		return hostErr(d.Disk, "partition")
 	}
-	if d.offline && !d.partitioned() {
+	if d.Offline && !d.Partitioned() {
 		// The layout is read first, as upstream reads MSFT_Disk and
 		// MSFT_Partition while the disk is offline: gcp-pd, aws-ebs and
 		// vsphere partition before SetDiskState(online), and re-staging
 		// meets a disk NodeUnstage took offline. Only a disk that may need
 		// writing (or, being an offline SCSI disk, cannot be read) is
 		// brought online first, as the Windows backend does.
-		if err := b.setOnlineLocked(d, true); err != nil {
-			return fmt.Errorf("bring %s online to partition it: %w", d.describe(), err)
+		if err := b.setOnlineLocked(d.Disk, true); err != nil {
+			return fmt.Errorf("bring %s online to partition it: %w", d.Describe(), err)
 		}
-		if _, d, err = b.rescanDiskLocked(n, d.name); err != nil {
+		again, err := b.readDiskLocked(n, d.Name, true)
+		if err != nil {
 			return err
 		}
-		if d.offline {
-			return d.offlineErr("partition")
+		again.unlock = d.unlock
+		if d = again; d.Offline {
+			return offlineErr(d.Disk, "partition")
 		}
 	}
-	if d.tableErr != nil {
-		return tableError(d)
+	if d.TableErr != nil {
+		return tableError(d.Disk)
 	}
-	if d.wholeVolume() != "" || d.mbrPartitioned() {
+	if d.WholeVolume() != "" || d.MBRPartitioned() {
 		// A whole-disk filesystem (aws-ebs, gce-pd, azuredisk on Linux):
 		// already a volume, as upstream counts a disk with a partition.
 		// Writing a table would destroy it. An MBR disk with partitions
 		// is initialised and partitioned in upstream's sense too.
 		return nil
 	}
-	if d.table != nil && hasDataPartition(d.table) {
+	if d.Table != nil && blocktopo.HasDataPartition(d.Table) {
 		if d.reconcileErr != nil {
-			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.describe(), d.reconcileErr)
+			return errdefs.Errorf(errdefs.ErrUnavailable, "%s is partitioned, but the kernel refused a device for its partitions: %v", d.Describe(), d.reconcileErr)
 		}
 		return nil
 	}
-	if why := d.inUse(); why != "" {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to partition %s: %s", d.describe(), why)
+	if why := d.InUse(); why != "" {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to partition %s: %s", d.Describe(), why)
 	}
-	if d.table == nil {
+	if d.Table == nil {
 		switch {
-		case d.content.Type != "":
+		case d.Content.Type != "":
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.describe(), d.content.Type)
-		case d.mbr != mbrNone:
+				"refusing to partition %s: the whole disk holds %s (no partition table); wipe it first if its data is not needed", d.Describe(), d.Content.Type)
+		case d.MBR != blocktopo.MBRNone:
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition,
-				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.describe())
+				"refusing to partition %s: it has a protective MBR but no readable GPT; repair the GPT (gdisk) or wipe the disk", d.Describe())
 		}
 	}
-	return b.createPartition(d)
-}
-
-// partitioned tells whether the disk's layout, read without changing it,
-// already holds a volume: a GPT with a data partition, or a whole-disk
-// filesystem. PartitionDisk leaves such a disk alone, offline or not.
-func (d *diskState) partitioned() bool {
-	return d.tableErr == nil && (d.table != nil && hasDataPartition(d.table) || d.wholeVolume() != "" || d.mbrPartitioned())
-}
-
-// mbrPartitioned tells whether a disk without a GPT has an MBR (DOS)
-// partition table with partitions: upstream's PartitionDisk finds such a
-// disk initialised with a basic partition and leaves it alone, and so does
-// this backend (its partitions are not listed as volumes: they have no
-// GUID).
-func (d *diskState) mbrPartitioned() bool {
-	return d.table == nil && d.tableErr == nil && (d.mbr == mbrPartitions || d.mbr == mbrHybrid)
-}
-
-// hasDataPartition tells whether the table has a partition Windows would
-// count as data: anything but Microsoft Reserved.
-func hasDataPartition(t *gptTable) bool {
-	for _, e := range t.entries {
-		if e.typeGUID != typeMicrosoftReserved {
-			return true
-		}
-	}
-	return false
-}
-
-// tableError explains a partition table that could not be read.
-func tableError(d *diskState) error {
-	if errors.Is(d.tableErr, errDamagedGPT) {
-		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s: %v; repair it (gdisk, sgdisk -e) or wipe the disk", d.describe(), d.tableErr)
-	}
-	return fmt.Errorf("read the partition table of %s: %w", d.describe(), d.tableErr)
+	return b.createPartition(d.Disk)
 }
 
 // createPartition writes the table with one new data partition and makes
 // the kernel see it. The disk's lock is held.
-func (b *Backend) createPartition(d *diskState) (err error) {
-	lbs := d.logicalBlock
-	t := d.table
+func (b *Backend) createPartition(d *blocktopo.Disk) (err error) {
+	lbs := d.LogicalBlock
+	t := d.Table.Clone() // the snapshot's table stays as it was read
 	// Kernel partitions the table does not list (a reused device's
 	// previous user's) would make the BLKPG_ADD below fail with EBUSY.
 	// A multipath map has none: its partitions are kpartx's.
-	if d.dmUUID == "" {
+	if d.DMUUID == "" {
 		if err := b.dropStaleParts(d, t, "partition"); err != nil {
 			return err
 		}
 	}
 	fresh := t == nil
 	if fresh {
-		g, err := randomGUID()
+		g, err := blocktopo.RandomGUID()
 		if err != nil {
 			return err
 		}
-		t = newGPT(lbs, g)
+		t = blocktopo.NewGPT(lbs, g)
 	}
-	first, last, ok := t.largestFree(uint64(d.size / lbs))
+	first, last, ok := t.LargestFree(uint64(d.Size / lbs))
 	if !ok {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "%s (%d bytes) has no free 1 MiB-aligned space for a partition", d.describe(), d.size)
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "%s (%d bytes) has no free 1 MiB-aligned space for a partition", d.Describe(), d.Size)
 	}
-	index, ok := t.freeIndex()
+	index, ok := t.FreeIndex()
 	if !ok {
-		return errdefs.Errorf(errdefs.ErrOutOfRange, "the partition table of %s has no free entry", d.describe())
+		return errdefs.Errorf(errdefs.ErrOutOfRange, "the partition table of %s has no free entry", d.Describe())
 	}
-	id, err := randomGUID()
+	id, err := blocktopo.RandomGUID()
 	if err != nil {
 		return err
 	}
-	t.entries = append(t.entries, gptEntry{index: index, typeGUID: typeLinuxData, id: id, first: first, last: last, name: "csi-node-proxy"})
+	t.Entries = append(t.Entries, blocktopo.GPTEntry{Index: index, Type: blocktopo.TypeLinuxData, ID: id, First: first, Last: last, Name: "csi-node-proxy"})
 	// O_EXCL on a block device fails with EBUSY while anything (a mount, a
 	// device-mapper table) holds it: a last guard against rewriting a disk
 	// in use that the checks above missed.
-	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	f, err := os.OpenFile(d.Path, os.O_RDWR|os.O_EXCL, 0)
 	if err != nil {
-		return fmt.Errorf("open %s to write its partition table: %w", d.describe(), err)
+		return fmt.Errorf("open %s to write its partition table: %w", d.Describe(), err)
 	}
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s after writing its partition table: %w", d.describe(), cerr)
+			err = fmt.Errorf("close %s after writing its partition table: %w", d.Describe(), cerr)
 		}
 	}()
 	if fresh {
 		old := make([]byte, lbs)
 		if _, err := f.ReadAt(old, 0); err != nil {
-			return fmt.Errorf("read sector 0 of %s: %w", d.describe(), err)
+			return fmt.Errorf("read sector 0 of %s: %w", d.Describe(), err)
 		}
-		if _, err := f.WriteAt(protectiveMBR(old, lbs, uint64(d.size/lbs)), 0); err != nil {
-			return fmt.Errorf("write the protective MBR of %s: %w", d.describe(), err)
+		if _, err := f.WriteAt(blocktopo.ProtectiveMBR(old, lbs, uint64(d.Size/lbs)), 0); err != nil {
+			return fmt.Errorf("write the protective MBR of %s: %w", d.Describe(), err)
 		}
 	}
-	if err := writeTable(f, t, d.size); err != nil {
-		return fmt.Errorf("write the partition table of %s: %w", d.describe(), err)
+	if err := blocktopo.WriteTable(f, t, d.Size); err != nil {
+		return fmt.Errorf("write the partition table of %s: %w", d.Describe(), err)
 	}
-	if d.dmUUID != "" {
+	if d.DMUUID != "" {
 		// Device-mapper takes no BLKPG partitions: kpartx gives the
 		// partition a device when multipathd's udev rules see the table
 		// change (closing the disk after writing raises that event).
@@ -237,8 +208,8 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 		return nil
 	}
 	start, length := int64(first)*lbs, int64(last-first+1)*lbs
-	if err := b.k.addPartition(d.path, index, start, length); err != nil {
-		return errdefs.Errorf(errdefs.ErrUnavailable, "%s: the partition table was written, but the kernel refused partition %d (%v); PartitionDisk again retries", d.describe(), index, err)
+	if err := b.k.addPartition(d.Path, index, start, length); err != nil {
+		return errdefs.Errorf(errdefs.ErrUnavailable, "%s: the partition table was written, but the kernel refused partition %d (%v); PartitionDisk again retries", d.Describe(), index, err)
 	}
 	return nil
 }
@@ -250,8 +221,10 @@ func (b *Backend) createPartition(d *diskState) (err error) {
 // namespaces. virtio-blk disks report size changes by themselves; a loop
 // device's size changes only when its owner calls LOOP_SET_CAPACITY, which
 // is not the proxy's to do. Finally every disk's GPT partitions get kernel
-// devices. Buses that refuse a scan (some do not support it) are skipped;
-// only a refusal for lack of privilege is an error.
+// devices (BLKPG): Rescan is the call that makes the kernel's partitions
+// of every disk the partition tables', which reads never do. Buses that
+// refuse a scan (some do not support it) are skipped; only a refusal for
+// lack of privilege is an error.
 func (b *Backend) Rescan(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -265,9 +238,9 @@ func (b *Backend) Rescan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range s.disks {
-		if d.scsi != nil {
-			writes = append(writes, filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "rescan"))
+	for _, d := range s.Disks {
+		if d.SCSI != nil {
+			writes = append(writes, filepath.Join(b.cfg.SysfsRoot, "block", d.Name, "device", "rescan"))
 		}
 	}
 	for _, w := range writes {
@@ -279,7 +252,7 @@ func (b *Backend) Rescan(ctx context.Context) error {
 			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "rescan: cannot write %s: %v (the proxy must run as root)", w, err)
 		}
 	}
-	_, err = b.scan(ctx, scanTables)
+	_, err = b.scan(ctx, scanReconcile)
 	return err
 }
 
@@ -302,11 +275,11 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
+	d, err := s.Disk(n, b.cfg.DiskFilter)
 	if err != nil {
 		return 0, err
 	}
-	return d.size, nil
+	return d.Size, nil
 }
 
 // SetDiskOnline implements disk.Host. Linux has no Windows-style disk
@@ -320,24 +293,28 @@ func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
 // identities when it is an unmounted clone of another attached disk (see
 // reidentifyLocked).
 func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
-	var others *snapshot
+	var others *blocktopo.Snapshot
 	if online {
 		// Every disk's table, to find identities a clone shares; read
 		// before taking this disk's lock, which the scan would wait for.
+		// The other disks are only read, never reconciled.
 		var err error
 		if others, err = b.scan(ctx, scanTables); err != nil {
 			return err
 		}
 	}
-	_, d, unlock, err := b.lockDisk(ctx, n)
+	// Bringing a disk online reconciles it: it is where a driver's
+	// staging starts, and the volumes on it must have devices. Taking it
+	// offline needs none (its partitions are about to be read-only).
+	d, err := b.lockDisk(ctx, n, online)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if err := b.setOnlineLocked(d, online); err != nil || !online {
+	defer d.unlock()
+	if err := b.setOnlineLocked(d.Disk, online); err != nil || !online {
 		return err
 	}
-	return b.reidentifyLocked(others, d)
+	return b.reidentifyLocked(others, d.Disk)
 }
 
 // reidentifyLocked gives a disk that shares its GPT disk GUID or a
@@ -347,24 +324,24 @@ func (b *Backend) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 // nothing mounted, not the host's, is changed: the one in use keeps its
 // identity. The partitions keep their places, so their kernel devices
 // stay as they are. The disk's lock is held; s holds the other disks.
-func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
-	if d.table == nil || d.tableErr != nil || d.inUse() != "" || d.offline {
+func (b *Backend) reidentifyLocked(s *blocktopo.Snapshot, d *blocktopo.Disk) error {
+	if d.Table == nil || d.TableErr != nil || d.InUse() != "" || d.Offline {
 		return nil
 	}
-	ids := map[guid]bool{d.table.diskGUID: true}
-	for _, e := range d.table.entries {
-		ids[e.id] = true
+	ids := map[blocktopo.GUID]bool{d.Table.DiskGUID: true}
+	for _, e := range d.Table.Entries {
+		ids[e.ID] = true
 	}
-	var twin *diskState
-	for _, o := range s.disks {
-		if o.number == d.number || o.table == nil {
+	var twin *blocktopo.Disk
+	for _, o := range s.Disks {
+		if o.Number == d.Number || o.Table == nil {
 			continue
 		}
-		if ids[o.table.diskGUID] {
+		if ids[o.Table.DiskGUID] {
 			twin = o
 		}
-		for _, e := range o.table.entries {
-			if ids[e.id] {
+		for _, e := range o.Table.Entries {
+			if ids[e.ID] {
 				twin = o
 			}
 		}
@@ -372,67 +349,68 @@ func (b *Backend) reidentifyLocked(s *snapshot, d *diskState) error {
 	if twin == nil {
 		return nil
 	}
-	g, err := randomGUID()
+	g, err := blocktopo.RandomGUID()
 	if err != nil {
 		return err
 	}
-	d.table.diskGUID = g
-	for i := range d.table.entries {
-		if d.table.entries[i].id, err = randomGUID(); err != nil {
+	t := d.Table.Clone()
+	t.DiskGUID = g
+	for i := range t.Entries {
+		if t.Entries[i].ID, err = blocktopo.RandomGUID(); err != nil {
 			return err
 		}
 	}
 	// O_EXCL: nothing may hold the disk while its identities change.
-	f, err := os.OpenFile(d.path, os.O_RDWR|os.O_EXCL, 0)
+	f, err := os.OpenFile(d.Path, os.O_RDWR|os.O_EXCL, 0)
 	if err != nil {
-		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.describe(), twin.describe(), err)
+		return fmt.Errorf("open %s to give it new identities (it is a clone of %s): %w", d.Describe(), twin.Describe(), err)
 	}
-	err = writeTable(f, d.table, d.size)
+	err = blocktopo.WriteTable(f, t, d.Size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write new identities to %s (a clone of %s): %w", d.describe(), twin.describe(), err)
+		return fmt.Errorf("write new identities to %s (a clone of %s): %w", d.Describe(), twin.Describe(), err)
 	}
 	return nil
 }
 
 // setOnlineLocked is SetDiskOnline on a scanned disk; its lock is held.
-func (b *Backend) setOnlineLocked(d *diskState, online bool) error {
-	if online == !d.offline {
+func (b *Backend) setOnlineLocked(d *blocktopo.Disk, online bool) error {
+	if online == !d.Offline {
 		return nil
 	}
-	if d.host != "" {
-		return d.hostErr("change the state of")
+	if d.Host != "" {
+		return hostErr(d, "change the state of")
 	}
-	state := filepath.Join(b.cfg.SysfsRoot, "block", d.name, "device", "state")
+	state := filepath.Join(b.cfg.SysfsRoot, "block", d.Name, "device", "state")
 	if !online {
-		if all := append(append([]mountinfo.Mount(nil), d.mounts...), d.hostMounts...); len(all) > 0 {
+		if all := append(append([]mountinfo.Mount(nil), d.Mounts...), d.HostMounts...); len(all) > 0 {
 			m := all[0]
-			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.describe(), m.Source, m.MountPoint)
+			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "cannot take %s offline: %s is mounted at %s; unmount it first", d.Describe(), m.Source, m.MountPoint)
 		}
-		if err := b.k.flushDevice(d.path, true); err != nil {
-			return fmt.Errorf("flush %s before taking it offline: %w", d.describe(), err)
+		if err := b.k.flushDevice(d.Path, true); err != nil {
+			return fmt.Errorf("flush %s before taking it offline: %w", d.Describe(), err)
 		}
 		b.mu.Lock()
-		delete(b.deviceReadOnly, d.number)
+		delete(b.deviceReadOnly, d.Number)
 		b.mu.Unlock()
-		if d.scsi != nil {
+		if d.SCSI != nil {
 			return writeAttr(state, "offline")
 		}
-		return b.k.setReadOnly(d.path, true)
+		return b.k.setReadOnly(d.Path, true)
 	}
-	if d.scsi != nil {
+	if d.SCSI != nil {
 		return writeAttr(state, "running")
 	}
-	if err := b.k.setReadOnly(d.path, false); err != nil {
+	if err := b.k.setReadOnly(d.Path, false); err != nil {
 		return err
 	}
 	// A device that is read-only by itself (a read-only attachment) keeps
 	// the flag: it is as online as it can be.
-	if ro, err := readAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.name), "ro"); err == nil && ro == "1" {
+	if ro, err := blocktopo.ReadAttr(filepath.Join(b.cfg.SysfsRoot, "block", d.Name), "ro"); err == nil && ro == "1" {
 		b.mu.Lock()
-		b.deviceReadOnly[d.number] = true
+		b.deviceReadOnly[d.Number] = true
 		b.mu.Unlock()
 	}
 	return nil
@@ -444,9 +422,9 @@ func (b *Backend) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d, err := s.disk(n, b.cfg.DiskFilter)
+	d, err := s.Disk(n, b.cfg.DiskFilter)
 	if err != nil {
 		return false, err
 	}
-	return !d.offline, nil
+	return !d.Offline, nil
 }

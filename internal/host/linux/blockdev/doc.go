@@ -33,12 +33,31 @@
 //     proxy's mount namespace or the host's, swap, device-mapper) are listed
 //     but never changed.
 //
+// A read never changes the node. The kernels this runs on scan no
+// partition tables, so the backend gives GPT partitions kernel devices
+// itself (BLKPG add, resize and delete, "reconciling" the kernel's view
+// with the table on the disk), but only inside calls that change a disk:
+// PartitionDisk, SetDiskState online, Rescan (every disk), and
+// FormatVolume, MountVolume and ResizeVolume for the volume's disk. The
+// listings, lookups by ID or path, sizes, stats, FlushVolume and the
+// policy's questions (objecthost) read the tables and report what the
+// disk says, reading a partition the kernel lacks through the disk at
+// the table's offsets, and leave the kernel's partitions as they are.
+//
 // Backend.VolumeMounts also tells where a volume is mounted anywhere on the
 // node, for the policy's object confinement (objecthost.NewHostObjects asks
 // it), from the same two mount tables, by device number.
 //
-// Parsers (GPT, VPD pages, superblocks, sysfs) and the decisions live in
-// files built on every OS and are tested there against fixture trees under
-// testdata/ with a fake kernel; kernel_linux.go issues the system calls and
+// What the node looks like is read by package blocktopo, which only
+// reads: sysfs, the partition tables and signatures, the mount tables
+// this package hands it, into an immutable snapshot. This package keeps
+// what acts on the node or holds state between calls: the per-disk locks
+// and the bounded wait for a disk that does not answer (scan.go,
+// disklock.go), reconciling the kernel's partitions (reconcile.go),
+// writing tables, running tools and mounting (disk_host.go,
+// volume_host.go, volume_paths_linux.go), the numbering of disks without
+// diskseq and the memory of disks read-only by themselves. Its decisions
+// are tested on every OS against blocktopo's fixture tree with a fake
+// kernel; kernel_linux.go issues the system calls and
 // volume_paths_linux.go resolves the paths callers name.
 package blockdev

@@ -50,7 +50,7 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 
 // mounts lists the harness's mounts: below its directories or of its
 // loop devices.
-func (e *escapeEnv) mounts() []string {
+func (e *escapeEnv) Mounts() []string {
 	e.h.t.Helper()
 	ms, err := mountinfo.Read()
 	if err != nil {
@@ -72,14 +72,14 @@ func (e *escapeEnv) mounts() []string {
 func TestMountThroughLinkOutIsRefused(t *testing.T) {
 	e := newEscapeEnv(t)
 	ctx := context.Background()
-	before := e.mounts()
+	before := e.Mounts()
 	target := filepath.Join(e.escape, "mnt")
 	_, err := e.vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: e.id, TargetPath: target})
 	wantErr(t, err, errdefs.ErrPermissionDenied, "resolves outside")
 	wantErr(t, e.b.MountVolume(ctx, e.id, target), errdefs.ErrPermissionDenied, target)
 	// The link itself as the target: the same refusal, not "a symlink".
 	wantErr(t, e.b.MountVolume(ctx, e.id, e.escape), errdefs.ErrPermissionDenied, "resolves outside")
-	if after := e.mounts(); !reflect.DeepEqual(after, before) {
+	if after := e.Mounts(); !reflect.DeepEqual(after, before) {
 		t.Fatalf("a refused mount changed the mount table: %q, was %q", after, before)
 	}
 	if _, err := os.Lstat(filepath.Join(e.outside, "mnt")); !os.IsNotExist(err) {
@@ -105,7 +105,7 @@ func TestMountThroughLinkOutIsRefused(t *testing.T) {
 	if _, err := e.vs.UnmountVolume(ctx, &volume.UnmountVolumeRequest{VolumeID: e.id, TargetPath: viaLink}); err != nil {
 		t.Fatalf("UnmountVolume through a link that stays inside: %v", err)
 	}
-	if left := e.mounts(); !reflect.DeepEqual(left, before) {
+	if left := e.Mounts(); !reflect.DeepEqual(left, before) {
 		t.Fatalf("after the unmount: %q, want %q", left, before)
 	}
 }
@@ -125,14 +125,14 @@ func TestUnmountThroughLinkOutIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := v.device("/dev")
+	dev, err := device(v, "/dev")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Mount(dev, mnt, "ext4", 0, ""); err != nil {
 		t.Fatalf("mount %s outside the working directory: %v", dev, err)
 	}
-	before := e.mounts()
+	before := e.Mounts()
 	direct := filepath.Join(e.h.root, "pods", "l-mnt-b")
 	if err := os.Symlink(mnt, direct); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestUnmountThroughLinkOutIsRefused(t *testing.T) {
 		_, err = e.vs.GetClosestVolumeIDFromTargetPath(ctx, &volume.GetClosestVolumeIDFromTargetPathRequest{TargetPath: target + "/x"})
 		wantErr(t, err, errdefs.ErrPermissionDenied, "resolves outside")
 	}
-	if after := e.mounts(); !reflect.DeepEqual(after, before) {
+	if after := e.Mounts(); !reflect.DeepEqual(after, before) {
 		t.Fatalf("a refused unmount changed the mount table: %q, was %q", after, before)
 	}
 	if len(mountinfo.At(mustMounts(t), mnt)) != 1 {
@@ -209,7 +209,7 @@ func TestNestedWorkingDirThroughLinkIsNoMountTarget(t *testing.T) {
 	// The volume mounted on the inner working directory (by someone
 	// else): not unmounted through the link either.
 	dev := fx.k.devOf("loop3p1")
-	fx.k.mountTable = append(fx.k.mountTable, mountinfo.Mount{ID: 9, Major: dev.major, Minor: dev.minor, Root: "/", MountPoint: inner, FSType: "ext4", Source: filepath.Join(fx.dev, "loop3p1")})
+	fx.k.mountTable = append(fx.k.mountTable, mountinfo.Mount{ID: 9, Major: dev.Major, Minor: dev.Minor, Root: "/", MountPoint: inner, FSType: "ext4", Source: filepath.Join(fx.dev, "loop3p1")})
 	wantErr(t, b.UnmountVolume(ctx, id, via), errdefs.ErrPermissionDenied, "working directory itself")
 	if got := fx.k.takeCalls(); len(got) != 0 {
 		t.Fatalf("refused calls reached the kernel: %q", got)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
 
 // Exec runs the host tools the backend cannot replace with a system call:
@@ -166,4 +168,15 @@ var toolPackages = map[string]string{
 	"mkfs.xfs":   "xfsprogs",
 	"xfs_growfs": "xfsprogs",
 	"blkid":      "util-linux",
+}
+
+// toolError maps a failed tool run: a missing tool is a host that is not
+// set up (errdefs.ErrFailedPrecondition naming the Debian package); the
+// rest passes through with the tool's stderr in the message.
+func toolError(err error) error {
+	var ee *ExitError
+	if errors.Is(err, exec.ErrNotFound) && errors.As(err, &ee) && len(ee.Argv) > 0 {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%s is not installed on the host (Debian package %s)", ee.Argv[0], toolPackages[ee.Argv[0]])
+	}
+	return err
 }

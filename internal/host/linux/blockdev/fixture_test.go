@@ -14,16 +14,23 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
-// fixture is a private copy of testdata/sysfs plus a /dev of sparse files,
-// with a fake kernel that keeps both consistent the way Linux would.
+// fixture is a private copy of blocktopo's sysfs fixture tree
+// (fixtureSysfs) plus a /dev of sparse files, with a fake kernel that keeps
+// both consistent the way Linux would.
 type fixture struct {
 	sysfs, dev string
 	k          *fakeKernel
 	exec       *FakeExec
 }
+
+// fixtureSysfs is the sysfs tree of six kinds of disk that blocktopo's
+// reader is tested against (its testdata/README.md describes it); the
+// backend's tests run on the same disks.
+var fixtureSysfs = filepath.Join("..", "blocktopo", "testdata", "sysfs")
 
 // colonsOK tells whether the OS allows ':' in file names (the SCSI
 // addresses of the fixture tree).
@@ -33,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	fx := &fixture{sysfs: filepath.Join(root, "sys"), dev: filepath.Join(root, "dev"), exec: &FakeExec{}}
-	if err := copyTree("testdata/sysfs", fx.sysfs); err != nil {
+	if err := copyTree(fixtureSysfs, fx.sysfs); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(fx.dev, 0o755); err != nil {
@@ -41,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	// A device file per disk and partition, as large as sysfs says.
 	for _, name := range []string{"sda", "sdb", "vdb", "nvme0n1", "loop3", "sda/sda1"} {
-		size, err := readSectors(filepath.Join(fx.sysfs, "block", filepath.FromSlash(name)), "size")
+		size, err := blocktopo.ReadSectors(filepath.Join(fx.sysfs, "block", filepath.FromSlash(name)), "size")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +133,7 @@ type fakeKernel struct {
 
 	mu         sync.Mutex
 	mountTable []mountinfo.Mount
-	swaps      []devNum
+	swaps      []blocktopo.DevNum
 	caps       uint64
 	calls      []string
 	nextMinor  uint32
@@ -276,16 +283,16 @@ func (k *fakeKernel) flushDevice(devPath string, drop bool) error {
 }
 
 // devOf finds a device's number in the fixture sysfs.
-func (k *fakeKernel) devOf(name string) devNum {
+func (k *fakeKernel) devOf(name string) blocktopo.DevNum {
 	ms, _ := filepath.Glob(filepath.Join(k.sysfs, "block", "*", name, "dev"))
 	ms2, _ := filepath.Glob(filepath.Join(k.sysfs, "block", name, "dev"))
 	for _, m := range append(ms, ms2...) {
 		b, _ := os.ReadFile(m)
-		if d, err := parseDevNum(string(b)); err == nil {
+		if d, err := blocktopo.ParseDevNum(string(b)); err == nil {
 			return d
 		}
 	}
-	return devNum{}
+	return blocktopo.DevNum{}
 }
 
 // fdTarget turns a /proc/self/fd/N[/name] path, as the backend hands the
@@ -319,7 +326,7 @@ func (k *fakeKernel) mount(source, target, fstype, data string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.mountTable = append(k.mountTable, mountinfo.Mount{
-		ID: 100 + len(k.mountTable), Major: d.major, Minor: d.minor, Root: "/",
+		ID: 100 + len(k.mountTable), Major: d.Major, Minor: d.Minor, Root: "/",
 		MountPoint: filepath.ToSlash(target), FSType: fstype, Source: source,
 	})
 	return nil
@@ -363,40 +370,40 @@ func (k *fakeKernel) mounts() ([]mountinfo.Mount, error) {
 	return append([]mountinfo.Mount(nil), k.mountTable...), nil
 }
 
-func (k *fakeKernel) swapDevices() ([]devNum, error) { return k.swaps, nil }
+func (k *fakeKernel) swapDevices() ([]blocktopo.DevNum, error) { return k.swaps, nil }
 
-func (k *fakeKernel) deviceOf(path string) (devNum, error) {
+func (k *fakeKernel) deviceOf(path string) (blocktopo.DevNum, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	ms := append([]mountinfo.Mount(nil), k.mountTable...)
 	sort.SliceStable(ms, func(i, j int) bool { return len(ms[i].MountPoint) > len(ms[j].MountPoint) })
 	p := filepath.ToSlash(fdTarget(path))
 	for _, m := range ms {
-		if isWithin(p, m.MountPoint) {
-			return devNum{m.Major, m.Minor}, nil
+		if blocktopo.IsWithin(p, m.MountPoint) {
+			return blocktopo.DevNum{Major: m.Major, Minor: m.Minor}, nil
 		}
 	}
-	return devNum{}, errors.New("fake: no mount holds " + path)
+	return blocktopo.DevNum{}, errors.New("fake: no mount holds " + path)
 }
 
 // blockDevice answers for the fixture's /dev: a node (or a link to one)
 // there is the device sysfs numbers under its name.
-func (k *fakeKernel) blockDevice(path string) (devNum, error) {
+func (k *fakeKernel) blockDevice(path string) (blocktopo.DevNum, error) {
 	k.record("stat %s", path)
 	p, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return devNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	dev, err := filepath.EvalSymlinks(k.dev)
 	if err != nil {
-		return devNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	if filepath.Dir(p) != dev {
-		return devNum{}, errors.New("fake: not a block device: " + path)
+		return blocktopo.DevNum{}, errors.New("fake: not a block device: " + path)
 	}
 	d := k.devOf(filepath.Base(p))
-	if d == (devNum{}) {
-		return devNum{}, errors.New("fake: no such device: " + path)
+	if d == (blocktopo.DevNum{}) {
+		return blocktopo.DevNum{}, errors.New("fake: no such device: " + path)
 	}
 	return d, nil
 }

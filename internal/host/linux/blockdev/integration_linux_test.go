@@ -21,6 +21,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
@@ -121,7 +122,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 
 	// Find the disk the way a driver does: by its IDs.
 	n := findLoop(t, ds, l)
-	if seq, _ := readAttr("/sys/block/"+l.name, "diskseq"); seq != strconv.FormatUint(uint64(n), 10) {
+	if seq, _ := blocktopo.ReadAttr("/sys/block/"+l.name, "diskseq"); seq != strconv.FormatUint(uint64(n), 10) {
 		t.Fatalf("disk number %d is not %s's diskseq %s", n, l.name, seq)
 	}
 	locs, err := ds.ListDiskLocations(ctx, &disk.ListDiskLocationsRequest{})
@@ -151,7 +152,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 		t.Fatalf("ListVolumesOnDisk(partition 1) = %+v, %v", one, err)
 	}
 	if w := blkid(t, "PART_ENTRY_UUID", part); w != "" && w != id {
-		t.Fatalf("blkid says the partition GUID is %s, the volume ID is %s", w, id)
+		t.Fatalf("blkid says the partition blocktopo.GUID is %s, the volume ID is %s", w, id)
 	}
 	// Partitioned, the loop device has a GPT disk GUID for page83.
 	ids, err := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
@@ -159,26 +160,31 @@ func lifecycle(t *testing.T, fs string, size int64) {
 		t.Fatalf("ListDiskIDs after PartitionDisk = %+v, %v", ids, err)
 	}
 	if w := blkid(t, "PTUUID", l.path); w != "" && w != ids.DiskIDs[n].Page83 {
-		t.Fatalf("blkid says the disk GUID is %s, page83 is %s", w, ids.DiskIDs[n].Page83)
+		t.Fatalf("blkid says the disk blocktopo.GUID is %s, page83 is %s", w, ids.DiskIDs[n].Page83)
 	}
 
 	// BLKRRPART drops BLKPG partitions on a kernel without a GPT parser
-	// (a reboot loses them too): the next listing brings them back.
+	// (a reboot loses them too). The reads that follow still find the
+	// volume, as the table on the disk has it, and leave the kernel
+	// alone; FormatVolume, which changes the volume, brings the device
+	// back.
 	if err := unix.IoctlSetInt(int(l.dev.Fd()), unix.BLKRRPART, 0); err != nil {
 		t.Fatalf("BLKRRPART: %v", err)
 	}
-	if _, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n}); err != nil {
-		t.Fatal(err)
+	if vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: n}); err != nil || len(vols.VolumeIDs) != 1 || vols.VolumeIDs[0] != id {
+		t.Fatalf("ListVolumesOnDisk after BLKRRPART = %+v, %v", vols, err)
 	}
-	if _, err := os.Stat(part); err != nil {
-		t.Fatalf("partition device not restored after BLKRRPART: %v", err)
-	}
-
 	if isFormatted(t, vs, id) {
 		t.Fatal("a new partition is formatted")
 	}
+	if _, err := os.Stat(part); err == nil {
+		t.Fatal("a read gave the partition its device back")
+	}
 	if _, err := vs.FormatVolume(ctx, &volume.FormatVolumeRequest{VolumeID: id}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(part); err != nil {
+		t.Fatalf("FormatVolume did not restore the partition device after BLKRRPART: %v", err)
 	}
 	if !isFormatted(t, vs, id) {
 		t.Fatal("formatted volume reads unformatted")
@@ -282,7 +288,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if _, err := l.dev.ReadAt(sector0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := binary.LittleEndian.Uint32(sector0[446+12:]); classifyMBR(sector0) != mbrProtective || int64(got) != 2*size/512-1 {
+	if got := binary.LittleEndian.Uint32(sector0[446+12:]); blocktopo.ClassifyMBR(sector0) != blocktopo.MBRProtective || int64(got) != 2*size/512-1 {
 		t.Fatalf("after growth the protective MBR covers %d sectors, want %d", got, 2*size/512-1)
 	}
 	cur, maxSize, err := b.VolumeSizes(ctx, id)
@@ -317,7 +323,7 @@ func lifecycle(t *testing.T, fs string, size int64) {
 	if s, err := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: n}); err != nil || s.IsOnline {
 		t.Fatalf("GetDiskState = %+v, %v", s, err)
 	}
-	if ro, _ := readAttr("/sys/block/"+l.name+"/"+l.name+"p1", "ro"); ro != "1" {
+	if ro, _ := blocktopo.ReadAttr("/sys/block/"+l.name+"/"+l.name+"p1", "ro"); ro != "1" {
 		t.Fatalf("the partition of an offline disk is not read-only (ro=%q)", ro)
 	}
 	_, err = vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
@@ -365,7 +371,7 @@ func TestWrongInputs(t *testing.T) {
 	_, err = vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: 0})
 	wantErr(t, err, errdefs.ErrNotFound, "disk 0")
 
-	seq, err := readAttr("/sys/block/"+root, "diskseq")
+	seq, err := blocktopo.ReadAttr("/sys/block/"+root, "diskseq")
 	if err != nil {
 		t.Skipf("no diskseq for %s: %v", root, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -27,8 +28,10 @@ type kernel interface {
 	// a device-mapper table, another program's O_EXCL open).
 	claimable(devPath string) error
 	// openDevice opens a disk read-only to read its partition table or
-	// signatures. On a path that does not answer (a passive ALUA path, a
-	// failed transport) its reads can block for minutes.
+	// signatures, or a partition's content at the table's offsets, past
+	// the page cache (O_DIRECT) where the device allows it. On a path that
+	// does not answer (a passive ALUA path, a failed transport) its reads
+	// can block for minutes.
 	openDevice(devPath string) (deviceReader, error)
 	// setReadOnly sets or clears the kernel's read-only flag of a block
 	// device (BLKROSET); the partitions of a disk follow the disk's flag.
@@ -50,14 +53,14 @@ type kernel interface {
 	// mounts returns the calling process's mount table.
 	mounts() ([]mountinfo.Mount, error)
 	// swapDevices returns the block devices in use as swap.
-	swapDevices() ([]devNum, error)
+	swapDevices() ([]blocktopo.DevNum, error)
 	// deviceOf returns the device number of the filesystem holding path
 	// (st_dev), following symlinks.
-	deviceOf(path string) (devNum, error)
+	deviceOf(path string) (blocktopo.DevNum, error)
 	// blockDevice returns the device number of the block device node at
 	// path (st_rdev), following symlinks (/dev/disk/by-uuid/...); a path
 	// that is not a block device node is an error.
-	blockDevice(path string) (devNum, error)
+	blockDevice(path string) (blocktopo.DevNum, error)
 	// capabilities returns the effective capability set of the process.
 	capabilities() (uint64, error)
 }

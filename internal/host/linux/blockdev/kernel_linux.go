@@ -3,13 +3,16 @@
 package blockdev
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -39,7 +42,60 @@ func (linuxKernel) claimable(devPath string) error {
 }
 
 func (linuxKernel) openDevice(devPath string) (deviceReader, error) {
-	return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC|unix.O_DIRECT, 0)
+	if errors.Is(err, unix.EINVAL) { // a device without direct I/O
+		return os.OpenFile(devPath, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return directReader{f}, nil
+}
+
+// directAlign is what O_DIRECT reads are aligned to, in memory, offset
+// and length: the largest logical block size.
+const directAlign = 4096
+
+// directReader reads a block device opened with O_DIRECT, past the page
+// cache. A disk's page cache is not kept coherent with writes through its
+// partitions' devices (a table read's readahead can hold the old content
+// of a partition's start), and a read of a partition's content through
+// the disk, for a partition the kernel has no device for, must see what is
+// on the medium. Reading so also leaves the cache as it was.
+type directReader struct{ f *os.File }
+
+// ReadAt implements io.ReaderAt: it reads the aligned blocks around
+// p's range and copies p's part out.
+func (r directReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	start := off &^ (directAlign - 1)
+	end := (off + int64(len(p)) + directAlign - 1) &^ (directAlign - 1)
+	buf := alignedBuffer(int(end - start))
+	n, err := r.f.ReadAt(buf, start)
+	skip := int(off - start)
+	c := 0
+	if n > skip {
+		c = copy(p, buf[skip:n])
+	}
+	if c < len(p) {
+		if err == nil {
+			err = io.EOF
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+// Close closes the device.
+func (r directReader) Close() error { return r.f.Close() }
+
+// alignedBuffer returns n bytes whose start is aligned to directAlign.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+directAlign)
+	skip := (directAlign - int(uintptr(unsafe.Pointer(&b[0]))&(directAlign-1))) % directAlign
+	return b[skip : skip+n]
 }
 
 // blkpg issues one BLKPG operation. x/sys has the types but no wrapper, so
@@ -126,12 +182,12 @@ func (linuxKernel) statFS(dir string) (total, used int64, err error) {
 
 func (linuxKernel) mounts() ([]mountinfo.Mount, error) { return mountinfo.Read() }
 
-func (linuxKernel) swapDevices() ([]devNum, error) {
+func (linuxKernel) swapDevices() ([]blocktopo.DevNum, error) {
 	b, err := os.ReadFile("/proc/swaps")
 	if err != nil {
 		return nil, err
 	}
-	var out []devNum
+	var out []blocktopo.DevNum
 	for _, name := range parseSwaps(b) {
 		if d, err := (linuxKernel{}).blockDevice(name); err == nil {
 			out = append(out, d)
@@ -140,25 +196,25 @@ func (linuxKernel) swapDevices() ([]devNum, error) {
 	return out, nil
 }
 
-func (linuxKernel) blockDevice(path string) (devNum, error) {
+func (linuxKernel) blockDevice(path string) (blocktopo.DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return devNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return devNum{}, fmt.Errorf("%s is not a block device", path)
+		return blocktopo.DevNum{}, fmt.Errorf("%s is not a block device", path)
 	}
 	rdev := uint64(st.Rdev) //nolint:unconvert // Stat_t field types differ between architectures
-	return devNum{unix.Major(rdev), unix.Minor(rdev)}, nil
+	return blocktopo.DevNum{Major: unix.Major(rdev), Minor: unix.Minor(rdev)}, nil
 }
 
-func (linuxKernel) deviceOf(path string) (devNum, error) {
+func (linuxKernel) deviceOf(path string) (blocktopo.DevNum, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
-		return devNum{}, err
+		return blocktopo.DevNum{}, err
 	}
 	dev := uint64(st.Dev) //nolint:unconvert // Stat_t field types differ between architectures
-	return devNum{unix.Major(dev), unix.Minor(dev)}, nil
+	return blocktopo.DevNum{Major: unix.Major(dev), Minor: unix.Minor(dev)}, nil
 }
 
 func (linuxKernel) capabilities() (uint64, error) {

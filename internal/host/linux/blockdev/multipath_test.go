@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 )
 
 // Disk numbers (diskseq) of the constructed multipath layout.
@@ -167,7 +168,7 @@ func TestDMMultipathOnConstructedSysfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addKpartxPartition(t, fx, 1, v.size())
+	addKpartxPartition(t, fx, 1, v.Size())
 	if err := b.FormatVolume(ctx, vols[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestDMMultipathOnConstructedSysfs(t *testing.T) {
 		t.Fatalf("offline calls = %q", got)
 	}
 	for _, p := range []string{"sdc", "sdd"} {
-		if st, _ := readAttr(filepath.Join(fx.sysfs, "block", p), "device/state"); st != "running" {
+		if st, _ := blocktopo.ReadAttr(filepath.Join(fx.sysfs, "block", p), "device/state"); st != "running" {
 			t.Errorf("path %s state = %q: a member path was taken offline", p, st)
 		}
 	}

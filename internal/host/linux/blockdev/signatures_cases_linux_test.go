@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
@@ -380,13 +381,22 @@ func nestedGPT() func(t *testing.T, path string, size int64) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		tb := newGPT(512, mustGUID("a1b2c3d4-0000-4000-8000-00000000abcd"))
-		tb.entries = append(tb.entries, gptEntry{index: 1, typeGUID: typeLinuxData, id: mustGUID("a1b2c3d4-0000-4000-8000-00000000ef01"), first: 2048, last: 4095, name: "nested"})
-		if _, err := f.WriteAt(protectiveMBR(nil, 512, uint64(size/512)), 0); err != nil {
+		tb := blocktopo.NewGPT(512, mustGUID("a1b2c3d4-0000-4000-8000-00000000abcd"))
+		tb.Entries = append(tb.Entries, blocktopo.GPTEntry{Index: 1, Type: blocktopo.TypeLinuxData, ID: mustGUID("a1b2c3d4-0000-4000-8000-00000000ef01"), First: 2048, Last: 4095, Name: "nested"})
+		if _, err := f.WriteAt(blocktopo.ProtectiveMBR(nil, 512, uint64(size/512)), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeGPT(f, tb, size); err != nil {
+		if err := blocktopo.WriteTable(f, tb, size); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// mustGUID parses a GUID the test spells out.
+func mustGUID(s string) blocktopo.GUID {
+	g, err := blocktopo.ParseGUID(s)
+	if err != nil {
+		panic(err)
+	}
+	return g
 }

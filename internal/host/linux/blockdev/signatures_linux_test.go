@@ -14,6 +14,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
@@ -55,7 +56,7 @@ func TestSignatureFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			info, err := probeVolume(f, c.minSize)
+			info, err := blocktopo.ProbeVolume(f, c.minSize)
 			if err != nil || info.Type != c.probe {
 				t.Fatalf("probe = %+v, %v; want %s", info, err, c.probe)
 			}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/loopdisk"
 )
@@ -85,11 +86,11 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 	if _, err := os.Stat(dir); err != nil {
 		return 0, 0, false
 	}
-	start, err := readSectors(dir, "start")
+	start, err := blocktopo.ReadSectors(dir, "start")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size, err = readSectors(dir, "size"); err != nil {
+	if size, err = blocktopo.ReadSectors(dir, "size"); err != nil {
 		t.Fatal(err)
 	}
 	return start, size, true
@@ -97,7 +98,7 @@ func kernelPart(t *testing.T, l *loopDisk, n int) (start, size int64, ok bool) {
 
 func loopNumber(t *testing.T, l *loopDisk) uint32 {
 	t.Helper()
-	s, err := readAttr("/sys/block/"+l.name, "diskseq")
+	s, err := blocktopo.ReadAttr("/sys/block/"+l.name, "diskseq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +115,9 @@ func loopNumber(t *testing.T, l *loopDisk) uint32 {
 // EBUSY, and every retry the same way. Now the stale partitions are
 // deleted first (they are not in use), and the kernel's partitions are the
 // table's. A stale partition in use (held open O_EXCL) is refused with
-// FailedPrecondition naming it, before anything is written. The read paths
-// reconcile too: a stale partition next to the table's is dropped.
+// FailedPrecondition naming it, before anything is written. A stale
+// partition next to the table's is dropped by the next call that changes
+// the disk, never by a read.
 func TestStalePartitionsOfReusedLoop(t *testing.T) {
 	testutil.RequireRoot(t)
 	ctx := context.Background()
@@ -139,34 +141,41 @@ func TestStalePartitionsOfReusedLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		table, err := readGPT(f, 512, 64*mib)
-		if err != nil || len(table.entries) != 1 {
+		table, err := blocktopo.ReadGPT(f, 512, 64*mib)
+		if err != nil || len(table.Entries) != 1 {
 			t.Fatalf("table after PartitionDisk: %+v, %v", table, err)
 		}
-		e := table.entries[0]
+		e := table.Entries[0]
 		start, size, ok := kernelPart(t, l, 1)
-		if !ok || start != int64(e.first)*512 || size != int64(e.sectors())*512 {
-			t.Fatalf("kernel partition 1 = %d+%d (present %v), the table says %d+%d", start, size, ok, int64(e.first)*512, int64(e.sectors())*512)
+		if !ok || start != int64(e.First)*512 || size != int64(e.Sectors())*512 {
+			t.Fatalf("kernel partition 1 = %d+%d (present %v), the table says %d+%d", start, size, ok, int64(e.First)*512, int64(e.Sectors())*512)
 		}
 		if _, _, ok := kernelPart(t, l, 3); ok {
 			t.Fatal("stale partition 3 is still there")
 		}
 		vols, err := b.ListVolumesOnDisk(ctx, n, 0)
-		if err != nil || len(vols) != 1 || vols[0] != volumeID(&e) {
+		if err != nil || len(vols) != 1 || vols[0] != blocktopo.VolumeID(&e) {
 			t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 		}
 
 		// A stale partition 2 appears in the free space after partition 1 (a
 		// previous user's BLKPG on a reused, already partitioned medium):
-		// the next listing reconciles it away and keeps partition 1.
+		// a listing leaves it (reads change nothing); the next call that
+		// changes the disk reconciles it away and keeps partition 1.
 		if err := blkpg(l.path, unix.BLKPG_ADD_PARTITION, 2, 63*mib, 256<<10); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.ListVolumesOnDisk(ctx, n, 0); err != nil {
 			t.Fatal(err)
 		}
+		if _, _, ok := kernelPart(t, l, 2); !ok {
+			t.Fatal("ListVolumesOnDisk deleted the stale partition 2: a read changed the node")
+		}
+		if err := b.PartitionDisk(ctx, n); err != nil {
+			t.Fatal(err)
+		}
 		if _, _, ok := kernelPart(t, l, 2); ok {
-			t.Fatal("ListVolumesOnDisk left the stale partition 2 the table does not list")
+			t.Fatal("PartitionDisk left the stale partition 2 the table does not list")
 		}
 		if s2, z2, ok := kernelPart(t, l, 1); !ok || s2 != start || z2 != size {
 			t.Fatalf("partition 1 changed: %d+%d (present %v)", s2, z2, ok)

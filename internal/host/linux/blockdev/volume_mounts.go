@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -30,36 +31,42 @@ import (
 // Config.DevRoot (never a path elsewhere, which could be a network
 // filesystem that does not answer).
 //
-// A clone carries its original's ID (see snapshot.volume): the mounts of
+// A clone carries its original's ID (see Snapshot.Volume): the mounts of
 // every volume with the ID are returned, so the answer covers everything
 // the ID may name. A partition the kernel has no device for is mounted
 // nowhere. The partition tables are read as for every call, each disk's
-// wait bounded by Config.DiskReadTimeout, but nothing is changed: no
-// partition is given a kernel device (BLKPG), since answering the
-// policy's question must not touch the node. No such volume is
+// wait bounded by Config.DiskReadTimeout, but, as for every read, nothing
+// is changed: no partition is given a kernel device (BLKPG), since
+// answering the policy's question must not touch the node. No such volume is
 // errdefs.ErrNotFound; one only a disk that did not answer may hold is
 // errdefs.ErrUnavailable.
 func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error) {
 	// An ID that cannot name a volume is answered before any disk is
-	// read (or has its partitions reconciled).
-	if _, err := parseGUID(id); err != nil {
+	// read.
+	if _, err := blocktopo.ParseGUID(id); err != nil {
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "volume %q does not exist: volume IDs on Linux are GPT partition GUIDs or whole-disk filesystem UUIDs", id)
 	}
-	s, err := b.scan(ctx, scanTablesOnly)
+	s, err := b.scan(ctx, scanTables)
 	if err != nil {
 		return nil, err
 	}
-	vols, err := s.volumesWithID(id)
+	vols, err := s.VolumesWithID(id)
 	if err != nil {
 		return nil, err
 	}
-	devs := map[devNum]bool{}
+	devs := map[blocktopo.DevNum]bool{}
 	for _, v := range vols {
 		switch {
-		case v.whole():
-			devs[v.disk.dev] = true
-		case v.part != nil:
-			devs[v.part.dev] = true
+		case v.Whole():
+			devs[v.Disk.Dev] = true
+		default:
+			// The kernel's partition with the entry's number, even one
+			// not where the table says or a kpartx device of another
+			// size: a mount of it is still the volume's data, and the
+			// answer errs towards "mounted there".
+			if p := v.Disk.Part(v.Entry.Index); p != nil {
+				devs[p.Dev] = true
+			}
 		}
 	}
 	return b.mountPointsOf(s, devs), nil
@@ -67,17 +74,17 @@ func (b *Backend) VolumeMounts(ctx context.Context, id string) ([]string, error)
 
 // mountPointsOf returns the mount points, each once, of the mounts in
 // s's tables whose device is one of devs (see VolumeMounts).
-func (b *Backend) mountPointsOf(s *snapshot, devs map[devNum]bool) []string {
+func (b *Backend) mountPointsOf(s *blocktopo.Snapshot, devs map[blocktopo.DevNum]bool) []string {
 	if len(devs) == 0 {
 		return nil
 	}
 	var out []string
 	seen := map[string]bool{}
 	// Each anonymous source is resolved once per call.
-	resolved := map[string]devNum{}
-	all := append(append([]mountinfo.Mount(nil), s.mounts...), s.hostMounts...)
+	resolved := map[string]blocktopo.DevNum{}
+	all := append(append([]mountinfo.Mount(nil), s.Mounts...), s.HostMounts...)
 	for _, m := range all {
-		d := devNum{m.Major, m.Minor}
+		d := blocktopo.DevNum{Major: m.Major, Minor: m.Minor}
 		if m.Major == 0 {
 			d = b.sourceDevice(m.Source, resolved)
 		}
@@ -90,16 +97,16 @@ func (b *Backend) mountPointsOf(s *snapshot, devs map[devNum]bool) []string {
 }
 
 // sourceDevice returns the number of the block device a mount source
-// names when it is a path below Config.DevRoot; the zero devNum (no
+// names when it is a path below Config.DevRoot; the zero DevNum (no
 // device) otherwise. cache holds earlier answers.
-func (b *Backend) sourceDevice(source string, cache map[string]devNum) devNum {
+func (b *Backend) sourceDevice(source string, cache map[string]blocktopo.DevNum) blocktopo.DevNum {
 	if d, ok := cache[source]; ok {
 		return d
 	}
-	var d devNum
+	var d blocktopo.DevNum
 	clean := path.Clean(source)
 	root := path.Clean(b.cfg.DevRoot)
-	if path.IsAbs(source) && isWithin(clean, root) && clean != root {
+	if path.IsAbs(source) && blocktopo.IsWithin(clean, root) && clean != root {
 		if n, err := b.k.blockDevice(clean); err == nil {
 			d = n
 		}

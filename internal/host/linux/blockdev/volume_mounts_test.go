@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
 )
 
@@ -42,7 +43,7 @@ func TestVolumeMounts(t *testing.T) {
 	b := fx.backend(t, Config{HostMountTable: hostTable})
 	id := loop3Volume(t, b)
 	// The fake kernel gave loop3p1 259:100.
-	if d := fx.k.devOf("loop3p1"); d != (devNum{259, 100}) {
+	if d := fx.k.devOf("loop3p1"); d != (blocktopo.DevNum{Major: 259, Minor: 100}) {
 		t.Fatalf("loop3p1 is %v, want 259:100", d)
 	}
 	p1 := filepath.Join(fx.dev, "loop3p1")
@@ -114,7 +115,7 @@ func TestVolumeMounts(t *testing.T) {
 	// Unknown volumes.
 	_, err = b.VolumeMounts(ctx, "0fc63daf-8483-4772-8e79-3d69d8477de4")
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
-	_, err = b.VolumeMounts(ctx, "not-a-guid")
+	_, err = b.VolumeMounts(ctx, "not-a-blocktopo.GUID")
 	wantErr(t, err, errdefs.ErrNotFound, "does not exist")
 }
 
@@ -147,11 +148,11 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 	// the partition is mounted elsewhere.
 	id := loop3Volume(t, b)
 	fx.cloneDisk(t, "loop3", "sdb")
-	if _, err := b.ListVolumesOnDisk(ctx, nSDB, 0); err != nil { // gives sdb1 a device
+	if err := b.Rescan(ctx); err != nil { // gives sdb1 a device
 		t.Fatal(err)
 	}
 	sdb1 := fx.k.devOf("sdb1")
-	if sdb1 == (devNum{}) {
+	if sdb1 == (blocktopo.DevNum{}) {
 		t.Fatal("the clone's partition got no device")
 	}
 	fx.k.mountTable = append(fx.k.mountTable, mountTable(t,
@@ -167,8 +168,8 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 
 // TestVolumeMountsChangesNothing: answering where a volume is mounted
 // reads the partition tables but never gives a partition a kernel device
-// (BLKPG), as a listing does: the policy asks it before deciding a call,
-// and a question must not touch the node.
+// (BLKPG), nor does a listing: the policy asks them before deciding a
+// call, and a question must not touch the node.
 func TestVolumeMountsChangesNothing(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
@@ -187,11 +188,18 @@ func TestVolumeMountsChangesNothing(t *testing.T) {
 			t.Errorf("VolumeMounts changed the kernel's partitions: %s", c)
 		}
 	}
-	// A listing does give it its device back.
+	// A listing does not give it its device back either; a call that
+	// changes the disk does.
 	if _, err := b.ListVolumesOnDisk(ctx, nLoop3, 0); err != nil {
 		t.Fatal(err)
 	}
+	if calls := fx.k.takeCalls(); len(calls) != 0 {
+		t.Errorf("ListVolumesOnDisk reached the kernel: %q", calls)
+	}
+	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+		t.Fatal(err)
+	}
 	if calls := fx.k.takeCalls(); !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "add loop3 1 ") }) {
-		t.Errorf("ListVolumesOnDisk did not re-add the partition: %q", calls)
+		t.Errorf("PartitionDisk did not re-add the partition: %q", calls)
 	}
 }

@@ -168,14 +168,14 @@ func (b *Backend) MountVolume(ctx context.Context, id, target string) error {
 	if err != nil {
 		return err
 	}
-	fstype := info.mountType()
+	fstype := info.MountType()
 	switch {
 	case info.Type == "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is not formatted; FormatVolume it first", id)
 	case fstype == "":
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s holds %s, which is not a filesystem the proxy mounts", id, info.Type)
 	}
-	if fstype == "ext4" && len(v.mounts(b.cfg.DevRoot)) == 0 {
+	if fstype == "ext4" && len(v.Mounts(b.cfg.DevRoot)) == 0 {
 		if err := b.checkExt(ctx, dev); err != nil {
 			return fmt.Errorf("mount volume %s: %w", id, err)
 		}
@@ -291,10 +291,10 @@ func (b *Backend) checkMountedAt(ctx context.Context, id string, fd int, target 
 	}
 	// The device mounted there decides: with a clone attached, the ID is
 	// on two disks, and the one mounted at target is the one meant.
-	if _, v := s.byDevice(dev, "", b.cfg.DevRoot); v != nil && strings.EqualFold(v.id, id) {
+	if _, v := s.ByDevice(dev, "", b.cfg.DevRoot); v != nil && strings.EqualFold(v.ID, id) {
 		return nil
 	}
-	if _, err := s.volume(id); errors.Is(err, errdefs.ErrNotFound) {
+	if _, err := s.Volume(id); errors.Is(err, errdefs.ErrNotFound) {
 		return fmt.Errorf("unmount %s: %w", target, err)
 	}
 	return errdefs.Errorf(errdefs.ErrFailedPrecondition, "refusing to unmount %s: the filesystem there (device %s) is not volume %s's; nothing was unmounted (did the path change since it was checked?)", target, dev, id)

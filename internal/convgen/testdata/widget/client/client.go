@@ -1,5 +1,5 @@
-// Package client is the golden test's stand-in for the client module's
-// package: the generated registry needs these two types.
+// Package client is the golden test's stand-in for package client: the
+// generated registry needs these two types.
 package client
 
 import (

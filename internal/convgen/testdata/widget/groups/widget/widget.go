@@ -5,6 +5,8 @@ import "context"
 
 // Interface is the group.
 type Interface interface {
+	// Get only reads.
+	//convgen:read
 	Get(context.Context, *GetRequest) (*GetResponse, error)
 }
 

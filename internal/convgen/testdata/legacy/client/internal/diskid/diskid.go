@@ -1,5 +1,5 @@
-// Package diskid stands in for the client module's client/internal/diskid
-// (another module, which this tree cannot import): the functions the
+// Package diskid stands in for client/internal/diskid (internal to
+// package client, so this tree cannot import it): the functions the
 // generated client stubs call, with the same signatures.
 package diskid
 
