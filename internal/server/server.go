@@ -14,23 +14,33 @@
 //     csi-proxy's grpc_server_* names;
 //  1. panic recovery: a panicking handler answers codes.Internal and the
 //     endpoint keeps serving;
-//  2. the call gate (package callgate, which library mode uses too): the
-//     caller is put in the call's context (identity.FromContext); a call
-//     on a connection whose connecting process has exited is refused with
+//  2. the guard: the caller is put in the call's context
+//     (identity.FromContext), and how the call arrived (callgate.Wire:
+//     endpoint, wire version and method, request ID) for the call gate
+//     below the adapter. The adapter converts the request of whichever
+//     version was called to its group's model and calls the gate's
+//     guarded groups.Set (callgate.Gate.Guard, which library mode calls
+//     too), so the gate sees one shape: a call on a connection whose
+//     connecting process has exited is refused with
 //     codes.Unauthenticated, with or without a policy (the connection was
 //     handed to a process nobody identified, see grpccreds.CheckAlive);
-//     and, when a policy is configured, a call no rule allows is refused
+//     and, when a policy is configured, a call no rule allows, or whose
+//     declared paths, disks or volumes lie outside the rule, is refused
 //     with codes.PermissionDenied. Refusals are logged, audited and
-//     counted. Then the allowing rule's name becomes the rule label of
-//     csi_node_proxy_calls_total and a call on a deprecated version is
-//     counted and its caller noted (Deprecations); then calls that change
-//     the node (and reads, if asked) are written to the audit log, and
-//     while it cannot be written such calls are refused with
-//     codes.Unavailable. Health checks skip the gate: they get the caller
-//     and answer with the daemon's build in a header (VersionHeader,
-//     observe.go);
+//     counted, and the guard answers them with their own codes. Then the
+//     allowing rule's name becomes the rule label of
+//     csi_node_proxy_calls_total, a call on a deprecated version is
+//     counted and its caller noted (Deprecations), and at the payload
+//     level the model request is logged with what it declares secret
+//     redacted; then calls that change the node (and reads, if asked) are
+//     written to the audit log, and while it cannot be written such calls
+//     are refused with codes.Unavailable. A request that does not convert
+//     never reaches the gate: the adapter answers codes.InvalidArgument,
+//     and the guard counts it. Health checks skip the gate: they get the
+//     caller and answer with the daemon's build in a header
+//     (VersionHeader, observe.go);
 //  3. logging: each call is logged once when it completes, with the caller
-//     and, at high verbosity, payloads (secrets redacted, see Redact);
+//     and, at high verbosity, the response;
 //  4. error mapping, innermost (logging calls it; it is no interceptor
 //     of its own): any error that is not already a gRPC status goes
 //     through errgrpc.ToGRPC, so no call ever ends in codes.Unknown; and a
