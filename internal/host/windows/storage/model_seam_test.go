@@ -61,12 +61,9 @@ func (m *winModel) open(path string, mode openMode) (handle, error) {
 	h := &modelHandle{path: path, mode: mode}
 	switch {
 	case mode == modeReparse:
-		pl, err := m.lookup(path, false)
+		pl, err := m.existing(path, false)
 		if err != nil {
 			return 0, err
-		}
-		if pl.node == nil {
-			return 0, errno(errFileNotFound)
 		}
 		h.file = pl.node
 	case m.diskByDevice(path) != nil:
@@ -82,12 +79,9 @@ func (m *winModel) open(path string, mode openMode) (handle, error) {
 	case strings.HasPrefix(path, `\\.\`):
 		return 0, errno(errFileNotFound) // no such device
 	default:
-		pl, err := m.lookup(path, true)
+		pl, err := m.existing(path, true)
 		if err != nil {
 			return 0, err
-		}
-		if pl.node == nil {
-			return 0, errno(errFileNotFound)
 		}
 		h.file = pl.node
 	}
@@ -258,12 +252,11 @@ func (m *winModel) volumeNameForMountPoint(mp string) (string, error) {
 		}
 		return v.guid, nil
 	}
-	pl, err := m.lookup(mp, false)
-	switch {
-	case err != nil:
+	pl, err := m.existing(mp, false)
+	if err != nil {
 		return "", err
-	case pl.node == nil:
-		return "", errno(errFileNotFound)
+	}
+	switch {
 	case pl.node.volume != "":
 		v := m.findVolume(pl.node.volume)
 		if v == nil || !v.present() {
@@ -293,12 +286,11 @@ func (m *winModel) setVolumeMountPoint(mp, vol string) error {
 	if !strings.HasSuffix(vol, `\`) || !hasPrefixFold(vol, `\\?\Volume{`) {
 		return errno(errInvalidParameter)
 	}
-	pl, err := m.lookup(mp, false)
-	switch {
-	case err != nil:
+	pl, err := m.existing(mp, false)
+	if err != nil {
 		return err
-	case pl.node == nil:
-		return errno(errFileNotFound)
+	}
+	switch {
 	case pl.parent == nil:
 		return errno(errInvalidParameter) // drive letters are not modelled
 	case !pl.node.dir:
@@ -324,12 +316,11 @@ func (m *winModel) deleteVolumeMountPoint(mp string) error {
 	if err := mountPointPath(mp); err != nil {
 		return err
 	}
-	pl, err := m.lookup(mp, false)
-	switch {
-	case err != nil:
+	pl, err := m.existing(mp, false)
+	if err != nil {
 		return err
-	case pl.node == nil:
-		return errno(errFileNotFound)
+	}
+	switch {
 	case pl.parent == nil:
 		return errno(errInvalidParameter)
 	case pl.node.volume == "":
@@ -362,12 +353,9 @@ func (m *winModel) fileSystemName(root string) (string, error) {
 func (m *winModel) diskFreeSpace(dir string) (uint64, uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pl, err := m.lookup(dir, true)
-	switch {
-	case err != nil:
+	pl, err := m.existing(dir, true)
+	if err != nil {
 		return 0, 0, err
-	case pl.node == nil:
-		return 0, 0, errno(errFileNotFound)
 	}
 	total := pl.vol.part.size
 	return uint64(total), uint64(total - pl.vol.used()), nil
@@ -378,12 +366,9 @@ func (m *winModel) diskFreeSpace(dir string) (uint64, uint64, error) {
 func (m *winModel) attributes(path string) (uint32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pl, err := m.lookup(path, false)
-	switch {
-	case err != nil:
+	pl, err := m.existing(path, false)
+	if err != nil {
 		return 0, err
-	case pl.node == nil:
-		return 0, errno(errFileNotFound)
 	}
 	return pl.node.attributes(), nil
 }
@@ -405,12 +390,9 @@ func (n *modelNode) attributes() uint32 {
 func (m *winModel) reparseTag(path string) (uint32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pl, err := m.lookup(path, false)
-	switch {
-	case err != nil:
+	pl, err := m.existing(path, false)
+	if err != nil {
 		return 0, err
-	case pl.node == nil:
-		return 0, errno(errFileNotFound)
 	}
 	return pl.node.tag, nil
 }

@@ -76,6 +76,16 @@ func (m *winModel) lookup(p string, followLast bool) (modelPlace, error) {
 	return m.walk(p, followLast, &hops)
 }
 
+// existing is lookup for the Win32 calls that need the last element to
+// exist: a missing one is ERROR_FILE_NOT_FOUND.
+func (m *winModel) existing(p string, followLast bool) (modelPlace, error) {
+	pl, err := m.lookup(p, followLast)
+	if err == nil && pl.node == nil {
+		return pl, errno(errFileNotFound)
+	}
+	return pl, err
+}
+
 func (m *winModel) walk(p string, followLast bool, hops *int) (modelPlace, error) {
 	root, elems, err := modelSplit(p)
 	if err != nil {
@@ -218,6 +228,20 @@ func fsError(op string, err error) error {
 	return err
 }
 
+// existing is lookup for the filesystem calls that need path to exist:
+// lookup's errors mapped by fsError, and a missing last element
+// errdefs.ErrNotFound.
+func (f modelFS) existing(path string, followLast bool) (modelPlace, error) {
+	pl, err := f.m.lookup(path, followLast)
+	switch {
+	case err != nil:
+		return pl, fsError("stat "+path, err)
+	case pl.node == nil:
+		return pl, errdefs.Errorf(errdefs.ErrNotFound, "%q does not exist", path)
+	}
+	return pl, nil
+}
+
 func (f modelFS) PathExists(_ context.Context, path string) (bool, error) {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
@@ -243,12 +267,11 @@ func (f modelFS) Mkdir(_ context.Context, path string) error {
 func (f modelFS) Rmdir(_ context.Context, path string, force bool) error {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
-	pl, err := f.m.lookup(path, false)
+	pl, err := f.existing(path, false)
+	if err != nil {
+		return err
+	}
 	switch {
-	case err != nil:
-		return fsError("stat "+path, err)
-	case pl.node == nil:
-		return errdefs.Errorf(errdefs.ErrNotFound, "%q does not exist", path)
 	case pl.parent == nil:
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is the root of a drive and cannot be removed", path)
 	case pl.node.tag == 0 && len(pl.node.children) > 0 && !force:
@@ -263,13 +286,11 @@ func (f modelFS) Rmdir(_ context.Context, path string, force bool) error {
 func (f modelFS) RmdirContents(_ context.Context, path string) error {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
-	pl, err := f.m.lookup(path, true)
-	switch {
-	case err != nil:
-		return fsError("stat "+path, err)
-	case pl.node == nil:
-		return errdefs.Errorf(errdefs.ErrNotFound, "%q does not exist", path)
-	case pl.node.children == nil:
+	pl, err := f.existing(path, true)
+	if err != nil {
+		return err
+	}
+	if pl.node.children == nil {
 		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "%q is not a directory", path)
 	}
 	clear(pl.node.children)
@@ -303,12 +324,11 @@ func (f modelFS) CreateSymlink(_ context.Context, source, link string) error {
 func (f modelFS) IsSymlink(_ context.Context, path string) (bool, error) {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
-	pl, err := f.m.lookup(path, false)
+	pl, err := f.existing(path, false)
+	if err != nil {
+		return false, err
+	}
 	switch {
-	case err != nil:
-		return false, fsError("stat "+path, err)
-	case pl.node == nil:
-		return false, errdefs.Errorf(errdefs.ErrNotFound, "%q does not exist", path)
 	case pl.node.volume != "":
 		v := f.m.findVolume(pl.node.volume)
 		return v != nil && v.present(), nil
