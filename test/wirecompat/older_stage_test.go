@@ -1,6 +1,7 @@
 package wirecompat
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,6 +22,15 @@ import (
 
 // ---------------------------------------------------------------- stage flows
 
+// stagePaths are where the older flows stage and publish disk n's volume,
+// as kubelet lays them out for PV pvc-<n>: the staging directory, the
+// pod's volume directory and the publish link in it.
+func stagePaths(n int) (staging, podDir, publish string) {
+	staging = fmt.Sprintf(`%s\plugins\kubernetes.io\csi\pv\pvc-%d\globalmount`, kubelet, n)
+	podDir = fmt.Sprintf(`%s\pods\5c8a0e0e-0000-4000-8000-0000000000%02d\volumes\kubernetes.io~csi\pvc-%d`, kubelet, n, n)
+	return staging, podDir, podDir + `\mount`
+}
+
 // TestStageFlowV1alpha1 stages disk 11 with the first versions: disk,
 // volume and filesystem v1alpha1 (which has no disk state RPCs, so the disk
 // is online as configured).
@@ -30,9 +40,7 @@ func TestStageFlowV1alpha1(t *testing.T) {
 	vc := volumev1alpha1.NewVolumeClient(conn(t, "volume/v1alpha1"))
 	fc := fsv1alpha1.NewFilesystemClient(conn(t, "filesystem/v1alpha1"))
 	x := ctx(t)
-	staging := kubelet + `\plugins\kubernetes.io\csi\pv\pvc-11\globalmount`
-	podDir := kubelet + `\pods\5c8a0e0e-0000-4000-8000-000000000011\volumes\kubernetes.io~csi\pvc-11`
-	publish := podDir + `\mount`
+	staging, podDir, publish := stagePaths(n)
 
 	vols := must[*volumev1alpha1.ListVolumesOnDiskResponse](t, "ListVolumesOnDisk raw")(vc.ListVolumesOnDisk(x, &volumev1alpha1.ListVolumesOnDiskRequest{DiskId: diskID(n)}))
 	if len(vols.VolumeIds) != 0 {
@@ -112,34 +120,13 @@ func TestStageFlowV1alpha1(t *testing.T) {
 	}
 	must[*fsv1alpha1.RmdirResponse](t, "Rmdir pod dir")(fc.Rmdir(x, &fsv1alpha1.RmdirRequest{Path: podDir, Force: true}))
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"PathExists outside", func() error {
-			_, err := fc.PathExists(x, &fsv1alpha1.PathExistsRequest{Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"Mkdir outside", func() error {
-			_, err := fc.Mkdir(x, &fsv1alpha1.MkdirRequest{Path: outside, Context: fsv1alpha1.PathContext_PLUGIN})
-			return err
-		}, codes.PermissionDenied},
-		{"Rmdir outside", func() error {
-			_, err := fc.Rmdir(x, &fsv1alpha1.RmdirRequest{Path: outside, Force: true})
-			return err
-		}, codes.PermissionDenied},
-		{"IsMountPoint outside", func() error {
-			_, err := fc.IsMountPoint(x, &fsv1alpha1.IsMountPointRequest{Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"Mkdir relative", func() error {
-			_, err := fc.Mkdir(x, &fsv1alpha1.MkdirRequest{Path: `var\lib\kubelet\a`})
-			return err
-		}, codes.InvalidArgument},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"PathExists outside", errOf(fc.PathExists(x, &fsv1alpha1.PathExistsRequest{Path: outside})), codes.PermissionDenied},
+		{"Mkdir outside", errOf(fc.Mkdir(x, &fsv1alpha1.MkdirRequest{Path: outside, Context: fsv1alpha1.PathContext_PLUGIN})), codes.PermissionDenied},
+		{"Rmdir outside", errOf(fc.Rmdir(x, &fsv1alpha1.RmdirRequest{Path: outside, Force: true})), codes.PermissionDenied},
+		{"IsMountPoint outside", errOf(fc.IsMountPoint(x, &fsv1alpha1.IsMountPointRequest{Path: outside})), codes.PermissionDenied},
+		{"Mkdir relative", errOf(fc.Mkdir(x, &fsv1alpha1.MkdirRequest{Path: `var\lib\kubelet\a`})), codes.InvalidArgument},
+	})
 }
 
 // TestStageFlowV1beta1 stages disk 12 as gcp-pd does when the v1 pipes are
@@ -152,9 +139,7 @@ func TestStageFlowV1beta1(t *testing.T) {
 	vc := volumev1beta1.NewVolumeClient(conn(t, "volume/v1beta1"))
 	fc := fsv1beta1.NewFilesystemClient(conn(t, "filesystem/v1beta1"))
 	x := ctx(t)
-	staging := kubelet + `\plugins\kubernetes.io\csi\pv\pvc-12\globalmount`
-	podDir := kubelet + `\pods\5c8a0e0e-0000-4000-8000-000000000012\volumes\kubernetes.io~csi\pvc-12`
-	publish := podDir + `\mount`
+	staging, podDir, publish := stagePaths(n)
 
 	must[*diskv1beta2.SetAttachStateResponse](t, "SetAttachState online")(d2.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: diskID(n), IsOnline: true}))
 	must[*diskv1beta1.PartitionDiskResponse](t, "PartitionDisk")(d1.PartitionDisk(x, &diskv1beta1.PartitionDiskRequest{DiskID: diskID(n)}))
@@ -226,58 +211,19 @@ func TestStageFlowV1beta1(t *testing.T) {
 	wantCode(t, "IsVolumeFormatted on an offline disk", err, codes.NotFound)
 	must[*diskv1beta2.SetAttachStateResponse](t, "SetAttachState online")(d2.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: diskID(n), IsOnline: true}))
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"ListVolumesOnDisk not a number", func() error {
-			_, err := vc.ListVolumesOnDisk(x, &volumev1beta1.ListVolumesOnDiskRequest{DiskId: tooLarge})
-			return err
-		}, codes.InvalidArgument},
-		{"ListVolumesOnDisk missing disk", func() error {
-			_, err := vc.ListVolumesOnDisk(x, &volumev1beta1.ListVolumesOnDiskRequest{DiskId: diskID(noDisk)})
-			return err
-		}, codes.NotFound},
-		{"VolumeStats unknown volume", func() error {
-			_, err := vc.VolumeStats(x, &volumev1beta1.VolumeStatsRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"VolumeStats malformed ID", func() error {
-			_, err := vc.VolumeStats(x, &volumev1beta1.VolumeStatsRequest{VolumeId: "vol-1"})
-			return err
-		}, codes.InvalidArgument},
-		{"GetVolumeDiskNumber unknown volume", func() error {
-			_, err := vc.GetVolumeDiskNumber(x, &volumev1beta1.VolumeDiskNumberRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"GetVolumeIDFromMount outside", func() error {
-			_, err := vc.GetVolumeIDFromMount(x, &volumev1beta1.VolumeIDFromMountRequest{Mount: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"MountVolume outside", func() error {
-			_, err := vc.MountVolume(x, &volumev1beta1.MountVolumeRequest{VolumeId: vol, Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"DismountVolume outside", func() error {
-			_, err := vc.DismountVolume(x, &volumev1beta1.DismountVolumeRequest{VolumeId: vol, Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"LinkPath source outside", func() error {
-			_, err := fc.LinkPath(x, &fsv1beta1.LinkPathRequest{SourcePath: `C:\Windows`, TargetPath: kubelet + `\wc-win`})
-			return err
-		}, codes.PermissionDenied},
-		{"Mkdir outside", func() error {
-			_, err := fc.Mkdir(x, &fsv1beta1.MkdirRequest{Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"IsMountPoint missing", func() error {
-			_, err := fc.IsMountPoint(x, &fsv1beta1.IsMountPointRequest{Path: kubelet + `\wc-nothing`})
-			return err
-		}, codes.NotFound},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"ListVolumesOnDisk not a number", errOf(vc.ListVolumesOnDisk(x, &volumev1beta1.ListVolumesOnDiskRequest{DiskId: tooLarge})), codes.InvalidArgument},
+		{"ListVolumesOnDisk missing disk", errOf(vc.ListVolumesOnDisk(x, &volumev1beta1.ListVolumesOnDiskRequest{DiskId: diskID(noDisk)})), codes.NotFound},
+		{"VolumeStats unknown volume", errOf(vc.VolumeStats(x, &volumev1beta1.VolumeStatsRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"VolumeStats malformed ID", errOf(vc.VolumeStats(x, &volumev1beta1.VolumeStatsRequest{VolumeId: "vol-1"})), codes.InvalidArgument},
+		{"GetVolumeDiskNumber unknown volume", errOf(vc.GetVolumeDiskNumber(x, &volumev1beta1.VolumeDiskNumberRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"GetVolumeIDFromMount outside", errOf(vc.GetVolumeIDFromMount(x, &volumev1beta1.VolumeIDFromMountRequest{Mount: outside})), codes.PermissionDenied},
+		{"MountVolume outside", errOf(vc.MountVolume(x, &volumev1beta1.MountVolumeRequest{VolumeId: vol, Path: outside})), codes.PermissionDenied},
+		{"DismountVolume outside", errOf(vc.DismountVolume(x, &volumev1beta1.DismountVolumeRequest{VolumeId: vol, Path: outside})), codes.PermissionDenied},
+		{"LinkPath source outside", errOf(fc.LinkPath(x, &fsv1beta1.LinkPathRequest{SourcePath: `C:\Windows`, TargetPath: kubelet + `\wc-win`})), codes.PermissionDenied},
+		{"Mkdir outside", errOf(fc.Mkdir(x, &fsv1beta1.MkdirRequest{Path: outside})), codes.PermissionDenied},
+		{"IsMountPoint missing", errOf(fc.IsMountPoint(x, &fsv1beta1.IsMountPointRequest{Path: kubelet + `\wc-nothing`})), codes.NotFound},
+	})
 }
 
 // TestStageFlowV1beta2 stages disk 13 as azuredisk does when the v1 pipes
@@ -290,9 +236,7 @@ func TestStageFlowV1beta2(t *testing.T) {
 	vc := volumev1beta2.NewVolumeClient(conn(t, "volume/v1beta2"))
 	fc := fsv1beta1.NewFilesystemClient(conn(t, "filesystem/v1beta1"))
 	x := ctx(t)
-	staging := kubelet + `\plugins\kubernetes.io\csi\pv\pvc-13\globalmount`
-	podDir := kubelet + `\pods\5c8a0e0e-0000-4000-8000-000000000013\volumes\kubernetes.io~csi\pvc-13`
-	publish := podDir + `\mount`
+	staging, podDir, publish := stagePaths(n)
 
 	// azuredisk finds the disk by LUN.
 	locs := must[*diskv1beta2.ListDiskLocationsResponse](t, "ListDiskLocations")(dc.ListDiskLocations(x, &diskv1beta2.ListDiskLocationsRequest{}))
@@ -365,9 +309,7 @@ func TestStageFlowV1beta3(t *testing.T) {
 	vc := volumev1beta3.NewVolumeClient(conn(t, "volume/v1beta3"))
 	fc := fsv1beta2.NewFilesystemClient(conn(t, "filesystem/v1beta2"))
 	x := ctx(t)
-	staging := kubelet + `\plugins\kubernetes.io\csi\pv\pvc-14\globalmount`
-	podDir := kubelet + `\pods\5c8a0e0e-0000-4000-8000-000000000014\volumes\kubernetes.io~csi\pvc-14`
-	publish := podDir + `\mount`
+	staging, podDir, publish := stagePaths(n)
 
 	must[*diskv1beta3.SetDiskStateResponse](t, "SetDiskState offline")(dc.SetDiskState(x, &diskv1beta3.SetDiskStateRequest{DiskNumber: n}))
 	if must[*diskv1beta3.GetDiskStateResponse](t, "GetDiskState")(dc.GetDiskState(x, &diskv1beta3.GetDiskStateRequest{DiskNumber: n})).IsOnline {
@@ -414,44 +356,14 @@ func TestStageFlowV1beta3(t *testing.T) {
 	must[*fsv1beta2.RmdirResponse](t, "Rmdir staging")(fc.Rmdir(x, &fsv1beta2.RmdirRequest{Path: staging}))
 	must[*fsv1beta2.RmdirResponse](t, "Rmdir pod dir")(fc.Rmdir(x, &fsv1beta2.RmdirRequest{Path: podDir, Force: true}))
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"ListVolumesOnDisk missing disk", func() error {
-			_, err := vc.ListVolumesOnDisk(x, &volumev1beta3.ListVolumesOnDiskRequest{DiskNumber: noDisk})
-			return err
-		}, codes.NotFound},
-		{"MountVolume outside", func() error {
-			_, err := vc.MountVolume(x, &volumev1beta3.MountVolumeRequest{VolumeId: vol, TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"GetVolumeIDFromTargetPath outside", func() error {
-			_, err := vc.GetVolumeIDFromTargetPath(x, &volumev1beta3.GetVolumeIDFromTargetPathRequest{TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"UnmountVolume dotdot path", func() error {
-			_, err := vc.UnmountVolume(x, &volumev1beta3.UnmountVolumeRequest{VolumeId: vol, TargetPath: kubelet + `\..\x`})
-			return err
-		}, codes.InvalidArgument},
-		{"GetVolumeStats unknown volume", func() error {
-			_, err := vc.GetVolumeStats(x, &volumev1beta3.GetVolumeStatsRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"CreateSymlink link outside", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1beta2.CreateSymlinkRequest{SourcePath: staging, TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"PathExists outside", func() error {
-			_, err := fc.PathExists(x, &fsv1beta2.PathExistsRequest{Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"Rmdir missing", func() error {
-			_, err := fc.Rmdir(x, &fsv1beta2.RmdirRequest{Path: kubelet + `\wc-nothing`})
-			return err
-		}, codes.NotFound},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"ListVolumesOnDisk missing disk", errOf(vc.ListVolumesOnDisk(x, &volumev1beta3.ListVolumesOnDiskRequest{DiskNumber: noDisk})), codes.NotFound},
+		{"MountVolume outside", errOf(vc.MountVolume(x, &volumev1beta3.MountVolumeRequest{VolumeId: vol, TargetPath: outside})), codes.PermissionDenied},
+		{"GetVolumeIDFromTargetPath outside", errOf(vc.GetVolumeIDFromTargetPath(x, &volumev1beta3.GetVolumeIDFromTargetPathRequest{TargetPath: outside})), codes.PermissionDenied},
+		{"UnmountVolume dotdot path", errOf(vc.UnmountVolume(x, &volumev1beta3.UnmountVolumeRequest{VolumeId: vol, TargetPath: kubelet + `\..\x`})), codes.InvalidArgument},
+		{"GetVolumeStats unknown volume", errOf(vc.GetVolumeStats(x, &volumev1beta3.GetVolumeStatsRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"CreateSymlink link outside", errOf(fc.CreateSymlink(x, &fsv1beta2.CreateSymlinkRequest{SourcePath: staging, TargetPath: outside})), codes.PermissionDenied},
+		{"PathExists outside", errOf(fc.PathExists(x, &fsv1beta2.PathExistsRequest{Path: outside})), codes.PermissionDenied},
+		{"Rmdir missing", errOf(fc.Rmdir(x, &fsv1beta2.RmdirRequest{Path: kubelet + `\wc-nothing`})), codes.NotFound},
+	})
 }

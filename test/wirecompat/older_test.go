@@ -154,46 +154,16 @@ func TestDiskV1beta2(t *testing.T) {
 	// Already online: a no-op that succeeds.
 	must[*diskv1beta2.SetAttachStateResponse](t, "SetAttachState 0 online")(c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: "0", IsOnline: true}))
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"SetAttachState not a number", func() error {
-			_, err := c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: notANumber, IsOnline: true})
-			return err
-		}, codes.InvalidArgument},
-		{"SetAttachState missing disk", func() error {
-			_, err := c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: diskID(noDisk), IsOnline: true})
-			return err
-		}, codes.NotFound},
-		{"SetAttachState system disk offline", func() error {
-			_, err := c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: "0"})
-			return err
-		}, codes.FailedPrecondition},
-		{"GetAttachState empty ID", func() error {
-			_, err := c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"GetAttachState beyond uint32", func() error {
-			_, err := c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{DiskID: tooLarge})
-			return err
-		}, codes.InvalidArgument},
-		{"GetAttachState missing disk", func() error {
-			_, err := c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{DiskID: diskID(noDisk)})
-			return err
-		}, codes.NotFound},
-		{"DiskStats not a number", func() error {
-			_, err := c.DiskStats(x, &diskv1beta2.DiskStatsRequest{DiskID: "0x1"})
-			return err
-		}, codes.InvalidArgument},
-		{"PartitionDisk missing disk", func() error {
-			_, err := c.PartitionDisk(x, &diskv1beta2.PartitionDiskRequest{DiskID: diskID(noDisk)})
-			return err
-		}, codes.NotFound},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"SetAttachState not a number", errOf(c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: notANumber, IsOnline: true})), codes.InvalidArgument},
+		{"SetAttachState missing disk", errOf(c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: diskID(noDisk), IsOnline: true})), codes.NotFound},
+		{"SetAttachState system disk offline", errOf(c.SetAttachState(x, &diskv1beta2.SetAttachStateRequest{DiskID: "0"})), codes.FailedPrecondition},
+		{"GetAttachState empty ID", errOf(c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{})), codes.InvalidArgument},
+		{"GetAttachState beyond uint32", errOf(c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{DiskID: tooLarge})), codes.InvalidArgument},
+		{"GetAttachState missing disk", errOf(c.GetAttachState(x, &diskv1beta2.GetAttachStateRequest{DiskID: diskID(noDisk)})), codes.NotFound},
+		{"DiskStats not a number", errOf(c.DiskStats(x, &diskv1beta2.DiskStatsRequest{DiskID: "0x1"})), codes.InvalidArgument},
+		{"PartitionDisk missing disk", errOf(c.PartitionDisk(x, &diskv1beta2.PartitionDiskRequest{DiskID: diskID(noDisk)})), codes.NotFound},
+	})
 }
 
 func TestDiskV1beta3(t *testing.T) {

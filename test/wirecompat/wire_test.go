@@ -79,6 +79,26 @@ func wantCode(t *testing.T, what string, err error, want codes.Code) {
 	}
 }
 
+// codeCase is one call and the gRPC code it must fail with. The call is
+// made where the case is written (errOf keeps only its error), so a table
+// of cases runs its calls in order, then checks them.
+type codeCase struct {
+	what string
+	err  error
+	want codes.Code
+}
+
+// wantCodes asserts every case's code with wantCode.
+func wantCodes(t *testing.T, cases []codeCase) {
+	t.Helper()
+	for _, c := range cases {
+		wantCode(t, c.what, c.err, c.want)
+	}
+}
+
+// errOf is a call's error without its response.
+func errOf[T any](_ T, err error) error { return err }
+
 // must fails the test on an error and returns the response.
 func must[T any](t *testing.T, what string) func(T, error) T {
 	return func(resp T, err error) T {
@@ -227,42 +247,15 @@ func TestSystemV1alpha1(t *testing.T) {
 	}
 	must[*systemv1alpha1.StopServiceResponse](t, "StopService again")(sc.StopService(x, &systemv1alpha1.StopServiceRequest{Name: allowedService, Force: true}))
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"StartService not allow-listed", func() error {
-			_, err := sc.StartService(x, &systemv1alpha1.StartServiceRequest{Name: "Netlogon"})
-			return err
-		}, codes.PermissionDenied},
-		{"StopService not allow-listed", func() error {
-			_, err := sc.StopService(x, &systemv1alpha1.StopServiceRequest{Name: "LanmanServer", Force: true})
-			return err
-		}, codes.PermissionDenied},
-		{"StartService unknown and not allow-listed", func() error {
-			_, err := sc.StartService(x, &systemv1alpha1.StartServiceRequest{Name: "nosuchservice"})
-			return err
-		}, codes.PermissionDenied},
-		{"StartService empty name", func() error {
-			_, err := sc.StartService(x, &systemv1alpha1.StartServiceRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"GetService unknown", func() error {
-			_, err := sc.GetService(x, &systemv1alpha1.GetServiceRequest{Name: "nosuchservice"})
-			return err
-		}, codes.NotFound},
-		{"GetService empty name", func() error {
-			_, err := sc.GetService(x, &systemv1alpha1.GetServiceRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"GetService name with a backslash", func() error {
-			_, err := sc.GetService(x, &systemv1alpha1.GetServiceRequest{Name: `a\b`})
-			return err
-		}, codes.InvalidArgument},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"StartService not allow-listed", errOf(sc.StartService(x, &systemv1alpha1.StartServiceRequest{Name: "Netlogon"})), codes.PermissionDenied},
+		{"StopService not allow-listed", errOf(sc.StopService(x, &systemv1alpha1.StopServiceRequest{Name: "LanmanServer", Force: true})), codes.PermissionDenied},
+		{"StartService unknown and not allow-listed", errOf(sc.StartService(x, &systemv1alpha1.StartServiceRequest{Name: "nosuchservice"})), codes.PermissionDenied},
+		{"StartService empty name", errOf(sc.StartService(x, &systemv1alpha1.StartServiceRequest{})), codes.InvalidArgument},
+		{"GetService unknown", errOf(sc.GetService(x, &systemv1alpha1.GetServiceRequest{Name: "nosuchservice"})), codes.NotFound},
+		{"GetService empty name", errOf(sc.GetService(x, &systemv1alpha1.GetServiceRequest{})), codes.InvalidArgument},
+		{"GetService name with a backslash", errOf(sc.GetService(x, &systemv1alpha1.GetServiceRequest{Name: `a\b`})), codes.InvalidArgument},
+	})
 	// Not allow-listed means not touched.
 	if s := get("LanmanServer"); s.Status != systemv1alpha1.ServiceStatus_RUNNING {
 		t.Errorf("LanmanServer status %v after a refused StopService", s.Status)

@@ -190,74 +190,23 @@ func TestStageFlowV1(t *testing.T) {
 func TestVolumeV1Errors(t *testing.T) {
 	vc := volumev1.NewVolumeClient(conn(t, "volume/v1"))
 	x := ctx(t)
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"IsVolumeFormatted malformed ID", func() error {
-			_, err := vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{VolumeId: "vol-1"})
-			return err
-		}, codes.InvalidArgument},
-		{"IsVolumeFormatted empty ID", func() error {
-			_, err := vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"IsVolumeFormatted unknown volume", func() error {
-			_, err := vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"FormatVolume unknown volume", func() error {
-			_, err := vc.FormatVolume(x, &volumev1.FormatVolumeRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"GetVolumeStats unknown volume", func() error {
-			_, err := vc.GetVolumeStats(x, &volumev1.GetVolumeStatsRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"GetDiskNumberFromVolumeID malformed ID", func() error {
-			_, err := vc.GetDiskNumberFromVolumeID(x, &volumev1.GetDiskNumberFromVolumeIDRequest{VolumeId: `\\?\Volume{xyz}\`})
-			return err
-		}, codes.InvalidArgument},
-		{"WriteVolumeCache unknown volume", func() error {
-			_, err := vc.WriteVolumeCache(x, &volumev1.WriteVolumeCacheRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"ResizeVolume unknown volume", func() error {
-			_, err := vc.ResizeVolume(x, &volumev1.ResizeVolumeRequest{VolumeId: unknownVolume})
-			return err
-		}, codes.NotFound},
-		{"MountVolume outside the working dirs", func() error {
-			_, err := vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"MountVolume relative path", func() error {
-			_, err := vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: `var\lib\kubelet\a`})
-			return err
-		}, codes.InvalidArgument},
-		{"MountVolume unknown volume", func() error {
-			_, err := vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: kubelet + `\wc-unknown-mount`})
-			return err
-		}, codes.NotFound},
-		{"UnmountVolume dotdot path", func() error {
-			_, err := vc.UnmountVolume(x, &volumev1.UnmountVolumeRequest{VolumeId: unknownVolume, TargetPath: kubelet + `\..\..\x`})
-			return err
-		}, codes.InvalidArgument},
-		{"GetVolumeIDFromTargetPath outside", func() error {
-			_, err := vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"GetVolumeIDFromTargetPath UNC", func() error {
-			_, err := vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: `\\server\share\x`})
-			return err
-		}, codes.InvalidArgument},
-		{"GetVolumeIDFromTargetPath plain directory", func() error {
-			_, err := vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: kubelet})
-			return err
-		}, codes.NotFound},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"IsVolumeFormatted malformed ID", errOf(vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{VolumeId: "vol-1"})), codes.InvalidArgument},
+		{"IsVolumeFormatted empty ID", errOf(vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{})), codes.InvalidArgument},
+		{"IsVolumeFormatted unknown volume", errOf(vc.IsVolumeFormatted(x, &volumev1.IsVolumeFormattedRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"FormatVolume unknown volume", errOf(vc.FormatVolume(x, &volumev1.FormatVolumeRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"GetVolumeStats unknown volume", errOf(vc.GetVolumeStats(x, &volumev1.GetVolumeStatsRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"GetDiskNumberFromVolumeID malformed ID", errOf(vc.GetDiskNumberFromVolumeID(x, &volumev1.GetDiskNumberFromVolumeIDRequest{VolumeId: `\\?\Volume{xyz}\`})), codes.InvalidArgument},
+		{"WriteVolumeCache unknown volume", errOf(vc.WriteVolumeCache(x, &volumev1.WriteVolumeCacheRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"ResizeVolume unknown volume", errOf(vc.ResizeVolume(x, &volumev1.ResizeVolumeRequest{VolumeId: unknownVolume})), codes.NotFound},
+		{"MountVolume outside the working dirs", errOf(vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: outside})), codes.PermissionDenied},
+		{"MountVolume relative path", errOf(vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: `var\lib\kubelet\a`})), codes.InvalidArgument},
+		{"MountVolume unknown volume", errOf(vc.MountVolume(x, &volumev1.MountVolumeRequest{VolumeId: unknownVolume, TargetPath: kubelet + `\wc-unknown-mount`})), codes.NotFound},
+		{"UnmountVolume dotdot path", errOf(vc.UnmountVolume(x, &volumev1.UnmountVolumeRequest{VolumeId: unknownVolume, TargetPath: kubelet + `\..\..\x`})), codes.InvalidArgument},
+		{"GetVolumeIDFromTargetPath outside", errOf(vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: outside})), codes.PermissionDenied},
+		{"GetVolumeIDFromTargetPath UNC", errOf(vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: `\\server\share\x`})), codes.InvalidArgument},
+		{"GetVolumeIDFromTargetPath plain directory", errOf(vc.GetVolumeIDFromTargetPath(x, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: kubelet})), codes.NotFound},
+	})
 }
 
 // ---------------------------------------------------------------- volume v2alpha1 + filesystem v2alpha1
@@ -403,94 +352,28 @@ func TestFilesystemV1(t *testing.T) {
 		t.Error("IsSymlink(dangling link) = true; upstream requires the target to exist")
 	}
 
-	for _, c := range []struct {
-		what string
-		call func() error
-		want codes.Code
-	}{
-		{"Mkdir outside the working dirs", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"Mkdir on another drive", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: `D:\var\lib\kubelet\a`})
-			return err
-		}, codes.PermissionDenied},
-		{"PathExists outside", func() error {
-			_, err := fc.PathExists(x, &fsv1.PathExistsRequest{Path: `C:\Windows\System32`})
-			return err
-		}, codes.PermissionDenied},
-		{"PathExists dotdot escape", func() error {
-			_, err := fc.PathExists(x, &fsv1.PathExistsRequest{Path: kubelet + `\..\..\..\Windows`})
-			return err
-		}, codes.InvalidArgument},
-		{"Mkdir relative", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: `var\lib\kubelet\a`})
-			return err
-		}, codes.InvalidArgument},
-		{"Mkdir empty", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{})
-			return err
-		}, codes.InvalidArgument},
-		{"Mkdir UNC", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: `\\server\share\a`})
-			return err
-		}, codes.InvalidArgument},
-		{"Mkdir device path", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: `\\?\C:\var\lib\kubelet\a`})
-			return err
-		}, codes.InvalidArgument},
-		{"Mkdir bad character", func() error {
-			_, err := fc.Mkdir(x, &fsv1.MkdirRequest{Path: kubelet + `\a|b`})
-			return err
-		}, codes.InvalidArgument},
-		{"Rmdir missing", func() error {
-			_, err := fc.Rmdir(x, &fsv1.RmdirRequest{Path: base + `\nothing`})
-			return err
-		}, codes.NotFound},
-		{"Rmdir non-empty without force", func() error {
-			_, err := fc.Rmdir(x, &fsv1.RmdirRequest{Path: base + `\src`})
-			return err
-		}, codes.FailedPrecondition},
-		{"Rmdir the kubelet dir", func() error {
-			_, err := fc.Rmdir(x, &fsv1.RmdirRequest{Path: kubelet, Force: true})
-			return err
-		}, codes.PermissionDenied},
-		{"Rmdir outside", func() error {
-			_, err := fc.Rmdir(x, &fsv1.RmdirRequest{Path: outside, Force: true})
-			return err
-		}, codes.PermissionDenied},
-		{"CreateSymlink source outside", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: `C:\Windows`, TargetPath: base + `\win`})
-			return err
-		}, codes.PermissionDenied},
-		{"CreateSymlink link outside", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src`, TargetPath: outside})
-			return err
-		}, codes.PermissionDenied},
-		{"CreateSymlink link above its own source", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src\sub`, TargetPath: base + `\src`})
-			return err
-		}, codes.InvalidArgument},
-		{"CreateSymlink missing parent", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src`, TargetPath: base + `\no\such\link`})
-			return err
-		}, codes.NotFound},
-		{"CreateSymlink over a directory", func() error {
-			_, err := fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\elsewhere`, TargetPath: base + `\src\sub`})
-			return err
-		}, codes.AlreadyExists},
-		{"IsSymlink missing", func() error {
-			_, err := fc.IsSymlink(x, &fsv1.IsSymlinkRequest{Path: base + `\nothing`})
-			return err
-		}, codes.NotFound},
-		{"IsSymlink malformed", func() error {
-			_, err := fc.IsSymlink(x, &fsv1.IsSymlinkRequest{Path: "relative"})
-			return err
-		}, codes.InvalidArgument},
-	} {
-		wantCode(t, c.what, c.call(), c.want)
-	}
+	wantCodes(t, []codeCase{
+		{"Mkdir outside the working dirs", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: outside})), codes.PermissionDenied},
+		{"Mkdir on another drive", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: `D:\var\lib\kubelet\a`})), codes.PermissionDenied},
+		{"PathExists outside", errOf(fc.PathExists(x, &fsv1.PathExistsRequest{Path: `C:\Windows\System32`})), codes.PermissionDenied},
+		{"PathExists dotdot escape", errOf(fc.PathExists(x, &fsv1.PathExistsRequest{Path: kubelet + `\..\..\..\Windows`})), codes.InvalidArgument},
+		{"Mkdir relative", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: `var\lib\kubelet\a`})), codes.InvalidArgument},
+		{"Mkdir empty", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{})), codes.InvalidArgument},
+		{"Mkdir UNC", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: `\\server\share\a`})), codes.InvalidArgument},
+		{"Mkdir device path", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: `\\?\C:\var\lib\kubelet\a`})), codes.InvalidArgument},
+		{"Mkdir bad character", errOf(fc.Mkdir(x, &fsv1.MkdirRequest{Path: kubelet + `\a|b`})), codes.InvalidArgument},
+		{"Rmdir missing", errOf(fc.Rmdir(x, &fsv1.RmdirRequest{Path: base + `\nothing`})), codes.NotFound},
+		{"Rmdir non-empty without force", errOf(fc.Rmdir(x, &fsv1.RmdirRequest{Path: base + `\src`})), codes.FailedPrecondition},
+		{"Rmdir the kubelet dir", errOf(fc.Rmdir(x, &fsv1.RmdirRequest{Path: kubelet, Force: true})), codes.PermissionDenied},
+		{"Rmdir outside", errOf(fc.Rmdir(x, &fsv1.RmdirRequest{Path: outside, Force: true})), codes.PermissionDenied},
+		{"CreateSymlink source outside", errOf(fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: `C:\Windows`, TargetPath: base + `\win`})), codes.PermissionDenied},
+		{"CreateSymlink link outside", errOf(fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src`, TargetPath: outside})), codes.PermissionDenied},
+		{"CreateSymlink link above its own source", errOf(fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src\sub`, TargetPath: base + `\src`})), codes.InvalidArgument},
+		{"CreateSymlink missing parent", errOf(fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\src`, TargetPath: base + `\no\such\link`})), codes.NotFound},
+		{"CreateSymlink over a directory", errOf(fc.CreateSymlink(x, &fsv1.CreateSymlinkRequest{SourcePath: base + `\elsewhere`, TargetPath: base + `\src\sub`})), codes.AlreadyExists},
+		{"IsSymlink missing", errOf(fc.IsSymlink(x, &fsv1.IsSymlinkRequest{Path: base + `\nothing`})), codes.NotFound},
+		{"IsSymlink malformed", errOf(fc.IsSymlink(x, &fsv1.IsSymlinkRequest{Path: "relative"})), codes.InvalidArgument},
+	})
 
 	must[*fsv1.RmdirResponse](t, "Rmdir base")(fc.Rmdir(x, &fsv1.RmdirRequest{Path: base, Force: true}))
 	if must[*fsv1.PathExistsResponse](t, "PathExists base")(fc.PathExists(x, &fsv1.PathExistsRequest{Path: base})).Exists {
