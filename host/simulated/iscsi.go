@@ -1,8 +1,10 @@
 package simulated
 
 import (
+	"cmp"
 	"context"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,11 +132,8 @@ func (v iscsiView) ListTargetPortals(ctx context.Context) ([]iscsi.Portal, error
 		for _, p := range w.portals {
 			out = append(out, p)
 		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Address != out[j].Address {
-				return out[i].Address < out[j].Address
-			}
-			return out[i].Port < out[j].Port
+		slices.SortFunc(out, func(a, b iscsi.Portal) int {
+			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 		return out, nil
 	})
