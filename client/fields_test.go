@@ -308,14 +308,11 @@ func TestRequestFieldsLand(t *testing.T) {
 	used := map[string]bool{}
 	for _, gv := range builtIn {
 		rec := &recorder{}
-		stub := stubOf(gv, rec)
-		for i := range stub.NumMethod() {
-			m := stub.Type().Method(i)
-			reqT := m.Type.In(1).Elem()
+		for _, m := range stubMethods(gv, rec) {
+			reqT := m.reqT
 			call := func(req reflect.Value) (map[string]string, error) {
 				rec.method, rec.req = "", nil
-				res := stub.Method(i).Call([]reflect.Value{reflect.ValueOf(ctx), req})
-				err, _ := res[1].Interface().(error)
+				_, err := m.call(ctx, req)
 				if err != nil || rec.req == nil {
 					return nil, err
 				}
@@ -328,7 +325,7 @@ func TestRequestFieldsLand(t *testing.T) {
 				continue // TestNoFieldSilentlyDropped checks these
 			}
 			if err != nil {
-				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.Name, err)
+				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.name, err)
 				continue
 			}
 			n := 4200
@@ -354,7 +351,7 @@ func TestRequestFieldsLand(t *testing.T) {
 					}
 				}
 				if err := checkLanded(prefix, set, diff(base, got), requestMapping); err != nil {
-					t.Errorf("%s (%s): %v", prefix, m.Name, err)
+					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
 		}
@@ -398,19 +395,15 @@ func TestResponseFieldsLand(t *testing.T) {
 	cases := map[string]bool{}
 	for _, gv := range builtIn {
 		a := &answerer{}
-		stub := stubOf(gv, a)
-		for i := range stub.NumMethod() {
-			m := stub.Type().Method(i)
-			reqT := m.Type.In(1).Elem()
+		for _, m := range stubMethods(gv, a) {
 			call := func(fill func(reflect.Type) reflect.Value) (map[string]string, error) {
 				a.fill = fill
-				res := stub.Method(i).Call([]reflect.Value{reflect.ValueOf(ctx), reflect.New(reqT)})
-				err, _ := res[1].Interface().(error)
+				res, err := m.call(ctx, reflect.New(m.reqT))
 				if err != nil {
 					return nil, err
 				}
 				out := map[string]string{}
-				flatten(res[0], "", out)
+				flatten(res, "", out)
 				return out, nil
 			}
 			a.replyT = nil
@@ -419,7 +412,7 @@ func TestResponseFieldsLand(t *testing.T) {
 				continue
 			}
 			if err != nil || a.replyT == nil {
-				t.Errorf("%s %s %s with an empty response: %v", gv.group, gv.version, m.Name, err)
+				t.Errorf("%s %s %s with an empty response: %v", gv.group, gv.version, m.name, err)
 				continue
 			}
 			wireT := a.replyT
@@ -440,11 +433,11 @@ func TestResponseFieldsLand(t *testing.T) {
 					}
 				}
 				if err := checkLanded(prefix, set, diff(base, got), responseMapping); err != nil {
-					t.Errorf("%s (%s): %v", prefix, m.Name, err)
+					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
 			for _, rc := range responseCases {
-				if rc.group != gv.group || rc.method != m.Name || !strings.Contains(" "+rc.versions+" ", " "+gv.version+" ") {
+				if rc.group != gv.group || rc.method != m.name || !strings.Contains(" "+rc.versions+" ", " "+gv.version+" ") {
 					continue
 				}
 				cases[rc.group+" "+gv.version+" "+rc.method] = true
