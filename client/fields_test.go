@@ -261,12 +261,15 @@ func diff(before, after map[string]string) map[string]string {
 }
 
 // checkLanded compares the leaves that changed (got) with those expected
-// from the leaves set (set), mapped by mapping under prefix.
-func checkLanded(prefix string, set, got map[string]string, mapping map[string]string) error {
+// from the leaves set (set), mapped by mapping under prefix; the mapping
+// entries it uses are marked in used, so stale ones can be found.
+func checkLanded(prefix string, set, got map[string]string, mapping map[string]string, used map[string]bool) error {
 	want := map[string]string{}
 	for p, v := range set {
 		q, ok := mapping[prefix+"."+p]
-		if !ok {
+		if ok {
+			used[prefix+"."+p] = true
+		} else {
 			q = p
 		}
 		if q != "" {
@@ -345,23 +348,25 @@ func TestRequestFieldsLand(t *testing.T) {
 					continue
 				}
 				checked++
-				for p := range set {
-					if _, ok := requestMapping[prefix+"."+p]; ok {
-						used[prefix+"."+p] = true
-					}
-				}
-				if err := checkLanded(prefix, set, diff(base, got), requestMapping); err != nil {
+				if err := checkLanded(prefix, set, diff(base, got), requestMapping, used); err != nil {
 					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
 		}
 	}
-	for k := range requestMapping {
+	staleEntries(t, "requestMapping", requestMapping, used)
+	t.Logf("%d request leaves checked, %d refused", checked, refused)
+}
+
+// staleEntries reports the entries of mapping (named name) that no leaf
+// used.
+func staleEntries(t *testing.T, name string, mapping map[string]string, used map[string]bool) {
+	t.Helper()
+	for k := range mapping {
 		if !used[k] {
-			t.Errorf("requestMapping[%q] matches no request leaf: a stale entry", k)
+			t.Errorf("%s[%q] matches no %s leaf: a stale entry", name, k, strings.TrimSuffix(name, "Mapping"))
 		}
 	}
-	t.Logf("%d request leaves checked, %d refused", checked, refused)
 }
 
 // answerer is a connection that answers every call with the response its
@@ -427,12 +432,7 @@ func TestResponseFieldsLand(t *testing.T) {
 					continue
 				}
 				checked++
-				for p := range set {
-					if _, ok := responseMapping[prefix+"."+p]; ok {
-						used[prefix+"."+p] = true
-					}
-				}
-				if err := checkLanded(prefix, set, diff(base, got), responseMapping); err != nil {
+				if err := checkLanded(prefix, set, diff(base, got), responseMapping, used); err != nil {
 					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
@@ -450,11 +450,7 @@ func TestResponseFieldsLand(t *testing.T) {
 			}
 		}
 	}
-	for k := range responseMapping {
-		if !used[k] {
-			t.Errorf("responseMapping[%q] matches no response leaf: a stale entry", k)
-		}
-	}
+	staleEntries(t, "responseMapping", responseMapping, used)
 	for _, rc := range responseCases {
 		for _, v := range strings.Fields(rc.versions) {
 			if !cases[rc.group+" "+v+" "+rc.method] {
