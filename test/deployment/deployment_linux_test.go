@@ -272,10 +272,7 @@ func TestShippedDeploymentIdentifiesPods(t *testing.T) {
 	hs := hierarchies(t)
 	u := readUnit(t)
 	ds := readDaemonSet(t)
-	linuxPolicy, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "policy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	linuxPolicy := shippedFile(t, "policy.yaml")
 	hostPIDNS, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {
 		t.Fatal(err)

@@ -23,12 +23,20 @@ type unit struct {
 // does not reproduce: the test refuses to pass while the unit has them.
 var unitDirectivesNotReproduced = []string{"User=", "Group=", "DynamicUser=", "PrivatePIDs=", "AmbientCapabilities=", "SupplementaryGroups="}
 
-func readUnit(t *testing.T) unit {
+// shippedFile reads one of the shipped Linux deployment files
+// (deploy/linux).
+func shippedFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "csi-node-proxy.service"))
+	b, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+func readUnit(t *testing.T) unit {
+	t.Helper()
+	b := shippedFile(t, "csi-node-proxy.service")
 	var u unit
 	for line := range strings.SplitSeq(string(b), "\n") {
 		for _, d := range unitDirectivesNotReproduced {
@@ -87,10 +95,7 @@ type manifest struct {
 
 func readDaemonSet(t *testing.T) daemonSet {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repo, "deploy", "linux", "csi-node-proxy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := shippedFile(t, "csi-node-proxy.yaml")
 	var ds daemonSet
 	found := false
 	for doc := range strings.SplitSeq(string(b), "\n---\n") {
