@@ -261,12 +261,15 @@ func diff(before, after map[string]string) map[string]string {
 }
 
 // checkLanded compares the leaves that changed (got) with those expected
-// from the leaves set (set), mapped by mapping under prefix.
-func checkLanded(prefix string, set, got map[string]string, mapping map[string]string) error {
+// from the leaves set (set), mapped by mapping under prefix; the mapping
+// entries it uses are marked in used, so stale ones can be found.
+func checkLanded(prefix string, set, got map[string]string, mapping map[string]string, used map[string]bool) error {
 	want := map[string]string{}
 	for p, v := range set {
 		q, ok := mapping[prefix+"."+p]
-		if !ok {
+		if ok {
+			used[prefix+"."+p] = true
+		} else {
 			q = p
 		}
 		if q != "" {
@@ -308,14 +311,11 @@ func TestRequestFieldsLand(t *testing.T) {
 	used := map[string]bool{}
 	for _, gv := range builtIn {
 		rec := &recorder{}
-		stub := stubOf(gv, rec)
-		for i := range stub.NumMethod() {
-			m := stub.Type().Method(i)
-			reqT := m.Type.In(1).Elem()
+		for _, m := range stubMethods(gv, rec) {
+			reqT := m.reqT
 			call := func(req reflect.Value) (map[string]string, error) {
 				rec.method, rec.req = "", nil
-				res := stub.Method(i).Call([]reflect.Value{reflect.ValueOf(ctx), req})
-				err, _ := res[1].Interface().(error)
+				_, err := m.call(ctx, req)
 				if err != nil || rec.req == nil {
 					return nil, err
 				}
@@ -328,7 +328,7 @@ func TestRequestFieldsLand(t *testing.T) {
 				continue // TestNoFieldSilentlyDropped checks these
 			}
 			if err != nil {
-				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.Name, err)
+				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.name, err)
 				continue
 			}
 			n := 4200
@@ -348,23 +348,25 @@ func TestRequestFieldsLand(t *testing.T) {
 					continue
 				}
 				checked++
-				for p := range set {
-					if _, ok := requestMapping[prefix+"."+p]; ok {
-						used[prefix+"."+p] = true
-					}
-				}
-				if err := checkLanded(prefix, set, diff(base, got), requestMapping); err != nil {
-					t.Errorf("%s (%s): %v", prefix, m.Name, err)
+				if err := checkLanded(prefix, set, diff(base, got), requestMapping, used); err != nil {
+					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
 		}
 	}
-	for k := range requestMapping {
+	staleEntries(t, "requestMapping", requestMapping, used)
+	t.Logf("%d request leaves checked, %d refused", checked, refused)
+}
+
+// staleEntries reports the entries of mapping (named name) that no leaf
+// used.
+func staleEntries(t *testing.T, name string, mapping map[string]string, used map[string]bool) {
+	t.Helper()
+	for k := range mapping {
 		if !used[k] {
-			t.Errorf("requestMapping[%q] matches no request leaf: a stale entry", k)
+			t.Errorf("%s[%q] matches no %s leaf: a stale entry", name, k, strings.TrimSuffix(name, "Mapping"))
 		}
 	}
-	t.Logf("%d request leaves checked, %d refused", checked, refused)
 }
 
 // answerer is a connection that answers every call with the response its
@@ -398,19 +400,15 @@ func TestResponseFieldsLand(t *testing.T) {
 	cases := map[string]bool{}
 	for _, gv := range builtIn {
 		a := &answerer{}
-		stub := stubOf(gv, a)
-		for i := range stub.NumMethod() {
-			m := stub.Type().Method(i)
-			reqT := m.Type.In(1).Elem()
+		for _, m := range stubMethods(gv, a) {
 			call := func(fill func(reflect.Type) reflect.Value) (map[string]string, error) {
 				a.fill = fill
-				res := stub.Method(i).Call([]reflect.Value{reflect.ValueOf(ctx), reflect.New(reqT)})
-				err, _ := res[1].Interface().(error)
+				res, err := m.call(ctx, reflect.New(m.reqT))
 				if err != nil {
 					return nil, err
 				}
 				out := map[string]string{}
-				flatten(res[0], "", out)
+				flatten(res, "", out)
 				return out, nil
 			}
 			a.replyT = nil
@@ -419,7 +417,7 @@ func TestResponseFieldsLand(t *testing.T) {
 				continue
 			}
 			if err != nil || a.replyT == nil {
-				t.Errorf("%s %s %s with an empty response: %v", gv.group, gv.version, m.Name, err)
+				t.Errorf("%s %s %s with an empty response: %v", gv.group, gv.version, m.name, err)
 				continue
 			}
 			wireT := a.replyT
@@ -434,17 +432,12 @@ func TestResponseFieldsLand(t *testing.T) {
 					continue
 				}
 				checked++
-				for p := range set {
-					if _, ok := responseMapping[prefix+"."+p]; ok {
-						used[prefix+"."+p] = true
-					}
-				}
-				if err := checkLanded(prefix, set, diff(base, got), responseMapping); err != nil {
-					t.Errorf("%s (%s): %v", prefix, m.Name, err)
+				if err := checkLanded(prefix, set, diff(base, got), responseMapping, used); err != nil {
+					t.Errorf("%s (%s): %v", prefix, m.name, err)
 				}
 			}
 			for _, rc := range responseCases {
-				if rc.group != gv.group || rc.method != m.Name || !strings.Contains(" "+rc.versions+" ", " "+gv.version+" ") {
+				if rc.group != gv.group || rc.method != m.name || !strings.Contains(" "+rc.versions+" ", " "+gv.version+" ") {
 					continue
 				}
 				cases[rc.group+" "+gv.version+" "+rc.method] = true
@@ -457,11 +450,7 @@ func TestResponseFieldsLand(t *testing.T) {
 			}
 		}
 	}
-	for k := range responseMapping {
-		if !used[k] {
-			t.Errorf("responseMapping[%q] matches no response leaf: a stale entry", k)
-		}
-	}
+	staleEntries(t, "responseMapping", responseMapping, used)
 	for _, rc := range responseCases {
 		for _, v := range strings.Fields(rc.versions) {
 			if !cases[rc.group+" "+v+" "+rc.method] {

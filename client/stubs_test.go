@@ -38,6 +38,33 @@ func stubOf(gv groupVersion, conn grpc.ClientConnInterface) reflect.Value {
 	return reflect.ValueOf(c).MethodByName(accessor).Call(nil)[0]
 }
 
+// stubMethod is one method of a group-version client's stub, called
+// through reflection.
+type stubMethod struct {
+	name string
+	reqT reflect.Type // the model request type
+	stub reflect.Value
+	i    int
+}
+
+// call calls the method with req and returns its response and error.
+func (m stubMethod) call(ctx context.Context, req reflect.Value) (reflect.Value, error) {
+	res := m.stub.Method(m.i).Call([]reflect.Value{reflect.ValueOf(ctx), req})
+	err, _ := res[1].Interface().(error)
+	return res[0], err
+}
+
+// stubMethods are the methods of gv's stub bound to conn.
+func stubMethods(gv groupVersion, conn grpc.ClientConnInterface) []stubMethod {
+	stub := stubOf(gv, conn)
+	var out []stubMethod
+	for i := range stub.NumMethod() {
+		m := stub.Type().Method(i)
+		out = append(out, stubMethod{name: m.Name, reqT: m.Type.In(1).Elem(), stub: stub, i: i})
+	}
+	return out
+}
+
 // setValue returns a non-zero value of type t: every field of a struct set.
 func setValue(t reflect.Type) reflect.Value {
 	v := reflect.New(t).Elem()
@@ -79,33 +106,30 @@ func TestNoFieldSilentlyDropped(t *testing.T) {
 	calls, refused, unimplemented := 0, 0, 0
 	for _, gv := range builtIn {
 		rec := &recorder{}
-		stub := stubOf(gv, rec)
-		for i := range stub.NumMethod() {
-			m := stub.Type().Method(i)
-			reqT := m.Type.In(1).Elem()
+		for _, m := range stubMethods(gv, rec) {
+			reqT := m.reqT
 			call := func(req reflect.Value) error {
 				rec.method, rec.req = "", nil
-				out := stub.Method(i).Call([]reflect.Value{reflect.ValueOf(ctx), req})
-				err, _ := out[1].Interface().(error)
+				_, err := m.call(ctx, req)
 				return err
 			}
 			err := call(reflect.New(reqT))
 			if errors.Is(err, errdefs.ErrUnimplemented) {
 				unimplemented++
 				if rec.method != "" {
-					t.Errorf("%s %s %s: unimplemented, yet it called %s", gv.group, gv.version, m.Name, rec.method)
+					t.Errorf("%s %s %s: unimplemented, yet it called %s", gv.group, gv.version, m.name, rec.method)
 				}
-				if !strings.Contains(err.Error(), gv.version) || !strings.Contains(err.Error(), m.Name) {
-					t.Errorf("%s %s %s: the error %q names neither the method nor the version", gv.group, gv.version, m.Name, err)
+				if !strings.Contains(err.Error(), gv.version) || !strings.Contains(err.Error(), m.name) {
+					t.Errorf("%s %s %s: the error %q names neither the method nor the version", gv.group, gv.version, m.name, err)
 				}
 				continue
 			}
 			if err != nil {
-				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.Name, err)
+				t.Errorf("%s %s %s with an empty request: %v", gv.group, gv.version, m.name, err)
 				continue
 			}
 			if !strings.HasPrefix(rec.method, "/"+gv.service+"/") {
-				t.Errorf("%s %s %s called %q, not a method of %s", gv.group, gv.version, m.Name, rec.method, gv.service)
+				t.Errorf("%s %s %s called %q, not a method of %s", gv.group, gv.version, m.name, rec.method, gv.service)
 			}
 			calls++
 			empty := rec.req

@@ -7,7 +7,19 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 )
+
+// confirmConnect is how a command that changes the node starts: the
+// operator confirms what first (confirm), and only then is the proxy
+// dialled, so a declined change never connects.
+func (c *call) confirmConnect(what string) (groups.Node, error) {
+	if err := c.confirm(what); err != nil {
+		return nil, err
+	}
+	return c.connect()
+}
 
 // confirm asks before a change. With --yes it proceeds; on a terminal it
 // says what will change and proceeds only on "y" or "yes"; without a

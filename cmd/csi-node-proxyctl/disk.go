@@ -269,10 +269,7 @@ func runSetDiskState(c *call, online bool) (*view, error) {
 	if online {
 		state, what = "online", fmt.Sprintf("bring disk %d online", d)
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}
@@ -290,10 +287,7 @@ func runPartitionDisk(c *call) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.confirm(fmt.Sprintf("partition disk %d (GPT with one data partition) unless it has a data partition already", d)); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(fmt.Sprintf("partition disk %d (GPT with one data partition) unless it has a data partition already", d))
 	if err != nil {
 		return nil, err
 	}

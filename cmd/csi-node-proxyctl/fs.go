@@ -131,10 +131,7 @@ func runFsIsSymlink(c *call) (*view, error) {
 
 func runFsMkdir(c *call) (*view, error) {
 	path := c.args[0]
-	if err := c.confirm("create the directory " + path); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("create the directory " + path)
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +147,7 @@ func runFsRmdir(c *call, force bool) (*view, error) {
 	if force {
 		what = "remove " + path + " and everything in it"
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +159,7 @@ func runFsRmdir(c *call, force bool) (*view, error) {
 
 func runFsRmdirContents(c *call) (*view, error) {
 	path := c.args[0]
-	if err := c.confirm("remove everything inside " + path); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("remove everything inside " + path)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +171,7 @@ func runFsRmdirContents(c *call) (*view, error) {
 
 func runFsSymlink(c *call) (*view, error) {
 	source, link := c.args[0], c.args[1]
-	if err := c.confirm("create the link " + link + " pointing to " + source); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("create the link " + link + " pointing to " + source)
 	if err != nil {
 		return nil, err
 	}

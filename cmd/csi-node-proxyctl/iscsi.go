@@ -55,6 +55,22 @@ func portalFlag(fs *flag.FlagSet) *string {
 	return fs.String("portal", "", "The target's `portal`, ADDRESS or ADDRESS:PORT ([IPv6]:PORT); the port defaults to 3260")
 }
 
+// portalOnly is the flags function of a command whose one flag is
+// --portal.
+func portalOnly(run func(c *call, portal string) (*view, error)) func(*flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
+		portal := portalFlag(fs)
+		return func(c *call) (*view, error) { return run(c, *portal) }
+	}
+}
+
+// target is what the commands on one target are given: its IQN (the
+// argument) and its portal (--portal).
+func (c *call) target(portalArg string) (string, *iscsi.TargetPortal, error) {
+	tp, err := parsePortal(portalArg)
+	return c.args[0], tp, err
+}
+
 // parsePortal splits ADDRESS[:PORT]. The address itself is checked by the
 // proxy (exit 6); only the port's syntax is the CLI's business (exit 2).
 func parsePortal(s string) (*iscsi.TargetPortal, error) {
@@ -124,10 +140,7 @@ func iscsiCommands() []command {
 			exits:    []int{exitNotFound, exitInvalid},
 			output:   iscsiTargetsOutput{},
 			required: []string{"portal"},
-			flags: func(fs *flag.FlagSet) runFunc {
-				portal := portalFlag(fs)
-				return func(c *call) (*view, error) { return runIscsiTargets(c, *portal) }
-			},
+			flags:    portalOnly(runIscsiTargets),
 		},
 		{
 			group: "iscsi", name: "add-portal", args: []argSpec{portalArg},
@@ -178,10 +191,7 @@ csi-node-proxyctl iscsi connect iqn.2003-01.org.example:target1 --portal 10.0.0.
 			exits:    []int{exitNotFound, exitInvalid},
 			output:   iscsiChangeOutput{},
 			required: []string{"portal"},
-			flags: func(fs *flag.FlagSet) runFunc {
-				portal := portalFlag(fs)
-				return func(c *call) (*view, error) { return runIscsiDisconnect(c, *portal) }
-			},
+			flags:    portalOnly(runIscsiDisconnect),
 		},
 		{
 			group: "iscsi", name: "disks", args: []argSpec{iqnArg},
@@ -192,10 +202,7 @@ is connected; use them with disk and volume commands.`,
 			exits:    []int{exitNotFound, exitInvalid},
 			output:   iscsiDisksOutput{},
 			required: []string{"portal"},
-			flags: func(fs *flag.FlagSet) runFunc {
-				portal := portalFlag(fs)
-				return func(c *call) (*view, error) { return runIscsiDisks(c, *portal) }
-			},
+			flags:    portalOnly(runIscsiDisks),
 		},
 		{
 			group: "iscsi", name: "set-mutual-secret",
@@ -274,10 +281,7 @@ func runIscsiPortalChange(c *call, add bool) (*view, error) {
 	if !add {
 		what, action = "unregister the target portal "+portalString(p), "portal-removed"
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}
@@ -298,8 +302,7 @@ func runIscsiPortalChange(c *call, add bool) (*view, error) {
 }
 
 func runIscsiConnect(c *call, portalArg, authArg, user, secretFile string) (*view, error) {
-	iqn := c.args[0]
-	tp, err := parsePortal(portalArg)
+	iqn, tp, err := c.target(portalArg)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +319,7 @@ func runIscsiConnect(c *call, portalArg, authArg, user, secretFile string) (*vie
 		return nil, err
 	}
 	p := toPortalOutput(tp)
-	if err := c.confirm("log in to " + iqn + " at " + portalString(p) + " (" + auth.String() + ")"); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("log in to " + iqn + " at " + portalString(p) + " (" + auth.String() + ")")
 	if err != nil {
 		return nil, err
 	}
@@ -336,16 +336,12 @@ func runIscsiConnect(c *call, portalArg, authArg, user, secretFile string) (*vie
 }
 
 func runIscsiDisconnect(c *call, portalArg string) (*view, error) {
-	iqn := c.args[0]
-	tp, err := parsePortal(portalArg)
+	iqn, tp, err := c.target(portalArg)
 	if err != nil {
 		return nil, err
 	}
 	p := toPortalOutput(tp)
-	if err := c.confirm("log out of " + iqn + " at " + portalString(p)); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("log out of " + iqn + " at " + portalString(p))
 	if err != nil {
 		return nil, err
 	}
@@ -359,8 +355,7 @@ func runIscsiDisconnect(c *call, portalArg string) (*view, error) {
 }
 
 func runIscsiDisks(c *call, portalArg string) (*view, error) {
-	iqn := c.args[0]
-	tp, err := parsePortal(portalArg)
+	iqn, tp, err := c.target(portalArg)
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +390,7 @@ func runIscsiSetMutual(c *call, secretFile string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.confirm("set the initiator's mutual CHAP secret"); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("set the initiator's mutual CHAP secret")
 	if err != nil {
 		return nil, err
 	}

@@ -80,10 +80,7 @@ func runSmbMap(c *call, user, pwFile string) (*view, error) {
 	if local != "" {
 		what += " and link " + local + " to it"
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +97,7 @@ func runSmbMap(c *call, user, pwFile string) (*view, error) {
 
 func runSmbUnmap(c *call) (*view, error) {
 	remote := c.args[0]
-	if err := c.confirm("remove the node's mapping of " + remote); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("remove the node's mapping of " + remote)
 	if err != nil {
 		return nil, err
 	}

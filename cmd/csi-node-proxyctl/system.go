@@ -140,10 +140,7 @@ func runServiceChange(c *call, start, force bool) (*view, error) {
 			what += " and the services that depend on it"
 		}
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}

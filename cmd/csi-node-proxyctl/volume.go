@@ -307,10 +307,7 @@ func runVolumeIsFormatted(c *call) (*view, error) {
 
 func runVolumeFormat(c *call) (*view, error) {
 	id := c.args[0]
-	if err := c.confirm("format volume " + id + " with the host's default filesystem"); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect("format volume " + id + " with the host's default filesystem")
 	if err != nil {
 		return nil, err
 	}
@@ -329,10 +326,7 @@ func runVolumeMount(c *call, mount bool) (*view, error) {
 	if !mount {
 		what = "unmount volume " + id + " from " + path
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}
@@ -358,10 +352,7 @@ func runVolumeResize(c *call, sizeArg string) (*view, error) {
 	if size == 0 {
 		what = "grow volume " + id + " and its filesystem as far as the disk allows"
 	}
-	if err := c.confirm(what); err != nil {
-		return nil, err
-	}
-	n, err := c.connect()
+	n, err := c.confirmConnect(what)
 	if err != nil {
 		return nil, err
 	}

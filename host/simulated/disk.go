@@ -15,19 +15,15 @@ type diskView struct{ h *Host }
 // ListDiskLocations implements disk.Host: every disk with a location,
 // reported as Windows reports it (see reportedLocation).
 func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
-	out := map[uint32]disk.DiskLocation{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) (map[uint32]disk.DiskLocation, error) {
+		out := map[uint32]disk.DiskLocation{}
 		for n, d := range w.disks {
 			if l, ok := d.reportedLocation(); ok {
 				out[n] = l
 			}
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // reportedLocation is the location ListDiskLocations reports for d, with
@@ -52,17 +48,13 @@ func (d *diskState) reportedLocation() (l disk.DiskLocation, ok bool) {
 // ListDiskIDs implements disk.Host: every disk, with empty IDs where the
 // disk has none.
 func (v diskView) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, error) {
-	out := map[uint32]disk.DiskIDs{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) (map[uint32]disk.DiskIDs, error) {
+		out := map[uint32]disk.DiskIDs{}
 		for n, d := range w.disks {
 			out[n] = disk.DiskIDs{Page83: d.page83, SerialNumber: d.serial}
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // PartitionDisk implements disk.Host like upstream: the layout is read

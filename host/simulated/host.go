@@ -71,6 +71,23 @@ func (h *Host) do(ctx context.Context, f func(w *world) error) error {
 	return f(h.w)
 }
 
+// read is do for the calls that return what they find: f runs on the
+// world under the lock and its result is returned, or the zero T with
+// f's error.
+func read[T any](ctx context.Context, h *Host, f func(w *world) (T, error)) (T, error) {
+	var out T
+	err := h.do(ctx, func(w *world) error {
+		var err error
+		out, err = f(w)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
 // locked runs f on the world under the lock, for the context-free helpers.
 func (h *Host) locked(f func(w *world) error) error {
 	h.mu.Lock()

@@ -1,8 +1,10 @@
 package simulated
 
 import (
+	"cmp"
 	"context"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,23 +97,19 @@ func (v iscsiView) AddTargetPortal(ctx context.Context, p iscsi.Portal) error {
 // DiscoverTargetPortal implements iscsi.Host: the IQNs offered at p, sorted.
 // It contacts the portal directly, so p need not be registered.
 func (v iscsiView) DiscoverTargetPortal(ctx context.Context, p iscsi.Portal) ([]string, error) {
-	iqns := []string{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) ([]string, error) {
 		if !w.answers(p) {
-			return errdefs.Errorf(errdefs.ErrNotFound, "no iSCSI portal answers at %s", portalString(p))
+			return nil, errdefs.Errorf(errdefs.ErrNotFound, "no iSCSI portal answers at %s", portalString(p))
 		}
+		iqns := []string{}
 		for _, t := range w.targets {
 			if portalKey(t.portal) == portalKey(p) {
 				iqns = append(iqns, t.iqn)
 			}
 		}
-		return nil
+		sort.Strings(iqns)
+		return iqns, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(iqns)
-	return iqns, nil
 }
 
 // RemoveTargetPortal implements iscsi.Host. Sessions through the portal
@@ -129,23 +127,16 @@ func (v iscsiView) RemoveTargetPortal(ctx context.Context, p iscsi.Portal) error
 
 // ListTargetPortals implements iscsi.Host, sorted by address and port.
 func (v iscsiView) ListTargetPortals(ctx context.Context) ([]iscsi.Portal, error) {
-	out := []iscsi.Portal{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) ([]iscsi.Portal, error) {
+		out := []iscsi.Portal{}
 		for _, p := range w.portals {
 			out = append(out, p)
 		}
-		return nil
+		slices.SortFunc(out, func(a, b iscsi.Portal) int {
+			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
+		})
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Address != out[j].Address {
-			return out[i].Address < out[j].Address
-		}
-		return out[i].Port < out[j].Port
-	})
-	return out, nil
 }
 
 // ConnectTarget implements iscsi.Host. The portal must be registered
@@ -239,27 +230,23 @@ func (v iscsiView) DisconnectTarget(ctx context.Context, p iscsi.Portal, iqn str
 // portal does not offer, or a portal that is not registered, is
 // errdefs.ErrNotFound, as upstream cannot find its MSFT_iSCSITarget.
 func (v iscsiView) TargetDisks(ctx context.Context, p iscsi.Portal, iqn string) ([]uint32, error) {
-	disks := []uint32{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) ([]uint32, error) {
 		t, err := w.findTarget(p, iqn)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		disks := []uint32{}
 		if !t.connected {
 			if _, ok := w.portals[portalKey(p)]; !ok {
-				return errdefs.Errorf(errdefs.ErrNotFound, "target %s is not known through portal %s: it is not registered", iqn, portalString(p))
+				return nil, errdefs.Errorf(errdefs.ErrNotFound, "target %s is not known through portal %s: it is not registered", iqn, portalString(p))
 			}
-			return nil
+			return disks, nil
 		}
 		for _, d := range t.luns {
 			disks = append(disks, d.number)
 		}
-		return nil
+		return disks, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return disks, nil
 }
 
 // SetMutualChapSecret implements iscsi.Host.

@@ -66,9 +66,7 @@ type systemView struct{ h *Host }
 
 // BIOSSerialNumber implements system.Host.
 func (v systemView) BIOSSerialNumber(ctx context.Context) (string, error) {
-	var sn string
-	err := v.h.do(ctx, func(w *world) error { sn = w.bios; return nil })
-	return sn, err
+	return read(ctx, v.h, func(w *world) (string, error) { return w.bios, nil })
 }
 
 // StartService implements system.Host. Stopped dependencies start first,
@@ -149,14 +147,11 @@ func (v systemView) StopService(ctx context.Context, name string, force bool) er
 
 // GetService implements system.Host.
 func (v systemView) GetService(ctx context.Context, name string) (system.ServiceInfo, error) {
-	var info system.ServiceInfo
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) (system.ServiceInfo, error) {
 		s, err := w.service(name)
 		if err != nil {
-			return err
+			return system.ServiceInfo{}, err
 		}
-		info = system.ServiceInfo{DisplayName: s.display, StartType: s.start, Status: s.status}
-		return nil
+		return system.ServiceInfo{DisplayName: s.display, StartType: s.start, Status: s.status}, nil
 	})
-	return info, err
 }

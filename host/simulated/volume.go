@@ -17,15 +17,15 @@ type volumeView struct{ h *Host }
 // without a volume (MSR) gives none; a missing partition is
 // errdefs.ErrNotFound; an offline disk errdefs.ErrFailedPrecondition.
 func (v volumeView) ListVolumesOnDisk(ctx context.Context, n, partition uint32) ([]string, error) {
-	ids := []string{}
-	err := v.h.do(ctx, func(w *world) error {
+	return read(ctx, v.h, func(w *world) ([]string, error) {
 		d, err := w.disk(n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !d.online {
-			return errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline", n)
+			return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "disk %d is offline", n)
 		}
+		ids := []string{}
 		found := partition == 0
 		for _, p := range d.parts {
 			if partition != 0 && p.number != partition {
@@ -37,14 +37,10 @@ func (v volumeView) ListVolumesOnDisk(ctx context.Context, n, partition uint32) 
 			}
 		}
 		if !found {
-			return errdefs.Errorf(errdefs.ErrNotFound, "disk %d has no partition %d", n, partition)
+			return nil, errdefs.Errorf(errdefs.ErrNotFound, "disk %d has no partition %d", n, partition)
 		}
-		return nil
+		return ids, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
 }
 
 // MountVolume implements volume.Host like SetVolumeMountPoint: target must

@@ -37,12 +37,17 @@ func simConfig(f flows.Fixture) simulated.Config {
 // mode (inprocess.New) on the simulated host, with the kubelet directory
 // spelled with a drive letter and without one (EKS).
 func TestLibraryMode(t *testing.T) {
-	envs := []flows.Env{
-		{Name: "C-drive", KubeletDir: kubeletDir, Windows: true, Drive: "C:"},
-		{Name: "no-drive", KubeletDir: `\var\lib\kubelet`, Windows: true, Drive: "C:"},
-	}
+	envs := windowsEnvs()
+	n := librarySim(t, flows.NewPlan(envs...).Fixture(), envs)
 	plan := flows.NewPlan(envs...)
-	cfg := simConfig(plan.Fixture())
+	plan.Run(t, flows.ProxyOf(n))
+}
+
+// librarySim starts library mode (inprocess.New) on the simulated host
+// holding world, and gives every env the kubelet of that host.
+func librarySim(t *testing.T, world flows.Fixture, envs []flows.Env) *inprocess.Node {
+	t.Helper()
+	cfg := simConfig(world)
 	n, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, Simulated: &cfg, KubeletPath: kubeletDir})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +56,5 @@ func TestLibraryMode(t *testing.T) {
 	for i := range envs {
 		envs[i].Kubelet = simKubelet{n.Simulated()}
 	}
-	plan = flows.NewPlan(envs...)
-	plan.Run(t, flows.ProxyOf(n))
+	return n
 }

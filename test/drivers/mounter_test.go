@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/client"
-	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 	"github.com/csi-node-proxy/csi-node-proxy/test/drivers/flows"
@@ -41,16 +40,7 @@ var newFlowsMounter flows.NewMounter = viamounter.New
 // mode (inprocess.New) on the simulated host.
 func TestLibraryModeMounter(t *testing.T) {
 	envs := windowsEnvs()
-	world := flows.NewMounterPlan(envs...).Fixture()
-	cfg := simConfig(world)
-	n, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, Simulated: &cfg, KubeletPath: kubeletDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close() })
-	for i := range envs {
-		envs[i].Kubelet = simKubelet{n.Simulated()}
-	}
+	n := librarySim(t, flows.NewMounterPlan(envs...).Fixture(), envs)
 	flows.NewMounterPlan(envs...).Run(t, n, newFlowsMounter, nil)
 }
 

@@ -2,8 +2,6 @@ package manifests
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,10 +10,8 @@ import (
 
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 )
 
 // fakeObjects answers object confinement's questions from a table of
@@ -46,77 +42,67 @@ func (f fakeObjects) DiskFacts(context.Context, uint32) (policy.DiskFacts, error
 // own plugin directory, and is refused one staged in another driver's
 // plugin directory or mounted at the node's root.
 func TestShippedRulesConfineObjects(t *testing.T) {
-	methods, err := server.GroupMethods(adapter.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sp := range shippedPolicies {
-		t.Run(sp.os, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(root, sp.file))
-			if err != nil {
-				t.Fatal(err)
+	eachShippedPolicy(t, func(t *testing.T, sp shippedPolicy, data []byte, methods map[string][]string) {
+		uncommented := uncommentExamples(data)
+		var f policy.File
+		if err := yaml.Unmarshal(uncommented, &f); err != nil {
+			t.Fatal(err)
+		}
+		confining := map[string]bool{}
+		for _, r := range f.Rules {
+			objects := false
+			for _, a := range r.Allow {
+				objects = objects || len(a.Groups) == 0 || slices.Contains(a.Groups, "disk") || slices.Contains(a.Groups, "volume")
 			}
-			uncommented := uncommentExamples(data)
-			var f policy.File
-			if err := yaml.Unmarshal(uncommented, &f); err != nil {
-				t.Fatal(err)
+			if !objects || r.Name == "no-caller-named-yet" {
+				continue
 			}
-			confining := map[string]bool{}
-			for _, r := range f.Rules {
-				objects := false
-				for _, a := range r.Allow {
-					objects = objects || len(a.Groups) == 0 || slices.Contains(a.Groups, "disk") || slices.Contains(a.Groups, "volume")
-				}
-				if !objects || r.Name == "no-caller-named-yet" {
-					continue
-				}
-				if r.Objects == nil || !r.Objects.OnlyMountedBeneathPathRoots {
-					t.Errorf("%s example %s may call disk or volume methods but does not confine objects (objects: {onlyMountedBeneathPathRoots: true})", sp.file, r.Name)
-				}
-				confining[r.Name] = true
+			if r.Objects == nil || !r.Objects.OnlyMountedBeneathPathRoots {
+				t.Errorf("%s example %s may call disk or volume methods but does not confine objects (objects: {onlyMountedBeneathPathRoots: true})", sp.file, r.Name)
 			}
-			if len(confining) == 0 {
-				t.Fatalf("%s has no example rule for a disk driver", sp.file)
-			}
+			confining[r.Name] = true
+		}
+		if len(confining) == 0 {
+			t.Fatalf("%s has no example rule for a disk driver", sp.file)
+		}
 
-			p, err := policy.Parse(uncommented, policy.Options{Style: sp.style, Methods: methods})
-			if err != nil {
-				t.Fatal(err)
+		p, err := policy.Parse(uncommented, policy.Options{Style: sp.style, Methods: methods})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep := string(rune(sp.kubelet[len(sp.kubelet)-len("kubelet")-1]))
+		nodeRoot := "/"
+		if sep == `\` {
+			nodeRoot = `C:\`
+		}
+		for name, d := range sp.drivers {
+			if !confining[name] {
+				continue
 			}
-			sep := string(rune(sp.kubelet[len(sp.kubelet)-len("kubelet")-1]))
-			nodeRoot := "/"
-			if sep == `\` {
-				nodeRoot = `C:\`
+			plugins := sp.kubelet + sep + "plugins" + sep
+			objects := fakeObjects{
+				"fresh": nil,
+				"own":   {plugins + d[3] + sep + "pv1" + sep + "globalmount"},
+				"other": {plugins + "other.csi.example.com" + sep + "pv2" + sep + "globalmount"},
+				"node":  {nodeRoot},
 			}
-			for name, d := range sp.drivers {
-				if !confining[name] {
-					continue
+			for vol, allowed := range map[string]bool{"fresh": true, "own": true, "other": false, "node": false} {
+				c := policy.Call{
+					Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2], ServiceAccount: d[4]},
+					Group:   "volume",
+					Version: "v1",
+					Method:  "FormatVolume",
+					Request: &volumev1.FormatVolumeRequest{VolumeId: vol},
+					Objects: objects,
 				}
-				plugins := sp.kubelet + sep + "plugins" + sep
-				objects := fakeObjects{
-					"fresh": nil,
-					"own":   {plugins + d[3] + sep + "pv1" + sep + "globalmount"},
-					"other": {plugins + "other.csi.example.com" + sep + "pv2" + sep + "globalmount"},
-					"node":  {nodeRoot},
-				}
-				for vol, allowed := range map[string]bool{"fresh": true, "own": true, "other": false, "node": false} {
-					c := policy.Call{
-						Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2], ServiceAccount: d[4]},
-						Group:   "volume",
-						Version: "v1",
-						Method:  "FormatVolume",
-						Request: &volumev1.FormatVolumeRequest{VolumeId: vol},
-						Objects: objects,
-					}
-					dec := p.Decide(c)
-					switch {
-					case allowed && (!dec.Allowed || dec.Rule != name):
-						t.Errorf("%s example %s: FormatVolume of a volume mounted at %v: %+v, want allowed by its rule", sp.file, name, objects[vol], dec)
-					case !allowed && (dec.Allowed || !strings.Contains(dec.Reason, "outside the path roots")):
-						t.Errorf("%s example %s: FormatVolume of a volume mounted at %v: %+v, want refused as outside its path roots", sp.file, name, objects[vol], dec)
-					}
+				dec := p.Decide(c)
+				switch {
+				case allowed && (!dec.Allowed || dec.Rule != name):
+					t.Errorf("%s example %s: FormatVolume of a volume mounted at %v: %+v, want allowed by its rule", sp.file, name, objects[vol], dec)
+				case !allowed && (dec.Allowed || !strings.Contains(dec.Reason, "outside the path roots")):
+					t.Errorf("%s example %s: FormatVolume of a volume mounted at %v: %+v, want refused as outside its path roots", sp.file, name, objects[vol], dec)
 				}
 			}
-		})
-	}
+		}
+	})
 }

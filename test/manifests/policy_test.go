@@ -49,6 +49,26 @@ var shippedPolicies = []shippedPolicy{
 	}},
 }
 
+// eachShippedPolicy runs check on every shipped policy file, in a subtest
+// named for its OS, with the file's text and the methods the daemon
+// serves (which a policy's rules are checked against).
+func eachShippedPolicy(t *testing.T, check func(t *testing.T, sp shippedPolicy, data []byte, methods map[string][]string)) {
+	t.Helper()
+	methods, err := server.GroupMethods(adapter.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range shippedPolicies {
+		t.Run(sp.os, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, sp.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, sp, data, methods)
+		})
+	}
+}
+
 // uncommentExamples turns the commented example rules after "rules:" into
 // active ones, as an operator who wants them all would.
 func uncommentExamples(data []byte) []byte {
@@ -78,80 +98,70 @@ func pathCall(ns, pod, container, sa, dir string) policy.Call {
 // in kube-system; with the examples uncommented each driver's node plugin
 // may act in its own plugin directory and a foreign pod still may not.
 func TestShippedPolicies(t *testing.T) {
-	methods, err := server.GroupMethods(adapter.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sp := range shippedPolicies {
-		t.Run(sp.os, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(root, sp.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := policy.Options{Style: sp.style, Methods: methods}
-			p, err := policy.Parse(data, o)
-			if err != nil {
-				t.Fatalf("%s: %v", sp.file, err)
-			}
-			sep := string(rune(sp.kubelet[len(sp.kubelet)-len("kubelet")-1]))
-			pods := sp.kubelet + sep + "pods" + sep + "x"
-			for name, d := range sp.drivers {
-				for _, c := range []policy.Call{
-					pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+d[3]),
-					pathCall(d[0], d[1], d[2], d[4], pods),
-				} {
-					list := c
-					list.Method = "ListDiskIDs"
-					list.Group = "disk"
-					list.Request = nil
-					for _, c := range []policy.Call{c, list} {
-						if dec := p.Decide(c); dec.Allowed {
-							t.Errorf("%s as shipped allows %s (the %s example's caller) %s.%s by rule %s; it must admit no one", sp.file, c.Caller, name, c.Group, c.Method, dec.Rule)
-						}
+	eachShippedPolicy(t, func(t *testing.T, sp shippedPolicy, data []byte, methods map[string][]string) {
+		o := policy.Options{Style: sp.style, Methods: methods}
+		p, err := policy.Parse(data, o)
+		if err != nil {
+			t.Fatalf("%s: %v", sp.file, err)
+		}
+		sep := string(rune(sp.kubelet[len(sp.kubelet)-len("kubelet")-1]))
+		pods := sp.kubelet + sep + "pods" + sep + "x"
+		for name, d := range sp.drivers {
+			for _, c := range []policy.Call{
+				pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+d[3]),
+				pathCall(d[0], d[1], d[2], d[4], pods),
+			} {
+				list := c
+				list.Method = "ListDiskIDs"
+				list.Group = "disk"
+				list.Request = nil
+				for _, c := range []policy.Call{c, list} {
+					if dec := p.Decide(c); dec.Allowed {
+						t.Errorf("%s as shipped allows %s (the %s example's caller) %s.%s by rule %s; it must admit no one", sp.file, c.Caller, name, c.Group, c.Method, dec.Rule)
 					}
 				}
 			}
+		}
 
-			examples, err := policy.Parse(uncommentExamples(data), o)
-			if err != nil {
-				t.Fatalf("%s with its examples uncommented: %v", sp.file, err)
+		examples, err := policy.Parse(uncommentExamples(data), o)
+		if err != nil {
+			t.Fatalf("%s with its examples uncommented: %v", sp.file, err)
+		}
+		names := examples.Rules()
+		slices.Sort(names)
+		if want := []string{"aws-ebs", "azuredisk", "gcp-pd", "no-caller-named-yet", "smb", "vsphere"}; !slices.Equal(names, want) {
+			t.Fatalf("%s with its examples uncommented has rules %v, want %v", sp.file, names, want)
+		}
+		// Every driver's rule names its ServiceAccount: a pod
+		// name is whatever the pod's creator writes.
+		saRules := examples.ServiceAccountSelectors()
+		for name, d := range sp.drivers {
+			if !slices.Contains(saRules, "rule "+name+": serviceAccounts") {
+				t.Errorf("%s example %s names no ServiceAccount (serviceAccounts: [%s/%s]); rules naming one: %v", sp.file, name, d[0], d[4], saRules)
 			}
-			names := examples.Rules()
-			slices.Sort(names)
-			if want := []string{"aws-ebs", "azuredisk", "gcp-pd", "no-caller-named-yet", "smb", "vsphere"}; !slices.Equal(names, want) {
-				t.Fatalf("%s with its examples uncommented has rules %v, want %v", sp.file, names, want)
+			own := sp.kubelet + sep + "plugins" + sep + d[3] + sep + "mount"
+			if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], own)); !dec.Allowed || dec.Rule != name {
+				t.Errorf("%s example %s: its node plugin, with ServiceAccount %s/%s, may not check a path in its own plugin directory: %+v", sp.file, name, d[0], d[4], dec)
 			}
-			// Every driver's rule names its ServiceAccount: a pod
-			// name is whatever the pod's creator writes.
-			saRules := examples.ServiceAccountSelectors()
-			for name, d := range sp.drivers {
-				if !slices.Contains(saRules, "rule "+name+": serviceAccounts") {
-					t.Errorf("%s example %s names no ServiceAccount (serviceAccounts: [%s/%s]); rules naming one: %v", sp.file, name, d[0], d[4], saRules)
-				}
-				own := sp.kubelet + sep + "plugins" + sep + d[3] + sep + "mount"
-				if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], own)); !dec.Allowed || dec.Rule != name {
-					t.Errorf("%s example %s: its node plugin, with ServiceAccount %s/%s, may not check a path in its own plugin directory: %+v", sp.file, name, d[0], d[4], dec)
-				}
-				if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+"other.csi.example.com")); dec.Allowed {
-					t.Errorf("%s example %s allows a path in another driver's plugin directory", sp.file, name)
-				}
-				if dec := examples.Decide(pathCall(d[0], "intruder-0", d[2], d[4], own)); dec.Allowed {
-					t.Errorf("%s example %s allows a foreign pod in %s with the driver's container name and ServiceAccount", sp.file, name, d[0])
-				}
-				if dec := examples.Decide(pathCall(d[0], d[1], "csi-node-driver-registrar", d[4], own)); dec.Allowed {
-					t.Errorf("%s example %s allows the driver's sidecar", sp.file, name)
-				}
-				// The driver's pod name and container, run as another
-				// ServiceAccount, as none known (no token mounted), and
-				// as one of the same name in another namespace.
-				for _, c := range []struct{ ns, sa string }{{d[0], "default"}, {d[0], ""}, {"tenant-a", d[4]}} {
-					if dec := examples.Decide(pathCall(c.ns, d[1], d[2], c.sa, own)); dec.Allowed {
-						t.Errorf("%s example %s allows pod %s/%s container %s with ServiceAccount %q", sp.file, name, c.ns, d[1], d[2], c.sa)
-					}
+			if dec := examples.Decide(pathCall(d[0], d[1], d[2], d[4], sp.kubelet+sep+"plugins"+sep+"other.csi.example.com")); dec.Allowed {
+				t.Errorf("%s example %s allows a path in another driver's plugin directory", sp.file, name)
+			}
+			if dec := examples.Decide(pathCall(d[0], "intruder-0", d[2], d[4], own)); dec.Allowed {
+				t.Errorf("%s example %s allows a foreign pod in %s with the driver's container name and ServiceAccount", sp.file, name, d[0])
+			}
+			if dec := examples.Decide(pathCall(d[0], d[1], "csi-node-driver-registrar", d[4], own)); dec.Allowed {
+				t.Errorf("%s example %s allows the driver's sidecar", sp.file, name)
+			}
+			// The driver's pod name and container, run as another
+			// ServiceAccount, as none known (no token mounted), and
+			// as one of the same name in another namespace.
+			for _, c := range []struct{ ns, sa string }{{d[0], "default"}, {d[0], ""}, {"tenant-a", d[4]}} {
+				if dec := examples.Decide(pathCall(c.ns, d[1], d[2], c.sa, own)); dec.Allowed {
+					t.Errorf("%s example %s allows pod %s/%s container %s with ServiceAccount %q", sp.file, name, c.ns, d[1], d[2], c.sa)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestShippedPoliciesAgree: the policy is shipped three times per OS (the

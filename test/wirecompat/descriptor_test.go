@@ -399,6 +399,14 @@ func (c *comparer) add(format string, args ...any) {
 	c.diffs = append(c.diffs, c.file+": "+fmt.Sprintf(format, args...))
 }
 
+// differ records what of element el when ours (a) and upstream's (b)
+// differ, printing both with verb.
+func differ[T comparable](c *comparer, el protoreflect.FullName, what, verb string, a, b T) {
+	if a != b {
+		c.add("%s: %s: ours "+verb+", upstream "+verb, el, what, a, b)
+	}
+}
+
 // pair walks two named lists: both(name, i, j) for names on both sides,
 // missing/extra for names on one side, in sorted order.
 func pair[D protoreflect.Descriptor](ours, theirs []D, both func(o, t D), missing, extra func(D)) {
@@ -444,18 +452,10 @@ func (c *comparer) services(ours, theirs protoreflect.ServiceDescriptors) {
 	pair(list(ours), list(theirs), func(o, t protoreflect.ServiceDescriptor) {
 		pair(list(o.Methods()), list(t.Methods()), func(om, tm protoreflect.MethodDescriptor) {
 			el := tm.FullName()
-			if a, b := om.Input().FullName(), tm.Input().FullName(); a != b {
-				c.add("%s: input: ours %s, upstream %s", el, a, b)
-			}
-			if a, b := om.Output().FullName(), tm.Output().FullName(); a != b {
-				c.add("%s: output: ours %s, upstream %s", el, a, b)
-			}
-			if a, b := om.IsStreamingClient(), tm.IsStreamingClient(); a != b {
-				c.add("%s: client_streaming: ours %v, upstream %v", el, a, b)
-			}
-			if a, b := om.IsStreamingServer(), tm.IsStreamingServer(); a != b {
-				c.add("%s: server_streaming: ours %v, upstream %v", el, a, b)
-			}
+			differ(c, el, "input", "%s", om.Input().FullName(), tm.Input().FullName())
+			differ(c, el, "output", "%s", om.Output().FullName(), tm.Output().FullName())
+			differ(c, el, "client_streaming", "%v", om.IsStreamingClient(), tm.IsStreamingClient())
+			differ(c, el, "server_streaming", "%v", om.IsStreamingServer(), tm.IsStreamingServer())
 		}, func(tm protoreflect.MethodDescriptor) {
 			c.add("%s: method missing in ours", tm.FullName())
 		}, func(om protoreflect.MethodDescriptor) {
@@ -471,9 +471,7 @@ func (c *comparer) services(ours, theirs protoreflect.ServiceDescriptors) {
 func (c *comparer) messages(ours, theirs protoreflect.MessageDescriptors, scope string) {
 	pair(list(ours), list(theirs), func(o, t protoreflect.MessageDescriptor) {
 		el := t.FullName()
-		if a, b := o.IsMapEntry(), t.IsMapEntry(); a != b {
-			c.add("%s: map_entry: ours %v, upstream %v", el, a, b)
-		}
+		differ(c, el, "map_entry", "%v", o.IsMapEntry(), t.IsMapEntry())
 		pair(list(o.Fields()), list(t.Fields()), c.field, func(tf protoreflect.FieldDescriptor) {
 			c.add("%s: field missing in ours (upstream %s = %d)", tf.FullName(), tf.Kind(), tf.Number())
 		}, func(of protoreflect.FieldDescriptor) {
@@ -484,9 +482,7 @@ func (c *comparer) messages(ours, theirs protoreflect.MessageDescriptors, scope 
 		}, func(oo protoreflect.OneofDescriptor) {
 			c.add("%s.%s: oneof only in ours", el, oo.Name())
 		})
-		if a, b := o.ReservedRanges().Len(), t.ReservedRanges().Len(); a != b {
-			c.add("%s: reserved ranges: ours %d, upstream %d", el, a, b)
-		}
+		differ(c, el, "reserved ranges", "%d", o.ReservedRanges().Len(), t.ReservedRanges().Len())
 		c.messages(o.Messages(), t.Messages(), string(el))
 		c.enums(o.Enums(), t.Enums(), string(el))
 	}, func(t protoreflect.MessageDescriptor) {
@@ -498,30 +494,14 @@ func (c *comparer) messages(ours, theirs protoreflect.MessageDescriptors, scope 
 
 func (c *comparer) field(o, t protoreflect.FieldDescriptor) {
 	el := t.FullName()
-	if a, b := o.Number(), t.Number(); a != b {
-		c.add("%s: number: ours %d, upstream %d", el, a, b)
-	}
-	if a, b := o.Kind(), t.Kind(); a != b {
-		c.add("%s: type: ours %s, upstream %s", el, a, b)
-	}
-	if a, b := o.Cardinality(), t.Cardinality(); a != b {
-		c.add("%s: label: ours %s, upstream %s", el, a, b)
-	}
-	if a, b := typeName(o), typeName(t); a != b {
-		c.add("%s: type_name: ours %s, upstream %s", el, a, b)
-	}
-	if a, b := o.JSONName(), t.JSONName(); a != b {
-		c.add("%s: json_name: ours %q, upstream %q", el, a, b)
-	}
-	if a, b := o.IsPacked(), t.IsPacked(); a != b {
-		c.add("%s: packed: ours %v, upstream %v", el, a, b)
-	}
-	if a, b := o.HasPresence(), t.HasPresence(); a != b {
-		c.add("%s: presence (proto3 optional): ours %v, upstream %v", el, a, b)
-	}
-	if a, b := oneofName(o), oneofName(t); a != b {
-		c.add("%s: oneof: ours %q, upstream %q", el, a, b)
-	}
+	differ(c, el, "number", "%d", o.Number(), t.Number())
+	differ(c, el, "type", "%s", o.Kind(), t.Kind())
+	differ(c, el, "label", "%s", o.Cardinality(), t.Cardinality())
+	differ(c, el, "type_name", "%s", typeName(o), typeName(t))
+	differ(c, el, "json_name", "%q", o.JSONName(), t.JSONName())
+	differ(c, el, "packed", "%v", o.IsPacked(), t.IsPacked())
+	differ(c, el, "presence (proto3 optional)", "%v", o.HasPresence(), t.HasPresence())
+	differ(c, el, "oneof", "%q", oneofName(o), oneofName(t))
 }
 
 func typeName(f protoreflect.FieldDescriptor) protoreflect.FullName {

@@ -6,5 +6,5 @@
 // same protobuf full names (v1.Disk, v1alpha1.GetBIOSSerialNumberRequest, …)
 // as csi-node-proxy's own stubs, so the two can never share a binary. Our
 // side is reached only through protoc output (descriptor_test.go) and a
-// daemon subprocess (wire_test.go). See README.md.
+// daemon subprocess (wire*_test.go, older*_test.go). See README.md.
 package wirecompat

@@ -276,14 +276,8 @@ func (h *Host) RmdirContents(ctx context.Context, path string) error {
 // directory link, which works once the directory appears. An existing link
 // to source is success; anything else at link is errdefs.ErrAlreadyExists.
 func (h *Host) CreateSymlink(ctx context.Context, source, link string) error {
-	state, err := h.CheckLink(ctx, link, source)
-	switch {
-	case err != nil:
+	if inPlace, err := h.linkInPlace(ctx, link, source); inPlace || err != nil {
 		return err
-	case state == LinkToTarget:
-		return nil
-	case state == LinkOther:
-		return errdefs.Errorf(errdefs.ErrAlreadyExists, "%q already exists and is not a link to %q", link, source)
 	}
 	var flags uint32 = symlinkDirectory
 	if st, err := h.api.Stat(source); err == nil && !st.isDir() {
@@ -297,16 +291,26 @@ func (h *Host) CreateSymlink(ctx context.Context, source, link string) error {
 // It does not look at the target: SMB targets are reached through a global
 // mapping and need no check here. An existing link to target is success.
 func (h *Host) CreateDirLink(ctx context.Context, target, link string) error {
+	if inPlace, err := h.linkInPlace(ctx, link, target); inPlace || err != nil {
+		return err
+	}
+	return h.createSymlink(link, target, symlinkDirectory)
+}
+
+// linkInPlace is the check both link makers start with: true when link
+// already leads to target (success, nothing to make), and
+// errdefs.ErrAlreadyExists when something else is there.
+func (h *Host) linkInPlace(ctx context.Context, link, target string) (bool, error) {
 	state, err := h.CheckLink(ctx, link, target)
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case state == LinkToTarget:
-		return nil
+		return true, nil
 	case state == LinkOther:
-		return errdefs.Errorf(errdefs.ErrAlreadyExists, "%q already exists and is not a link to %q", link, target)
+		return false, errdefs.Errorf(errdefs.ErrAlreadyExists, "%q already exists and is not a link to %q", link, target)
 	}
-	return h.createSymlink(link, target, symlinkDirectory)
+	return false, nil
 }
 
 // createSymlink asks for an unprivileged link first and retries without

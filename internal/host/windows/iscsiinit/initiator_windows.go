@@ -69,6 +69,26 @@ const maxTries = 5
 
 var errBufferGrew = windows.ERROR_INSUFFICIENT_BUFFER
 
+// sizedCall runs a size-query call until its buffer is large enough: call
+// fills buf (nil the first time) or fails with ERROR_INSUFFICIENT_BUFFER,
+// having stored the size it needs where grow reads it to make the next
+// buffer. Any other error ends the loop, as does a list that keeps
+// growing for maxTries calls (errBufferGrew).
+func sizedCall[T any](call func(buf []T) error, grow func() []T) ([]T, error) {
+	var buf []T
+	for range maxTries {
+		err := call(buf)
+		switch {
+		case err == nil:
+			return buf, nil
+		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
+			return nil, err
+		}
+		buf = grow()
+	}
+	return nil, errBufferGrew
+}
+
 // alignedBytes returns n zeroed bytes aligned for any of the structures
 // the API writes (their largest member is 8 bytes).
 func alignedBytes(n uint32) []byte {
@@ -79,7 +99,7 @@ func alignedBytes(n uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), n)
 }
 
-func first(b []byte) *byte {
+func first[T any](b []T) *T {
 	if len(b) == 0 {
 		return nil
 	}
@@ -148,18 +168,13 @@ func (winInitiator) SendTargetPortals() ([]byte, uint32, error) {
 		return nil, 0, err
 	}
 	var count, size uint32
-	var buf []byte
-	for range maxTries {
-		err := reportIScsiSendTargetPortalsEx(&count, &size, first(buf))
-		switch {
-		case err == nil:
-			return buf, count, nil
-		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
-			return nil, 0, err
-		}
-		buf = alignedBytes(size)
+	buf, err := sizedCall(func(buf []byte) error {
+		return reportIScsiSendTargetPortalsEx(&count, &size, first(buf))
+	}, func() []byte { return alignedBytes(size) })
+	if err != nil {
+		return nil, 0, err
 	}
-	return nil, 0, errBufferGrew
+	return buf, count, nil
 }
 
 // Targets implements initiatorAPI. BufferSize counts WCHARs.
@@ -168,22 +183,9 @@ func (winInitiator) Targets() ([]uint16, error) {
 		return nil, err
 	}
 	var size uint32
-	var buf []uint16
-	for range maxTries {
-		var p *uint16
-		if len(buf) > 0 {
-			p = &buf[0]
-		}
-		err := reportIScsiTargets(false, &size, p)
-		switch {
-		case err == nil:
-			return buf, nil
-		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
-			return nil, err
-		}
-		buf = make([]uint16, size)
-	}
-	return nil, errBufferGrew
+	return sizedCall(func(buf []uint16) error {
+		return reportIScsiTargets(false, &size, first(buf))
+	}, func() []uint16 { return make([]uint16, size) })
 }
 
 // DiscoveryMechanisms implements initiatorAPI. Learn gives BufferSize in
@@ -199,22 +201,9 @@ func (winInitiator) DiscoveryMechanisms(target string) ([]uint16, error) {
 		return nil, err
 	}
 	var size uint32
-	var buf []uint16
-	for range maxTries {
-		var p *uint16
-		if len(buf) > 0 {
-			p = &buf[0]
-		}
-		err := getIScsiTargetInformation(t, nil, infoDiscoveryMechanisms, &size, p)
-		switch {
-		case err == nil:
-			return buf, nil
-		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
-			return nil, err
-		}
-		buf = make([]uint16, size)
-	}
-	return nil, errBufferGrew
+	return sizedCall(func(buf []uint16) error {
+		return getIScsiTargetInformation(t, nil, infoDiscoveryMechanisms, &size, first(buf))
+	}, func() []uint16 { return make([]uint16, size) })
 }
 
 // Login implements initiatorAPI: LoginIScsiTargetW(target, informational
@@ -259,22 +248,17 @@ func (winInitiator) Sessions() ([]byte, uintptr, uint32, error) {
 		return nil, 0, 0, err
 	}
 	var size, count uint32
-	var buf []byte
-	for range maxTries {
-		err := getIScsiSessionList(&size, &count, first(buf))
-		switch {
-		case err == nil:
-			var base uintptr
-			if len(buf) > 0 {
-				base = uintptr(unsafe.Pointer(&buf[0]))
-			}
-			return buf, base, count, nil
-		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
-			return nil, 0, 0, err
-		}
-		buf = alignedBytes(size)
+	buf, err := sizedCall(func(buf []byte) error {
+		return getIScsiSessionList(&size, &count, first(buf))
+	}, func() []byte { return alignedBytes(size) })
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	return nil, 0, 0, errBufferGrew
+	var base uintptr
+	if len(buf) > 0 {
+		base = uintptr(unsafe.Pointer(&buf[0]))
+	}
+	return buf, base, count, nil
 }
 
 // Logout implements initiatorAPI.
@@ -304,18 +288,13 @@ func (winInitiator) Devices(id uniqueID) ([]byte, uint32, error) {
 		return nil, 0, err
 	}
 	var count uint32
-	var buf []byte
-	for range maxTries {
-		err := getDevicesForIScsiSession(&id, &count, first(buf))
-		switch {
-		case err == nil:
-			return buf, count, nil
-		case !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER):
-			return nil, 0, err
-		}
-		buf = alignedBytes(count * deviceOnSessionSize)
+	buf, err := sizedCall(func(buf []byte) error {
+		return getDevicesForIScsiSession(&id, &count, first(buf))
+	}, func() []byte { return alignedBytes(count * deviceOnSessionSize) })
+	if err != nil {
+		return nil, 0, err
 	}
-	return nil, 0, errBufferGrew
+	return buf, count, nil
 }
 
 // SetInitiatorCHAPSecret implements initiatorAPI.

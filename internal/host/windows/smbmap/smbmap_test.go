@@ -83,6 +83,20 @@ func newEnv(cfg Config) *env {
 	return e
 }
 
+// mappedEnv is an env in which req("") has been mapped, with the calls
+// that made the mapping forgotten, so a test sees only what a second
+// request does.
+func mappedEnv(t *testing.T) (*env, context.Context) {
+	t.Helper()
+	e := newEnv(DefaultConfig())
+	ctx := context.Background()
+	if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
+		t.Fatal(err)
+	}
+	e.m.calls = nil
+	return e, ctx
+}
+
 func req(local string) smb.Mapping {
 	return smb.Mapping{Share: `\\srv\share`, RemotePath: `\\srv\share\pv1`, LocalPath: local, Username: `DOM\alice`, Password: password}
 }
@@ -128,24 +142,6 @@ func TestNoCredentialWithoutUser(t *testing.T) {
 	}
 }
 
-func TestHealthyMappingReused(t *testing.T) {
-	e := newEnv(DefaultConfig())
-	ctx := context.Background()
-	if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
-		t.Fatal(err)
-	}
-	e.m.calls = nil
-	// Same user, another spelling: reused without a new Create.
-	m := req(`C:\k\p2`)
-	m.Username = `dom\ALICE`
-	if err := e.h.NewSmbGlobalMapping(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{`Get \\srv\share`}; !reflect.DeepEqual(e.m.calls, want) {
-		t.Errorf("calls %q, want %q", e.m.calls, want)
-	}
-}
-
 func TestMappingOfUnknownUserReused(t *testing.T) {
 	// A mapping made before this process started: its user is unknown, so
 	// it is reused as upstream does.
@@ -166,22 +162,19 @@ func TestMappingOfUnknownUserReused(t *testing.T) {
 // asks. csi-driver-smb stages several PVs of one share with credentials that
 // may be another user or the same user spelled differently.
 func TestHealthyMappingReusedWhateverTheUser(t *testing.T) {
-	for name, user := range map[string]string{
-		"another user":               "bob",
-		"same user without a domain": "alice",
-		"same user as a UPN":         "alice@dom.example",
+	for name, c := range map[string]struct{ user, password string }{
+		"another user":               {"bob", "bobs-password"},
+		"same user without a domain": {"alice", "bobs-password"},
+		"same user as a UPN":         {"alice@dom.example", "bobs-password"},
+		// Same user and password, another spelling: reused without a new Create.
+		"same user, another spelling": {`dom\ALICE`, password},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(DefaultConfig())
-			ctx := context.Background()
-			if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
-				t.Fatal(err)
-			}
-			e.m.calls = nil
+			e, ctx := mappedEnv(t)
 			m := req(`C:\k\p2`)
-			m.Username, m.Password = user, "bobs-password"
+			m.Username, m.Password = c.user, c.password
 			if err := e.h.NewSmbGlobalMapping(ctx, m); err != nil {
-				t.Fatalf("second mapping as %q: %v; want the healthy mapping reused", user, err)
+				t.Fatalf("second mapping as %q: %v; want the healthy mapping reused", c.user, err)
 			}
 			if want := []string{`Get \\srv\share`}; !reflect.DeepEqual(e.m.calls, want) {
 				t.Errorf("calls %q, want %q: the mapping was touched", e.m.calls, want)
@@ -197,12 +190,7 @@ func TestHealthyMappingReusedWhateverTheUser(t *testing.T) {
 // credentials of the request that found it stale, as upstream re-maps with
 // the request's user name.
 func TestOtherUserRecreatesStaleMapping(t *testing.T) {
-	e := newEnv(DefaultConfig())
-	ctx := context.Background()
-	if err := e.h.NewSmbGlobalMapping(ctx, req("")); err != nil {
-		t.Fatal(err)
-	}
-	e.m.calls = nil
+	e, ctx := mappedEnv(t)
 	e.reach[`\\srv\share`] = errors.New("logon failure")
 	m := req("")
 	m.Username, m.Password = "bob", "bobs-password"

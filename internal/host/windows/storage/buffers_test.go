@@ -229,28 +229,29 @@ func extentsBuf(disks ...uint32) []byte {
 // PathBuffer @20 (substitute name, then print name, as CreateSymbolicLink
 // stores them; lengths in bytes without the NUL).
 func symlinkReparseBuf(substitute, print string, relative bool) []byte {
-	path, subLen, printOff, printLen := pathBuffer(substitute, print)
-	b := make([]byte, 20, 20+len(path))
-	put32(b, 0, reparseTagSymlink)
-	put16(b, 4, uint16(12+len(path)))
-	put16(b, 8, 0)
-	put16(b, 10, subLen)
-	put16(b, 12, printOff)
-	put16(b, 14, printLen)
+	b := linkReparseBuf(reparseTagSymlink, 20, substitute, print)
 	if relative {
 		put32(b, 16, symlinkFlagRelative)
 	}
-	return append(b, path...)
+	return b
 }
 
 // mountPointReparseBuf is REPARSE_DATA_BUFFER for
 // IO_REPARSE_TAG_MOUNT_POINT (junctions and mounted folders): the same
 // header and four u16 as a symlink, without Flags; PathBuffer @16.
 func mountPointReparseBuf(substitute, print string) []byte {
+	return linkReparseBuf(reparseTagMountPoint, 16, substitute, print)
+}
+
+// linkReparseBuf is the layout both link kinds share: the tag, the data
+// length (all after the 8-byte header), the substitute and print names'
+// offsets and lengths, and PathBuffer at head (the fields before it left
+// zero for the caller).
+func linkReparseBuf(tag uint32, head int, substitute, print string) []byte {
 	path, subLen, printOff, printLen := pathBuffer(substitute, print)
-	b := make([]byte, 16, 16+len(path))
-	put32(b, 0, reparseTagMountPoint)
-	put16(b, 4, uint16(8+len(path)))
+	b := make([]byte, head, head+len(path))
+	put32(b, 0, tag)
+	put16(b, 4, uint16(head-8+len(path)))
 	put16(b, 8, 0)
 	put16(b, 10, subLen)
 	put16(b, 12, printOff)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,7 +53,7 @@ func TestListDiskLocations(t *testing.T) {
 		0: {Adapter: "0", Bus: "", Target: "0", LUNID: "0"},
 		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
 	}
-	if len(got) != len(want) || got[0] != want[0] || got[2] != want[2] {
+	if !maps.Equal(got, want) {
 		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
 	}
 	f.expect(
@@ -113,7 +115,7 @@ func TestListDiskLocationsNVMe(t *testing.T) {
 		1: {Adapter: "0", Bus: "2", Target: "", LUNID: ""},
 		2: {Adapter: "1", Bus: "", Target: "3", LUNID: "12"},
 	}
-	if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+	if !maps.Equal(got, want) {
 		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
 	}
 	for n, l := range got {
@@ -449,6 +451,28 @@ func partitionedAfterCreate(f *fakeSystem, before []byte, after []byte) {
 	}
 }
 
+// readDisk3Layout is the trace of PartitionDisk reading drive3's state:
+// its attributes (online or not) and its partition table.
+var readDisk3Layout = []string{
+	"open " + drive3 + " query",
+	"ioctl " + drive3 + " IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
+	"ioctl " + drive3 + " IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+	"close " + drive3,
+}
+
+// partitionDisk3 is the trace of PartitionDisk partitioning the online RAW
+// drive3: GPT, one data partition over the disk, the layout read again for
+// the new partition's number, and that partition brought online.
+var partitionDisk3 = []string{
+	"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
+	"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
+	"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
+	"open " + drive3 + " query",
+	"ioctl " + drive3 + " IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
+	"close " + drive3,
+	"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
+}
+
 var afterCreate = gptLayoutBuf(
 	gptEntry{1, gptMicrosoftReserved, 17408, 16 << 20},
 	gptEntry{2, gptBasicData, 17 << 20, 1006 << 20},
@@ -461,19 +485,7 @@ func TestPartitionDiskRAW(t *testing.T) {
 	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	f.expect(
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
-	)
+	f.expect(slices.Concat(readDisk3Layout, partitionDisk3)...)
 }
 
 func TestPartitionDiskIdempotent(t *testing.T) {
@@ -532,12 +544,7 @@ func TestPartitionDiskOfflinePartitioned(t *testing.T) {
 	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
 		t.Fatalf("PartitionDisk(offline, partitioned) = %v, want success", err)
 	}
-	f.expect(
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-	)
+	f.expect(readDisk3Layout...)
 }
 
 // An offline disk whose partition table the IOCTL cannot read is judged
@@ -593,24 +600,12 @@ func TestPartitionDiskOfflineRAW(t *testing.T) {
 	if err := f.backend().Disk().PartitionDisk(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	f.expect(
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()",
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DISK_ATTRIBUTES out=16",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Initialize(PartitionStyle=2)",
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .CreatePartition(UseMaximumSize=true, AssignDriveLetter=false, IsHidden=false, IsActive=false, GptType={ebd0a0a2-b9e5-4433-87c0-68b6b72699c7})",
-		"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Refresh()",
-		"open "+drive3+" query",
-		"ioctl "+drive3+" IOCTL_DISK_GET_DRIVE_LAYOUT_EX out=2352",
-		"close "+drive3,
-		"wmi call SELECT * FROM MSFT_Partition WHERE DiskNumber = 3 AND PartitionNumber = 2 .Online()",
-	)
+	f.expect(slices.Concat(
+		readDisk3Layout,
+		[]string{"wmi call SELECT * FROM MSFT_Disk WHERE Number = 3 .Online()"},
+		readDisk3Layout,
+		partitionDisk3,
+	)...)
 }
 
 // A disk that stays offline after Online (the provider refused quietly,
