@@ -160,7 +160,7 @@ release-check: ## Build the release binary for this machine only and check its -
 	hack/release.sh --check
 
 .PHONY: modules
-modules: ## The module checks (separate module): the root module's go directive is the highest of its dependencies', and a fresh driver module go gets the root module packed from this tree into a file-system proxy, offline, and builds it without the cmd module.
+modules: ## The module checks (separate module): the root module's go directive is the highest of its dependencies', it requires no module only the tools need (golang.org/x/tools, x/mod), and a fresh driver module go gets the root module packed from this tree into a file-system proxy, offline, and builds it without the cmd module.
 	cd test/modules && $(GO) test -count=1 ./...
 
 .PHONY: release-modules-check

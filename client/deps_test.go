@@ -72,7 +72,7 @@ func isClientPackage(pkg string) bool {
 func daemonPackage(rel string) bool {
 	for _, p := range []string{"cmd/", "host/", "internal/host/", "internal/hostset", "inprocess", "internal/adapter", "internal/server",
 		"internal/transport", "internal/policy", "internal/audit", "internal/metrics", "internal/identity",
-		"internal/winsvc", "internal/version", "internal/convgen"} {
+		"internal/winsvc", "internal/version"} {
 		if strings.HasPrefix(rel, p) {
 			return true
 		}

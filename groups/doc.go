@@ -13,5 +13,5 @@
 // the node: //convgen:mutates or //convgen:read. convgen generates from
 // them the audit log's classification of every method and of every RPC
 // that calls it (a mutating call has its intent recorded before it runs),
-// so the decision is stated once, next to the method (internal/convgen).
+// so the decision is stated once, next to the method (cmd/internal/convgen).
 package groups

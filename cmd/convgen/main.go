@@ -4,8 +4,11 @@
 // audit log's read/mutate tables, the Host decorators of
 // internal/metrics/hostmetrics), the call gate's guards and library mode's
 // Node accessors, from the api/ packages and the group models under
-// groups/. Run it from the root module's directory (make generate does).
-// See package internal/convgen for the rules and how to write overrides.
+// groups/. -dir names the root module's directory: make generate runs
+// go run -C cmd ./convgen -dir .. (the engine and golang.org/x/tools live
+// in this module, so that a driver requiring the root module never sees
+// them). See package cmd/internal/convgen for the rules and how to write
+// overrides.
 package main
 
 import (
@@ -13,7 +16,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/convgen"
+	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/convgen"
 )
 
 func main() {

@@ -9,8 +9,13 @@
 //     tag would serve it into a file-system module proxy, is what a fresh
 //     driver module go gets, builds (linux and windows) and tidies with no
 //     network, without the cmd module (the daemon's) or any other module
-//     of this repository in its graph.
+//     of this repository in its graph;
+//   - TestRootRequiresNoTools: the root module requires none of the
+//     modules only the tools need (golang.org/x/tools for convgen's
+//     engine, golang.org/x/mod for these checks), which live in the cmd
+//     module and in this one.
 //
-// Both need the go command; the second needs the module cache to hold the
-// root module's dependencies (go mod download in the root module).
+// The first two need the go command; the second needs the module cache
+// to hold the root module's dependencies (go mod download in the root
+// module).
 package modules

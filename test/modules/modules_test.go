@@ -135,6 +135,31 @@ func TestGoDirective(t *testing.T) {
 	t.Logf("go %s, set by %s", maxGo, setBy)
 }
 
+// toolModules are modules only the repository's tools need: the
+// generators (convgen's engine reads packages with golang.org/x/tools)
+// and these checks (golang.org/x/mod). They live in the cmd module and
+// in this one, so that a driver requiring the root module never has them
+// as a requirement of ours.
+var toolModules = []string{"golang.org/x/tools", "golang.org/x/mod"}
+
+// TestRootRequiresNoTools: the root module's go.mod, which every driver's
+// module graph holds, requires none of toolModules. A requirement appears
+// when a root package or test imports one (go mod tidy adds it); move that
+// code to the cmd module, as convgen's engine was (cmd/internal/convgen).
+func TestRootRequiresNoTools(t *testing.T) {
+	root := readGoMod(t, rootDir)
+	if len(root.Require) == 0 {
+		t.Fatal("the root module's go.mod requires nothing; the parse is broken")
+	}
+	for _, r := range root.Require {
+		for _, tool := range toolModules {
+			if r.Mod.Path == tool || strings.HasPrefix(r.Mod.Path, tool+"/") {
+				t.Errorf("the root module requires %s, a module only the tools need: move the code that imports it to the cmd module (go mod why -m %s in the root names it)", r.Mod, r.Mod.Path)
+			}
+		}
+	}
+}
+
 // checkVersion is the version the root module is packed at: a release
 // version no tag will ever have, so the throwaway module cache can never
 // mix it up with a published one.
