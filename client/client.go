@@ -162,18 +162,7 @@ func Endpoint(group, version string) string { return "csi-proxy-" + group + "-" 
 // group-version this client is built with and how to make its stub.
 type groupVersion struct {
 	group, version, service string
-	bind                    func(grpc.ClientConnInterface, *groupSet)
-}
-
-// groupSet holds one implementation of each group; the generated registry
-// sets a field by its group's name.
-type groupSet struct {
-	disk       disk.Interface
-	volume     volume.Interface
-	filesystem filesystem.Interface
-	smb        smb.Interface
-	iscsi      iscsi.Interface
-	system     system.Interface
+	bind                    func(grpc.ClientConnInterface, *groups.Set)
 }
 
 // KnownVersions returns, for each group, the API versions this client is
@@ -221,7 +210,7 @@ func lookup(group, version string) (groupVersion, bool) {
 // group. It implements groups.Node and is safe for concurrent use.
 type Client struct {
 	opts     Options
-	groups   groupSet
+	groups   groups.Set
 	conns    map[string]*grpc.ClientConn // by group
 	versions map[string]string           // by group
 	missing  map[string]error            // by group: why Dial could not connect it
@@ -554,22 +543,22 @@ func (c *Client) Versions() map[string]string {
 }
 
 // Disk returns the disk group.
-func (c *Client) Disk() disk.Interface { return c.groups.disk }
+func (c *Client) Disk() disk.Interface { return c.groups.Disk }
 
 // Volume returns the volume group.
-func (c *Client) Volume() volume.Interface { return c.groups.volume }
+func (c *Client) Volume() volume.Interface { return c.groups.Volume }
 
 // Filesystem returns the filesystem group.
-func (c *Client) Filesystem() filesystem.Interface { return c.groups.filesystem }
+func (c *Client) Filesystem() filesystem.Interface { return c.groups.Filesystem }
 
 // SMB returns the SMB group.
-func (c *Client) SMB() smb.Interface { return c.groups.smb }
+func (c *Client) SMB() smb.Interface { return c.groups.SMB }
 
 // ISCSI returns the iSCSI group.
-func (c *Client) ISCSI() iscsi.Interface { return c.groups.iscsi }
+func (c *Client) ISCSI() iscsi.Interface { return c.groups.ISCSI }
 
 // System returns the system group.
-func (c *Client) System() system.Interface { return c.groups.system }
+func (c *Client) System() system.Interface { return c.groups.System }
 
 // Close closes every connection. Calls made after Close fail with
 // errdefs.ErrFailedPrecondition; calls in flight end as gRPC ends them

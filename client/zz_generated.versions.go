@@ -28,6 +28,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/volumev1beta2"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/volumev1beta3"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/volumev2alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
 )
 
 // builtIn is every group-version this client is built with, by group and,
@@ -41,27 +42,27 @@ import (
 //	system:     v1alpha1
 //	volume:     v2alpha1, v1, v1beta3, v1beta2, v1beta1, v1alpha1
 var builtIn = []groupVersion{
-	{group: "disk", version: "v1", service: diskv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.disk = diskv1.New(cc) }},
-	{group: "disk", version: "v1beta3", service: diskv1beta3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.disk = diskv1beta3.New(cc) }},
-	{group: "disk", version: "v1beta2", service: diskv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.disk = diskv1beta2.New(cc) }},
-	{group: "disk", version: "v1beta1", service: diskv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.disk = diskv1beta1.New(cc) }},
-	{group: "disk", version: "v1alpha1", service: diskv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.disk = diskv1alpha1.New(cc) }},
-	{group: "filesystem", version: "v2alpha1", service: filesystemv2alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.filesystem = filesystemv2alpha1.New(cc) }},
-	{group: "filesystem", version: "v1", service: filesystemv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.filesystem = filesystemv1.New(cc) }},
-	{group: "filesystem", version: "v1beta2", service: filesystemv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.filesystem = filesystemv1beta2.New(cc) }},
-	{group: "filesystem", version: "v1beta1", service: filesystemv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.filesystem = filesystemv1beta1.New(cc) }},
-	{group: "filesystem", version: "v1alpha1", service: filesystemv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.filesystem = filesystemv1alpha1.New(cc) }},
-	{group: "iscsi", version: "v1alpha2", service: iscsiv1alpha2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.iscsi = iscsiv1alpha2.New(cc) }},
-	{group: "iscsi", version: "v1alpha1", service: iscsiv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.iscsi = iscsiv1alpha1.New(cc) }},
-	{group: "smb", version: "v1", service: smbv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.smb = smbv1.New(cc) }},
-	{group: "smb", version: "v1beta2", service: smbv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.smb = smbv1beta2.New(cc) }},
-	{group: "smb", version: "v1beta1", service: smbv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.smb = smbv1beta1.New(cc) }},
-	{group: "smb", version: "v1alpha1", service: smbv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.smb = smbv1alpha1.New(cc) }},
-	{group: "system", version: "v1alpha1", service: systemv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.system = systemv1alpha1.New(cc) }},
-	{group: "volume", version: "v2alpha1", service: volumev2alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev2alpha1.New(cc) }},
-	{group: "volume", version: "v1", service: volumev1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev1.New(cc) }},
-	{group: "volume", version: "v1beta3", service: volumev1beta3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev1beta3.New(cc) }},
-	{group: "volume", version: "v1beta2", service: volumev1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev1beta2.New(cc) }},
-	{group: "volume", version: "v1beta1", service: volumev1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev1beta1.New(cc) }},
-	{group: "volume", version: "v1alpha1", service: volumev1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.volume = volumev1alpha1.New(cc) }},
+	{group: "disk", version: "v1", service: diskv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Disk = diskv1.New(cc) }},
+	{group: "disk", version: "v1beta3", service: diskv1beta3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Disk = diskv1beta3.New(cc) }},
+	{group: "disk", version: "v1beta2", service: diskv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Disk = diskv1beta2.New(cc) }},
+	{group: "disk", version: "v1beta1", service: diskv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Disk = diskv1beta1.New(cc) }},
+	{group: "disk", version: "v1alpha1", service: diskv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Disk = diskv1alpha1.New(cc) }},
+	{group: "filesystem", version: "v2alpha1", service: filesystemv2alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Filesystem = filesystemv2alpha1.New(cc) }},
+	{group: "filesystem", version: "v1", service: filesystemv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Filesystem = filesystemv1.New(cc) }},
+	{group: "filesystem", version: "v1beta2", service: filesystemv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Filesystem = filesystemv1beta2.New(cc) }},
+	{group: "filesystem", version: "v1beta1", service: filesystemv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Filesystem = filesystemv1beta1.New(cc) }},
+	{group: "filesystem", version: "v1alpha1", service: filesystemv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Filesystem = filesystemv1alpha1.New(cc) }},
+	{group: "iscsi", version: "v1alpha2", service: iscsiv1alpha2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.ISCSI = iscsiv1alpha2.New(cc) }},
+	{group: "iscsi", version: "v1alpha1", service: iscsiv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.ISCSI = iscsiv1alpha1.New(cc) }},
+	{group: "smb", version: "v1", service: smbv1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1.New(cc) }},
+	{group: "smb", version: "v1beta2", service: smbv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1beta2.New(cc) }},
+	{group: "smb", version: "v1beta1", service: smbv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1beta1.New(cc) }},
+	{group: "smb", version: "v1alpha1", service: smbv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1alpha1.New(cc) }},
+	{group: "system", version: "v1alpha1", service: systemv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.System = systemv1alpha1.New(cc) }},
+	{group: "volume", version: "v2alpha1", service: volumev2alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev2alpha1.New(cc) }},
+	{group: "volume", version: "v1", service: volumev1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1.New(cc) }},
+	{group: "volume", version: "v1beta3", service: volumev1beta3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1beta3.New(cc) }},
+	{group: "volume", version: "v1beta2", service: volumev1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1beta2.New(cc) }},
+	{group: "volume", version: "v1beta1", service: volumev1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1beta1.New(cc) }},
+	{group: "volume", version: "v1alpha1", service: volumev1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1alpha1.New(cc) }},
 }

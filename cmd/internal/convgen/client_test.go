@@ -69,7 +69,7 @@ func TestGoldenClientBehaviour(t *testing.T) {
 		{v3, "v3", "// out.Scope stays empty (//convgen:ignore)."},
 		{v3, "v3", "// in.Error is dropped (//convgen:ignore)."},
 		{v3, "v3", "func toModelPart(in *pb.Part) *widget.Part {"},
-		{reg, "registry", `{group: "widget", version: "v3", service: widgetv3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groupSet) { s.widget = widgetv3.New(cc) }},`},
+		{reg, "registry", `{group: "widget", version: "v3", service: widgetv3.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Widget = widgetv3.New(cc) }},`},
 		{reg, "registry", "//\twidget:     v3, v2, v1\n"},
 	} {
 		if !strings.Contains(c.file, c.s) {

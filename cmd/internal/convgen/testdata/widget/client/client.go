@@ -5,16 +5,12 @@ package client
 import (
 	"google.golang.org/grpc"
 
-	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/convgen/testdata/widget/groups/widget"
+	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/convgen/testdata/widget/groups"
 )
 
 type groupVersion struct {
 	group, version, service string
-	bind                    func(grpc.ClientConnInterface, *groupSet)
-}
-
-type groupSet struct {
-	widget widget.Interface
+	bind                    func(grpc.ClientConnInterface, *groups.Set)
 }
 
 // Versions lists the generated registry, so that it is used.

@@ -1,0 +1,11 @@
+// Package groups is the golden test's stand-in for the model root: the
+// generated registries bind each group to its field of Set.
+package groups
+
+import "github.com/csi-node-proxy/csi-node-proxy/cmd/internal/convgen/testdata/widget/groups/widget"
+
+// Set holds one implementation of each group.
+type Set struct {
+	// Widget is the widget group.
+	Widget widget.Interface
+}
