@@ -8,7 +8,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -88,12 +87,13 @@ func TestShippedRulesConfineObjects(t *testing.T) {
 			}
 			for vol, allowed := range map[string]bool{"fresh": true, "own": true, "other": false, "node": false} {
 				c := policy.Call{
-					Caller:  identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2], ServiceAccount: d[4]},
-					Group:   "volume",
-					Version: "v1",
-					Method:  "FormatVolume",
-					Request: &volumev1.FormatVolumeRequest{VolumeId: vol},
-					Objects: objects,
+					Caller:    identity.Caller{PID: 4242, HasUnixIDs: true, PodNamespace: d[0], PodName: d[1], ContainerName: d[2], ServiceAccount: d[4]},
+					Group:     "volume",
+					Version:   "v1",
+					Method:    "FormatVolume",
+					Inspected: true,
+					Args:      []policy.Arg{{Field: "volume_id", Kind: policy.ArgVolume, Value: vol}},
+					Objects:   objects,
 				}
 				dec := p.Decide(c)
 				switch {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
-	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
@@ -88,7 +87,9 @@ func pathCall(ns, pod, container, sa, dir string) policy.Call {
 		Group:   "filesystem",
 		Version: "v1",
 		Method:  "PathExists",
-		Request: &filesystemv1.PathExistsRequest{Path: dir},
+		// The arguments the call gate reads from the model request.
+		Inspected: true,
+		Args:      []policy.Arg{{Field: "path", Kind: policy.ArgPath, Value: dir}},
 	}
 }
 
@@ -114,7 +115,7 @@ func TestShippedPolicies(t *testing.T) {
 				list := c
 				list.Method = "ListDiskIDs"
 				list.Group = "disk"
-				list.Request = nil
+				list.Args = nil // ListDiskIDs names no path
 				for _, c := range []policy.Call{c, list} {
 					if dec := p.Decide(c); dec.Allowed {
 						t.Errorf("%s as shipped allows %s (the %s example's caller) %s.%s by rule %s; it must admit no one", sp.file, c.Caller, name, c.Group, c.Method, dec.Rule)
