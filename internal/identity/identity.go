@@ -15,9 +15,11 @@
 // and pod, parsed by ParseCgroup for the cgroupfs, systemd and CRI-O layouts.
 // Reading /proc by PID races with PID reuse, so the reads go through a
 // handle on /proc/<pid> opened once, the process start time is compared
-// before and after, and where the kernel offers a pidfd of the peer
-// (SO_PEERPIDFD, Linux 6.5+) the connecting process must still be alive
-// after the reads, which proves the PID was never reused.
+// before and after and must be no later than the accept, and where the
+// kernel offers a pidfd of the peer (SO_PEERPIDFD, Linux 6.5+) the
+// connecting process must still be alive after the reads, which proves
+// the PID was never reused. A kernel that has the option but gives no
+// pidfd says the process is gone: then /proc is not read at all.
 //
 // On Windows the pipe server asks for the client's process ID
 // (GetNamedPipeClientProcessId), opens the process (which pins the PID) and
