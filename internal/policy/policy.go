@@ -190,6 +190,9 @@ func Parse(data []byte, o Options) (*Policy, error) {
 // case-variant keys.
 func decodeStrict(data []byte) (File, error) {
 	var f File
+	if err := checkScalars(data); err != nil {
+		return f, err
+	}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return f, err
