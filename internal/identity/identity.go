@@ -219,6 +219,12 @@ type Options struct {
 	// ProcRoot is where procfs is mounted (Linux); "" means /proc. Tests
 	// point it at a fixture tree.
 	ProcRoot string
+	// CgroupRoot is the kubelet's --cgroup-root (Linux); "" means
+	// DefaultCgroupRoot, kubelet's default. Pods' cgroups are recognised
+	// only below it, so a cgroup tree delegated elsewhere (an
+	// unprivileged LXC container, a systemd user subtree) cannot pose as
+	// a pod's. See ParseCgroup.
+	CgroupRoot string
 	// MaxIdentifying bounds the connections being identified at once;
 	// 0 means DefaultMaxIdentifying. Identifying a Windows caller walks
 	// the system's handle table, so a flood of connections must not start

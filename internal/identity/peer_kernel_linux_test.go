@@ -118,7 +118,7 @@ func TestBootTicksMatchesProcfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ReadProcess("/proc", os.Getpid(), uint32(os.Geteuid()))
+	p, err := ReadProcess("/proc", os.Getpid(), uint32(os.Geteuid()), "")
 	if err != nil && p.StartTime == 0 {
 		t.Fatal(err)
 	}

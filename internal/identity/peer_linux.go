@@ -129,7 +129,7 @@ func identifyWith(k peerKernel, conn net.Conn, o Options) (Caller, *process) {
 		c.Incomplete = "cannot tell when the connection was accepted: " + tickErr.Error()
 		return c, proc
 	}
-	p, err := ReadProcess(o.procRoot(), c.PID, c.UID)
+	p, err := ReadProcess(o.procRoot(), c.PID, c.UID, o.CgroupRoot)
 	if p.StartTime > accepted {
 		// Whatever else was read, it was another process's.
 		err = fmt.Errorf("process %d started after the connection was accepted: %w", c.PID, ErrPIDReused)
