@@ -255,7 +255,7 @@ type Credentials struct {
 	// slots holds one token per connection being identified.
 	slots chan struct{}
 	// identify and wait are identify and IdentifyWait, replaced by tests.
-	identify func(net.Conn, Options) (Caller, *process)
+	identify func(net.Conn, Options, acceptMark) (Caller, *process)
 	wait     time.Duration
 }
 
@@ -284,6 +284,9 @@ var ErrTooManyConnections = fmt.Errorf("too many connections are being identifie
 // connection that finds no free slot within IdentifyWait is refused with
 // an error wrapping ErrTooManyConnections (gRPC closes it).
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error) {
+	// Taken before the wait for a slot: a process started after it
+	// cannot be the one that connected, however long the wait.
+	accepted := markAccepted()
 	t := time.NewTimer(c.wait)
 	defer t.Stop()
 	select {
@@ -291,7 +294,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 	case <-t.C:
 		return nil, nil, ErrTooManyConnections
 	}
-	caller, proc := c.identify(conn, c.opts)
+	caller, proc := c.identify(conn, c.opts, accepted)
 	// The runtime is asked while the slot is held: its timeout bounds
 	// the wait, and a flood of connections cannot flood it.
 	caller = resolveWorkload(c.opts, caller)
@@ -308,7 +311,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 // with a NetConn() net.Conn method, as the server's connection tracking
 // does.
 func Identify(conn net.Conn, o Options) Caller {
-	c, p := identify(conn, o)
+	c, p := identify(conn, o, markAccepted())
 	p.close()
 	return resolveWorkload(o, c)
 }

@@ -4,9 +4,11 @@ package identity
 
 import (
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,7 +51,7 @@ func fakeKernel(t *testing.T, pidfdErr error, exited bool, accepted uint64) peer
 
 func identifyFixture(t *testing.T, k peerKernel) Caller {
 	t.Helper()
-	c, p := identifyWith(k, pair(t), Options{ProcRoot: "testdata/proc"})
+	c, p := identifyWith(k, pair(t), Options{ProcRoot: "testdata/proc"}, markWith(k))
 	p.close()
 	if c.PID != fixturePID || !c.HasUnixIDs || c.UID != 1000 {
 		t.Errorf("kernel IDs lost: %+v", c)
@@ -130,5 +132,41 @@ func TestBootTicksMatchesProcfs(t *testing.T) {
 	}
 	if errors.Is(err, ErrPIDReused) {
 		t.Error(err)
+	}
+}
+
+// The accept time is read when the handshake begins, before it waits for
+// an identification slot: a flood that keeps the slots busy must not
+// widen the window in which a process started after the accept passes.
+func TestHandshakeMarksAcceptBeforeWaitingForSlot(t *testing.T) {
+	c := NewCredentials(Options{MaxIdentifying: 1})
+	release := make(chan struct{})
+	marks := make(chan acceptMark, 2)
+	c.identify = func(_ net.Conn, _ Options, m acceptMark) (Caller, *process) {
+		marks <- m
+		<-release
+		return Caller{}, nil
+	}
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	done := make(chan error, 2)
+	go func() { _, _, err := c.ServerHandshake(a); done <- err }()
+	<-marks // the first holds the only slot
+	go func() { _, _, err := c.ServerHandshake(b); done <- err }()
+	time.Sleep(200 * time.Millisecond) // the second waits meanwhile
+	waited, err := bootTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	second := <-marks
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if second.err != nil || second.ticks == 0 || second.ticks+10 > waited {
+		t.Errorf("second handshake marked at tick %d (%v), want before it waited (tick %d was 200 ms in)", second.ticks, second.err, waited)
 	}
 }

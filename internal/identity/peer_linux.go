@@ -70,14 +70,30 @@ func oldKernel(err error) bool {
 //
 // A process that started after the connection was accepted cannot be the
 // one that connected: its /proc directory is not read as the caller's,
-// on every kernel. The time is taken when identification starts, after
-// the accept, so it is a bound the connecting process always meets.
-func identify(conn net.Conn, o Options) (Caller, *process) {
-	return identifyWith(kernel, conn, o)
+// on every kernel. accepted is the boot clock read when the handshake
+// began (markAccepted), after the accept, so it is a bound the connecting
+// process always meets.
+func identify(conn net.Conn, o Options, accepted acceptMark) (Caller, *process) {
+	return identifyWith(kernel, conn, o, accepted)
 }
 
-func identifyWith(k peerKernel, conn net.Conn, o Options) (Caller, *process) {
-	accepted, tickErr := k.bootTicks()
+// acceptMark is the boot clock read when the handshake began, before it
+// waited for an identification slot: the connection was accepted before,
+// so a process started later is not its peer.
+type acceptMark struct {
+	ticks uint64
+	err   error
+}
+
+func markAccepted() acceptMark { return markWith(kernel) }
+
+func markWith(k peerKernel) acceptMark {
+	t, err := k.bootTicks()
+	return acceptMark{ticks: t, err: err}
+}
+
+func identifyWith(k peerKernel, conn net.Conn, o Options, mark acceptMark) (Caller, *process) {
+	accepted, tickErr := mark.ticks, mark.err
 	sc, ok := unwrap(conn).(syscall.Conn)
 	if !ok {
 		return Caller{Incomplete: fmt.Sprintf("a %T is not a Unix socket", unwrap(conn))}, nil
