@@ -363,9 +363,9 @@ func (p *Policy) Roots() []string { return append([]string(nil), p.roots...) }
 //
 // Under the Windows style a drive-less rooted path (\var\lib\kubelet\x or
 // /var/lib/kubelet/x, but not \\server\share or \\?\ forms) first gets a
-// drive (see withDrive); then it is checked like any other path.
+// drive (see WithDrive); then it is checked like any other path.
 func (p *Policy) Check(field, path string) (string, error) {
-	c, err := p.style.Clean(p.withDrive(path))
+	c, err := p.style.Clean(p.WithDrive(path))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}
@@ -396,7 +396,7 @@ func (p *Policy) CheckBelow(field, path string) (string, error) {
 	return c, nil
 }
 
-// withDrive gives a drive-less rooted Windows path a drive letter, and
+// WithDrive gives a drive-less rooted Windows path a drive letter, and
 // returns any other path unchanged. EKS kubelets run with a root dir
 // without a drive (\var\lib\kubelet, aws-ebs-csi-driver#2100), and gcp-pd
 // and azuredisk pass kubelet's paths on as they are; Win32 resolves such a
@@ -408,7 +408,9 @@ func (p *Policy) CheckBelow(field, path string) (string, error) {
 // directory's drive, so that the check refuses it as outside. Two leading
 // separators (UNC \\server\share, device \\?\ and \\.\ paths, in either
 // slash) are not drive-less and stay as they are, for Clean to refuse.
-func (p *Policy) withDrive(path string) string {
+// Check applies it to every path; the authorization policy applies it
+// too, so that a rule's path roots judge the path the services act on.
+func (p *Policy) WithDrive(path string) string {
 	if p.style != Windows || len(p.roots) == 0 || !isDriveLessRooted(path) {
 		return path
 	}

@@ -212,7 +212,7 @@ func FuzzPolicyCheck(f *testing.F) {
 }
 
 // withDriveOracle is what Policy.Check should clean, written
-// independently of withDrive: on Windows a path that starts with exactly
+// independently of WithDrive: on Windows a path that starts with exactly
 // one separator (either slash) gets the drive of the first root that
 // holds it once given that drive, or else the first root's drive; any
 // other path is taken as it is.

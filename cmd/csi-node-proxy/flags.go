@@ -93,6 +93,10 @@ type Config struct {
 	// for the pod namespace, pod name and container name of each caller
 	// in a container (cri.Resolver); "" asks nothing.
 	CRIEndpoint string
+	// KubeletCgroupRoot is --kubelet-cgroup-root: the kubelet's
+	// --cgroup-root, below which alone a caller's cgroup names its pod
+	// (identity.Options.CgroupRoot).
+	KubeletCgroupRoot string
 	// EndpointPrefix is --endpoint-prefix: the endpoints are named
 	// <prefix>-<group>-<version>.
 	EndpointPrefix string

@@ -135,3 +135,32 @@ func TestCRIKubeletPath(t *testing.T) {
 		ids.close()
 	}
 }
+
+// TestKubeletCgroupRootFlag: --kubelet-cgroup-root (kubelet's default,
+// /, unless given) reaches the endpoints' identity options, and a root
+// that is no cgroup path is a command-line error.
+func TestKubeletCgroupRootFlag(t *testing.T) {
+	resetKlog(t)
+	for args, want := range map[string]string{"": identity.DefaultCgroupRoot, "--kubelet-cgroup-root=/kubelet": "/kubelet"} {
+		var argv []string
+		if args != "" {
+			argv = []string{args}
+		}
+		cfg, err := parseFlagsWith(append(argv, "--cri-endpoint="), registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := setupCallers(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := serverConfig(cfg, &hostset.Node{}, ids, nil, nil).Identity.CgroupRoot; got != want {
+			t.Errorf("%q: the server identifies callers below cgroup root %q, want %q", args, got, want)
+		}
+	}
+	for _, bad := range []string{"kubelet", "/a-b", "/kubepods"} {
+		if _, err := parseFlagsWith([]string{"--kubelet-cgroup-root=" + bad}, registry); err == nil || !strings.Contains(err.Error(), "kubelet-cgroup-root") {
+			t.Errorf("--kubelet-cgroup-root=%s: %v, want a command-line error", bad, err)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
 	set.StringVar(&cfg.NodeName, "node-name", "", "The node's name in every audit record, so records collected from many nodes say where each call ran; the default is $NODE_NAME (the shipped DaemonSets set it from spec.nodeName), else the host name")
 	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", cri.DefaultEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container and for the ServiceAccount token mounted into it (read below -kubelet-path), which policy rules can select by (namespaces, podNames, containerNames, serviceAccounts). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
+	set.StringVar(&cfg.KubeletCgroupRoot, "kubelet-cgroup-root", identity.DefaultCgroupRoot, "The kubelet's --cgroup-root (Linux): a caller's cgroup names its pod only below it (<root>/kubepods/... under the cgroupfs driver, the root's slices then kubepods.slice under systemd), so a delegated cgroup subtree (an unprivileged LXC container, a systemd user subtree) cannot pose as a pod. The default is kubelet's: /; kind nodes use /kubelet")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
 
@@ -34,6 +35,9 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
 	if cfg.PolicyReloadInterval < 0 {
 		return errors.New("-policy-reload-interval must not be negative")
+	}
+	if _, err := identity.CgroupRootElems(cfg.KubeletCgroupRoot); err != nil {
+		return fmt.Errorf("-kubelet-cgroup-root: %w", err)
 	}
 	if cfg.CRIEndpoint != "" {
 		// NewCRI checks the endpoint's form without connecting: a
@@ -133,7 +137,7 @@ func (w *identityWarnings) update(p *policy.Policy, o identity.Options) {
 // not there yet leaves callers' workloads unknown per call
 // (Caller.Incomplete) and never stops the daemon.
 func setupCallers(cfg Config) (callers, error) {
-	var c callers
+	c := callers{identity: identity.Options{CgroupRoot: cfg.KubeletCgroupRoot}}
 	if cfg.CRIEndpoint == "" {
 		return c, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/objecthost"
@@ -158,7 +159,13 @@ func NewNode(cfg Config, hooks Hooks) (n *Node, err error) {
 // loadPolicy loads the policy cfg names, in the path style of the host's
 // paths; nil when it names none.
 func loadPolicy(cfg Config, h Set) (*policy.Store, error) {
-	po := policy.Options{Style: h.Style, Methods: callgate.Methods}
+	// The services' own confinement, for the drive they give drive-less
+	// Windows paths: the policy judges the path they act on.
+	paths, err := hostpath.NewPolicy(h.Style, h.WorkingDirs)
+	if err != nil {
+		return nil, err
+	}
+	po := policy.Options{Style: h.Style, Methods: callgate.Methods, Paths: paths}
 	switch {
 	case cfg.PolicyFile != "":
 		return policy.Load(cfg.PolicyFile, po)

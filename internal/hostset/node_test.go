@@ -236,3 +236,22 @@ func TestAuditOptions(t *testing.T) {
 		t.Errorf("audit options of a zero Config %+v, want none set", got)
 	}
 }
+
+// The node's policy gives a drive-less Windows path the drive the
+// services give it: a rule rooted in the kubelet directory allows what
+// EKS kubelets send (\var\lib\kubelet\...), as the services serve it.
+func TestNodePolicyDriveLessPaths(t *testing.T) {
+	n, err := NewNode(Config{
+		Host: Simulated, WorkingDirs: []string{simKubelet},
+		PolicyData: []byte("rules:\n- {name: k, callers: [{any: true}], allow: [{methods: ['*']}], pathRoots: ['" + simKubelet + "']}\n"),
+	}, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	drivel := simKubelet[2:] + `\pods\abc`
+	c := policy.Call{Group: "filesystem", Method: "Mkdir", Inspected: true, Args: []policy.Arg{{Field: "path", Kind: policy.ArgPath, Value: drivel}}}
+	if d := n.Gate.Policy.Decide(c); !d.Allowed {
+		t.Errorf("%s: %+v, want allowed", drivel, d)
+	}
+}

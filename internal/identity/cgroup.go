@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,26 +44,63 @@ var (
 // runtimes maps a layout's prefix to the runtime name Container reports.
 var runtimes = map[string]string{"cri-containerd": "containerd", "crio": "crio", "docker": "docker"}
 
+// DefaultCgroupRoot is kubelet's default --cgroup-root: with its QoS
+// cgroups (the default --cgroups-per-qos), kubelet puts pods below "/"
+// when the flag is left empty, so their cgroups are /kubepods/... under
+// cgroupfs and /kubepods.slice/... under systemd.
+const DefaultCgroupRoot = "/"
+
+// cgroupRootElem is an element of a kubelet cgroup root: a plain name, or
+// one written as a systemd slice (name.slice). A "-" would be a level of
+// the systemd hierarchy, so it is not allowed within a name.
+var cgroupRootElem = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.]*$`)
+
+// CgroupRootElems checks a kubelet --cgroup-root ("" or "/" for kubelet's
+// default, or /name[/name...]) and returns its elements as plain names
+// (a trailing .slice dropped): "/kubelet" and "/kubelet.slice" both give
+// [kubelet].
+func CgroupRootElems(root string) ([]string, error) {
+	if root == "" || root == "/" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(root, "/") {
+		return nil, fmt.Errorf("cgroup root %q is not an absolute cgroup path", root)
+	}
+	var elems []string
+	for e := range strings.SplitSeq(strings.Trim(root, "/"), "/") {
+		name := strings.TrimSuffix(e, ".slice")
+		if !cgroupRootElem.MatchString(name) || name == "docker" || name == "kubepods" || strings.HasSuffix(name, ".scope") || strings.HasSuffix(name, ".service") {
+			return nil, fmt.Errorf("cgroup root %q: %q is not a plain cgroup name (letters, digits, '_' and '.'; not docker, kubepods, a scope or a service)", root, e)
+		}
+		elems = append(elems, name)
+	}
+	return elems, nil
+}
+
 // ParseCgroup reads a /proc/<pid>/cgroup file (cgroup v1, v2 or hybrid)
-// and returns the container it places the process in. A process in no
-// recognised container gets a zero Container and no error.
+// and returns the container it places the process in, for pods below the
+// kubelet cgroup root cgroupRoot (its --cgroup-root; "" is
+// DefaultCgroupRoot). A process in no recognised container gets a zero
+// Container and no error.
 //
-// Recognised layouts, each anchored at the cgroup root so that a process
-// that may create cgroups of its own (a delegated systemd subtree, a
-// container with a writable cgroup) cannot forge another pod's path below
-// its own:
+// Recognised layouts, each anchored at the cgroup root and at kubelet's
+// configured cgroup root, so that a process that may create cgroups of
+// its own (a delegated systemd subtree, an unprivileged LXC container, a
+// container with a writable cgroup) cannot forge another pod's path
+// below its own:
 //
-//   - cgroupfs driver: /kubepods[/burstable|/besteffort]/pod<uid>/<id>, with
-//     <id> or crio-<id> as the container, also below a kubelet
-//     --cgroup-root of one plain top-level name (/kube/kubepods/...; not a
-//     systemd unit's, whose subtrees may be delegated to users);
-//   - kind on cgroup v1: any of these below the node container's
-//     /docker/<node-id>/ (/docker/<node-id>/kubelet/kubepods/...);
-//   - systemd driver: a chain of slices from the root down to
-//     ...-pod<uid_with_underscores>.slice, each slice named after its parent
-//     as systemd requires (kubepods.slice/kubepods-burstable.slice/
-//     kubepods-burstable-pod<uid>.slice, also under a custom root slice such
-//     as kubelet.slice/kubelet-kubepods.slice), then the container scope
+//   - cgroupfs driver: <root>/kubepods[/burstable|/besteffort]/pod<uid>/<id>,
+//     with <id> or crio-<id> as the container (/kubepods/... under the
+//     default root, /kube/kubepods/... under --cgroup-root=/kube);
+//   - kind on cgroup v1: either of these below the node container's
+//     /docker/<node-id>/ (/docker/<node-id>/kubelet/kubepods/... under
+//     kind's --cgroup-root=/kubelet);
+//   - systemd driver: the slices systemd makes for the root and
+//     kubepods, from the cgroup root down (kubepods.slice under the
+//     default root, kubelet.slice/kubelet-kubepods.slice under
+//     --cgroup-root=/kubelet), then an optional QoS slice
+//     (…-kubepods-burstable.slice), the pod slice
+//     …-pod<uid_with_underscores>.slice, and the container scope
 //     cri-containerd-<id>.scope, crio-<id>.scope or docker-<id>.scope;
 //   - plain Docker: /docker/<id> and /system.slice/docker-<id>.scope.
 //
@@ -70,7 +108,11 @@ var runtimes = map[string]string{"cri-containerd": "containerd", "crio": "crio",
 // sub-cgroup, cgroups the container made) is ignored. When several lines
 // name a container they must agree, or the result is an error: an
 // ambiguous identity is no identity.
-func ParseCgroup(data []byte) (Container, error) {
+func ParseCgroup(data []byte, cgroupRoot string) (Container, error) {
+	root, err := CgroupRootElems(cgroupRoot)
+	if err != nil {
+		return Container{}, err
+	}
 	var found Container
 	lines := 0
 	namespaced := false
@@ -91,7 +133,7 @@ func ParseCgroup(data []byte) (Container, error) {
 			namespaced = true
 			continue
 		}
-		c := parseCgroupPath(path)
+		c := parseCgroupPath(strings.Split(strings.Trim(path, "/"), "/"), root)
 		if c.ID == "" {
 			continue
 		}
@@ -109,18 +151,16 @@ func ParseCgroup(data []byte) (Container, error) {
 	return found, nil
 }
 
-// parseCgroupPath recognises one cgroup path; see ParseCgroup.
-func parseCgroupPath(path string) Container {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
+// parseCgroupPath recognises the elements of one cgroup path below the
+// kubelet cgroup root elements root; see ParseCgroup.
+func parseCgroupPath(segs, root []string) Container {
 	if len(segs) < 2 {
 		return Container{}
 	}
+	n := len(root)
 	switch {
-	case segs[0] == "kubepods":
-		return parseCgroupfs(segs[1:])
-	case segs[1] == "kubepods" && cgroupRoot(segs[0]):
-		// kubelet --cgroup-root=/<name> under cgroupfs.
-		return parseCgroupfs(segs[2:])
+	case len(segs) > n+1 && slices.Equal(segs[:n], root) && segs[n] == "kubepods":
+		return parseCgroupfs(segs[n+1:])
 	case segs[0] == "docker":
 		if !hex64.MatchString(segs[1]) {
 			break
@@ -130,7 +170,7 @@ func parseCgroupPath(path string) Container {
 		// ...). Creating cgroups there takes a privileged container,
 		// which is root on the node anyway.
 		if len(segs) > 2 {
-			if c := parseCgroupPath("/" + strings.Join(segs[2:], "/")); c.PodUID != "" {
+			if c := parseCgroupPath(segs[2:], root); c.PodUID != "" {
 				return c
 			}
 		}
@@ -140,17 +180,9 @@ func parseCgroupPath(path string) Container {
 			return Container{ID: m[2], Runtime: "docker"}
 		}
 	case strings.HasSuffix(segs[0], ".slice"):
-		return parseSystemd(segs)
+		return parseSystemd(segs, root)
 	}
 	return Container{}
-}
-
-// cgroupRoot tells whether a top-level cgroup name can be a kubelet's
-// --cgroup-root under cgroupfs: a plain name, not a systemd unit (whose
-// subtrees systemd may delegate to users) nor docker (containers).
-func cgroupRoot(name string) bool {
-	return name != "docker" && name != "kubepods" && !strings.HasSuffix(name, ".slice") &&
-		!strings.HasSuffix(name, ".scope") && !strings.HasSuffix(name, ".service")
 }
 
 // parseCgroupfs reads what follows /kubepods: an optional QoS class, the
@@ -173,59 +205,42 @@ func parseCgroupfs(segs []string) Container {
 	return Container{ID: m[2], PodUID: uid, Runtime: m[1]}
 }
 
-// parseSystemd reads a systemd slice chain ending in a pod slice and the
-// container scope under it.
-func parseSystemd(segs []string) Container {
-	parent := ""
-	for i, s := range segs {
-		stem, ok := strings.CutSuffix(s, ".slice")
-		if !ok {
+// parseSystemd reads the systemd driver's layout below the kubelet
+// cgroup root elements root: the slices systemd names after their
+// parents (a-b.slice lives in a.slice) from the root down to kubepods,
+// an optional QoS slice, the pod slice and the container scope. Only
+// these exact names are accepted: a slice chain made elsewhere (a
+// delegated subtree) does not begin at the cgroup root.
+func parseSystemd(segs, root []string) Container {
+	stem := ""
+	for i, name := range append(slices.Clip(root), "kubepods") {
+		if stem != "" {
+			stem += "-"
+		}
+		stem += name
+		if i >= len(segs) || segs[i] != stem+".slice" {
 			return Container{}
 		}
-		// systemd names a slice after its parent: a-b.slice lives in
-		// a.slice, which lives in the root. Anything else is not a slice
-		// systemd made, and may be a forgery in a delegated subtree.
-		if parent == "" {
-			if stem == "" || strings.Contains(stem, "-") {
-				return Container{}
-			}
-		} else {
-			rest, ok := strings.CutPrefix(stem, parent+"-")
-			if !ok || rest == "" || strings.Contains(rest, "-") {
-				return Container{}
-			}
-		}
-		parent = stem
-		uid, isPod := podSlice(stem)
-		if !isPod {
-			continue
-		}
-		if i+1 >= len(segs) {
-			return Container{}
-		}
-		m := scope.FindStringSubmatch(segs[i+1])
-		if m == nil {
-			return Container{}
-		}
-		return Container{ID: m[2], PodUID: uid, Runtime: runtimes[m[1]]}
 	}
-	return Container{}
-}
-
-// podSlice tells whether a slice stem is a pod's (…kubepods-pod<uid> or
-// …kubepods-<qos>-pod<uid>) and returns the UID with dashes.
-func podSlice(stem string) (string, bool) {
-	i := strings.LastIndex(stem, "-pod")
-	if i < 0 {
-		return "", false
+	rest := segs[len(root)+1:]
+	if len(rest) > 0 && (rest[0] == stem+"-burstable.slice" || rest[0] == stem+"-besteffort.slice") {
+		stem = strings.TrimSuffix(rest[0], ".slice")
+		rest = rest[1:]
 	}
-	parent, uid := stem[:i], stem[i+len("-pod"):]
-	parent = strings.TrimSuffix(strings.TrimSuffix(parent, "-burstable"), "-besteffort")
-	if parent != "kubepods" && !strings.HasSuffix(parent, "-kubepods") {
-		return "", false
+	if len(rest) < 2 {
+		return Container{}
 	}
-	if !podUID.MatchString(uid) || strings.Contains(uid, "-") {
-		return "", false
+	uid, ok := strings.CutPrefix(rest[0], stem+"-pod")
+	if !ok {
+		return Container{}
 	}
-	return strings.ReplaceAll(uid, "_", "-"), true
+	uid, ok = strings.CutSuffix(uid, ".slice")
+	if !ok || !podUID.MatchString(uid) || strings.Contains(uid, "-") {
+		return Container{}
+	}
+	m := scope.FindStringSubmatch(rest[1])
+	if m == nil {
+		return Container{}
+	}
+	return Container{ID: m[2], PodUID: strings.ReplaceAll(uid, "_", "-"), Runtime: runtimes[m[1]]}
 }

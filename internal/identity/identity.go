@@ -15,9 +15,11 @@
 // and pod, parsed by ParseCgroup for the cgroupfs, systemd and CRI-O layouts.
 // Reading /proc by PID races with PID reuse, so the reads go through a
 // handle on /proc/<pid> opened once, the process start time is compared
-// before and after, and where the kernel offers a pidfd of the peer
-// (SO_PEERPIDFD, Linux 6.5+) the connecting process must still be alive
-// after the reads, which proves the PID was never reused.
+// before and after and must be no later than the accept, and where the
+// kernel offers a pidfd of the peer (SO_PEERPIDFD, Linux 6.5+) the
+// connecting process must still be alive after the reads, which proves
+// the PID was never reused. A kernel that has the option but gives no
+// pidfd says the process is gone: then /proc is not read at all.
 //
 // On Windows the pipe server asks for the client's process ID
 // (GetNamedPipeClientProcessId), opens the process (which pins the PID) and
@@ -217,6 +219,12 @@ type Options struct {
 	// ProcRoot is where procfs is mounted (Linux); "" means /proc. Tests
 	// point it at a fixture tree.
 	ProcRoot string
+	// CgroupRoot is the kubelet's --cgroup-root (Linux); "" means
+	// DefaultCgroupRoot, kubelet's default. Pods' cgroups are recognised
+	// only below it, so a cgroup tree delegated elsewhere (an
+	// unprivileged LXC container, a systemd user subtree) cannot pose as
+	// a pod's. See ParseCgroup.
+	CgroupRoot string
 	// MaxIdentifying bounds the connections being identified at once;
 	// 0 means DefaultMaxIdentifying. Identifying a Windows caller walks
 	// the system's handle table, so a flood of connections must not start
@@ -247,7 +255,7 @@ type Credentials struct {
 	// slots holds one token per connection being identified.
 	slots chan struct{}
 	// identify and wait are identify and IdentifyWait, replaced by tests.
-	identify func(net.Conn, Options) (Caller, *process)
+	identify func(net.Conn, Options, acceptMark) (Caller, *process)
 	wait     time.Duration
 }
 
@@ -276,6 +284,9 @@ var ErrTooManyConnections = fmt.Errorf("too many connections are being identifie
 // connection that finds no free slot within IdentifyWait is refused with
 // an error wrapping ErrTooManyConnections (gRPC closes it).
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error) {
+	// Taken before the wait for a slot: a process started after it
+	// cannot be the one that connected, however long the wait.
+	accepted := markAccepted()
 	t := time.NewTimer(c.wait)
 	defer t.Stop()
 	select {
@@ -283,7 +294,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 	case <-t.C:
 		return nil, nil, ErrTooManyConnections
 	}
-	caller, proc := c.identify(conn, c.opts)
+	caller, proc := c.identify(conn, c.opts, accepted)
 	// The runtime is asked while the slot is held: its timeout bounds
 	// the wait, and a flood of connections cannot flood it.
 	caller = resolveWorkload(c.opts, caller)
@@ -300,7 +311,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 // with a NetConn() net.Conn method, as the server's connection tracking
 // does.
 func Identify(conn net.Conn, o Options) Caller {
-	c, p := identify(conn, o)
+	c, p := identify(conn, o, markAccepted())
 	p.close()
 	return resolveWorkload(o, c)
 }

@@ -18,55 +18,69 @@ const (
 func TestParseCgroupFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		file string
+		root string // kubelet --cgroup-root; "" is the default
 		want Container
 		err  string
 	}{
-		{"v1-cgroupfs-burstable.txt", Container{ID: cid, PodUID: pod}, ""},
-		{"v1-cgroupfs-guaranteed.txt", Container{ID: cid, PodUID: pod}, ""},
-		{"v1-cgroupfs-crio.txt", Container{ID: cid, PodUID: pod, Runtime: "crio"}, ""},
-		{"v1-systemd-hybrid.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
-		{"v2-systemd-containerd.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
-		{"v2-systemd-guaranteed.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
-		{"v2-systemd-kind.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
-		{"v2-systemd-crio.txt", Container{ID: cid, PodUID: pod, Runtime: "crio"}, ""},
-		{"v2-static-pod.txt", Container{ID: cid, PodUID: static, Runtime: "containerd"}, ""},
+		{"v1-cgroupfs-burstable.txt", "", Container{ID: cid, PodUID: pod}, ""},
+		{"v1-cgroupfs-guaranteed.txt", "", Container{ID: cid, PodUID: pod}, ""},
+		{"v1-cgroupfs-crio.txt", "", Container{ID: cid, PodUID: pod, Runtime: "crio"}, ""},
+		{"v1-systemd-hybrid.txt", "", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"v2-systemd-containerd.txt", "", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"v2-systemd-guaranteed.txt", "", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"v2-systemd-kind.txt", "/kubelet", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"v2-systemd-kind.txt", "/kubelet.slice", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"v2-systemd-crio.txt", "", Container{ID: cid, PodUID: pod, Runtime: "crio"}, ""},
+		{"v2-static-pod.txt", "", Container{ID: cid, PodUID: static, Runtime: "containerd"}, ""},
 		// kubelet --cgroup-root=/kube under cgroupfs.
-		{"v2-cgroupfs-cgroup-root.txt", Container{ID: cid, PodUID: pod}, ""},
+		{"v2-cgroupfs-cgroup-root.txt", "/kube", Container{ID: cid, PodUID: pod}, ""},
 		// kind on cgroup v1: the node is a Docker container, its kubelet
 		// runs with --cgroup-root=/kubelet under cgroupfs.
-		{"v1-kind-cgroupfs.txt", Container{ID: cid, PodUID: pod}, ""},
+		{"v1-kind-cgroupfs.txt", "/kubelet", Container{ID: cid, PodUID: pod}, ""},
 		// A cgroup root named like a systemd slice is no cgroupfs root.
-		{"forged-cgroup-root-slice.txt", Container{}, ""},
-		{"docker-systemd.txt", Container{ID: cid, Runtime: "docker"}, ""},
-		{"docker-cgroupfs.txt", Container{ID: cid, Runtime: "docker"}, ""},
+		{"forged-cgroup-root-slice.txt", "", Container{}, ""},
+		{"docker-systemd.txt", "", Container{ID: cid, Runtime: "docker"}, ""},
+		{"docker-cgroupfs.txt", "", Container{ID: cid, Runtime: "docker"}, ""},
 		// Not containers.
-		{"host-sshd.txt", Container{}, ""},
-		{"host-session-v1.txt", Container{}, ""},
-		{"conmon.txt", Container{}, ""},
+		{"host-sshd.txt", "", Container{}, ""},
+		{"host-session-v1.txt", "", Container{}, ""},
+		{"conmon.txt", "", Container{}, ""},
 		// A process that can make cgroups cannot pose as another pod.
-		{"forged-user-delegation.txt", Container{}, ""},
-		{"forged-slice-chain.txt", Container{}, ""},
-		{"forged-nested-in-container.txt", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		{"forged-user-delegation.txt", "", Container{}, ""},
+		{"forged-slice-chain.txt", "", Container{}, ""},
+		{"forged-nested-in-container.txt", "", Container{ID: cid, PodUID: pod, Runtime: "containerd"}, ""},
+		// Pods lie below kubelet's cgroup root only: a delegated subtree
+		// (an unprivileged LXC container, any plain top-level cgroup)
+		// that makes kubepods/... of its own is no pod.
+		{"forged-lxc-delegated.txt", "", Container{}, ""},
+		{"forged-plain-subtree.txt", "", Container{}, ""},
+		{"forged-plain-subtree.txt", "/kube", Container{}, ""},
+		{"v2-cgroupfs-cgroup-root.txt", "", Container{}, ""},
+		{"v2-cgroupfs-cgroup-root.txt", "/other", Container{}, ""},
+		{"v2-systemd-kind.txt", "", Container{}, ""},
+		{"v1-kind-cgroupfs.txt", "", Container{ID: "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0", Runtime: "docker"}, ""},
+		{"v2-systemd-containerd.txt", "/kubelet", Container{}, ""},
+		{"v1-cgroupfs-burstable.txt", "/kube", Container{}, ""},
 		// Unusable.
-		{"namespaced.txt", Container{}, "host cgroup namespace"},
-		{"disagree.txt", Container{}, "disagree"},
-		{"malformed.txt", Container{}, "malformed"},
+		{"namespaced.txt", "", Container{}, "host cgroup namespace"},
+		{"disagree.txt", "", Container{}, "disagree"},
+		{"malformed.txt", "", Container{}, "malformed"},
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", "cgroup", tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ParseCgroup(b)
+		got, err := ParseCgroup(b, tc.root)
 		switch {
 		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", tc.file, err)
+			t.Errorf("%s (root %q): %v", tc.file, tc.root, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one containing %q", tc.file, err, tc.err)
 		case got != tc.want:
-			t.Errorf("%s: %+v, want %+v", tc.file, got, tc.want)
+			t.Errorf("%s (root %q): %+v, want %+v", tc.file, tc.root, got, tc.want)
 		}
 	}
-	if _, err := ParseCgroup(nil); err == nil {
+	if _, err := ParseCgroup(nil, ""); err == nil {
 		t.Error("empty cgroup file accepted")
 	}
 }
@@ -128,28 +142,28 @@ func TestReadProcessGuards(t *testing.T) {
 		return map[string]string{"stat": stat(500), "status": "Uid:\t0\t0\t0\t0\nGroups:\t10\n", "cgroup": string(cg)}
 	}
 
-	p, err := readProcess(&fakeProc{files: files()}, 0)
+	p, err := readProcess(&fakeProc{files: files()}, 0, "")
 	if err != nil || p.Container.ID != cid || p.Container.PodUID != pod || p.StartTime != 500 || fmt.Sprint(p.Groups) != "[10]" {
 		t.Fatalf("readProcess = %+v, %v", p, err)
 	}
 	// The process behind the PID changed between the reads.
-	if _, err := readProcess(&fakeProc{files: files(), statAfter: stat(501)}, 0); !errors.Is(err, ErrPIDReused) {
+	if _, err := readProcess(&fakeProc{files: files(), statAfter: stat(501)}, 0, ""); !errors.Is(err, ErrPIDReused) {
 		t.Errorf("changed start time: %v, want ErrPIDReused", err)
 	}
 	// The process runs as another user than the one that connected.
-	if _, err := readProcess(&fakeProc{files: files()}, 1000); !errors.Is(err, ErrPIDReused) {
+	if _, err := readProcess(&fakeProc{files: files()}, 1000, ""); !errors.Is(err, ErrPIDReused) {
 		t.Errorf("other uid: %v, want ErrPIDReused", err)
 	}
 	// Gone.
 	f := files()
 	delete(f, "cgroup")
-	if _, err := readProcess(&fakeProc{files: f}, 0); err == nil {
+	if _, err := readProcess(&fakeProc{files: f}, 0, ""); err == nil {
 		t.Error("missing cgroup accepted")
 	}
-	if _, err := ReadProcess(t.TempDir(), 77, 0); err == nil {
+	if _, err := ReadProcess(t.TempDir(), 77, 0, ""); err == nil {
 		t.Error("missing process accepted")
 	}
-	if _, err := ReadProcess("/proc", 0, 0); err == nil {
+	if _, err := ReadProcess("/proc", 0, 0, ""); err == nil {
 		t.Error("PID 0 accepted")
 	}
 }
@@ -167,7 +181,7 @@ func TestReadProcessTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := ReadProcess(root, 77, 5)
+	p, err := ReadProcess(root, 77, 5, "")
 	if err != nil || p.Container.ID != cid || p.Container.PodUID != pod || len(p.Groups) != 0 {
 		t.Fatalf("ReadProcess = %+v, %v", p, err)
 	}
@@ -205,5 +219,22 @@ func TestCallerString(t *testing.T) {
 		if got := tc.c.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
 		}
+	}
+}
+
+func TestCgroupRootElems(t *testing.T) {
+	for root, want := range map[string]string{"": "[]", "/": "[]", "/kube": "[kube]", "/kubelet.slice": "[kubelet]", "/a/b_c/": "[a b_c]"} {
+		got, err := CgroupRootElems(root)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("CgroupRootElems(%q) = %v, %v; want %s", root, got, err, want)
+		}
+	}
+	for _, bad := range []string{"kube", "/a-b", "/docker", "/kubepods", "/x/../y", "/.", "/a//b", "/system.slice/x.service", "/a b"} {
+		if got, err := CgroupRootElems(bad); err == nil {
+			t.Errorf("CgroupRootElems(%q) = %v, want an error", bad, got)
+		}
+	}
+	if _, err := ParseCgroup([]byte("0::/kubepods/x\n"), "relative"); err == nil {
+		t.Error("a relative cgroup root accepted")
 	}
 }

@@ -16,7 +16,7 @@ func TestHandshakeBoundsConcurrentIdentification(t *testing.T) {
 	c.wait = 50 * time.Millisecond
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	c.identify = func(net.Conn, Options) (Caller, *process) {
+	c.identify = func(net.Conn, Options, acceptMark) (Caller, *process) {
 		entered <- struct{}{}
 		<-release
 		return Caller{Incomplete: "test"}, nil
@@ -34,7 +34,7 @@ func TestHandshakeBoundsConcurrentIdentification(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	c.identify = func(net.Conn, Options) (Caller, *process) { return Caller{}, nil }
+	c.identify = func(net.Conn, Options, acceptMark) (Caller, *process) { return Caller{}, nil }
 	if _, _, err := c.ServerHandshake(b); err != nil {
 		t.Errorf("after the slot was freed: %v", err)
 	}

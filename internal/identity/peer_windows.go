@@ -18,7 +18,7 @@ import (
 // the listener took when the client connected (transport's accepted
 // connection), when conn carries them: the PID is reused quickly on
 // Windows, so a process created after the connect is not the client.
-func identify(conn net.Conn, _ Options) (Caller, *process) {
+func identify(conn net.Conn, _ Options, _ acceptMark) (Caller, *process) {
 	pid, accepted, ok := connectedPeer(conn)
 	if !ok {
 		fc, isPipe := unwrap(conn).(interface{ Fd() uintptr })
@@ -171,3 +171,10 @@ func containerOf(proc windows.Handle) (string, error) {
 	}
 	return "", errors.New("the process is in the jobs of several containers: " + strings.Join(ids, ", "))
 }
+
+// acceptMark is unused on Windows: the listener records the client's PID
+// and the connect time itself (connectedPeer), which bound the client
+// more tightly than the handshake could.
+type acceptMark struct{}
+
+func markAccepted() acceptMark { return acceptMark{} }

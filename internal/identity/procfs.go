@@ -34,14 +34,15 @@ type fileReader interface {
 
 // ReadProcess reads the process pid under the procfs mounted at root and
 // checks that it is the process the kernel reported for a connection whose
-// effective user ID was euid.
+// effective user ID was euid. Its cgroup is read below the kubelet cgroup
+// root cgroupRoot (see ParseCgroup).
 //
 // The reads go through one open handle on root/<pid>, and the start time
 // is read before and after the rest: a process that exits and whose PID is
 // taken by another while the daemon reads is detected (ErrPIDReused). A
 // process whose effective UID is not euid is refused too: it is either
 // another process or one that changed user since it connected.
-func ReadProcess(root string, pid int, euid uint32) (Process, error) {
+func ReadProcess(root string, pid int, euid uint32, cgroupRoot string) (Process, error) {
 	if pid <= 0 {
 		return Process{}, fmt.Errorf("invalid PID %d", pid)
 	}
@@ -50,10 +51,10 @@ func ReadProcess(root string, pid int, euid uint32) (Process, error) {
 		return Process{}, fmt.Errorf("open the process directory: %w", err)
 	}
 	defer dir.Close() //nolint:errcheck // a read-only directory handle; nothing to report
-	return readProcess(dir, euid)
+	return readProcess(dir, euid, cgroupRoot)
 }
 
-func readProcess(dir fileReader, euid uint32) (Process, error) {
+func readProcess(dir fileReader, euid uint32, cgroupRoot string) (Process, error) {
 	start, err := readStartTime(dir)
 	if err != nil {
 		return Process{}, err
@@ -82,7 +83,7 @@ func readProcess(dir fileReader, euid uint32) (Process, error) {
 	}
 	p := Process{StartTime: start, Groups: groups}
 	// Read last, parsed last: a parse error still leaves the IDs above.
-	p.Container, err = ParseCgroup(cg)
+	p.Container, err = ParseCgroup(cg, cgroupRoot)
 	return p, err
 }
 

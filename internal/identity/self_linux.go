@@ -17,7 +17,7 @@ func Self() Caller { return self(Options{}) }
 
 func self(o Options) Caller {
 	c := Caller{PID: os.Getpid(), HasUnixIDs: true, UID: uint32(os.Geteuid()), GID: uint32(os.Getegid())}
-	p, err := ReadProcess(o.procRoot(), c.PID, c.UID)
+	p, err := ReadProcess(o.procRoot(), c.PID, c.UID, o.CgroupRoot)
 	switch {
 	case errors.Is(err, ErrPIDReused):
 		// Cannot happen to a live process reading itself; keep the

@@ -35,7 +35,7 @@ func TestHandshakeResolvesWorkload(t *testing.T) {
 	handshake := func(o Options, c Caller) Caller {
 		t.Helper()
 		creds := NewCredentials(o)
-		creds.identify = func(net.Conn, Options) (Caller, *process) { return c, nil }
+		creds.identify = func(net.Conn, Options, acceptMark) (Caller, *process) { return c, nil }
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()

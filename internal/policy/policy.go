@@ -145,6 +145,14 @@ type Options struct {
 	// method not in it is an error instead of a rule that silently never
 	// matches.
 	Methods map[string][]string
+	// Paths is the services' path confinement (their working
+	// directories). A drive-less rooted Windows path in a request
+	// (\var\lib\kubelet\..., as EKS kubelets send) gets the drive the
+	// services give it (hostpath.Policy.WithDrive) before a rule's
+	// pathRoots judge it, so the rule judges the path the services act
+	// on. nil leaves such paths as they are, and every rule with
+	// pathRoots refuses them as not absolute.
+	Paths *hostpath.Policy
 }
 
 // Policy is a parsed, validated policy. The zero Policy denies everything;
@@ -152,6 +160,7 @@ type Options struct {
 type Policy struct {
 	rules []*rule
 	style hostpath.Style
+	paths *hostpath.Policy // Options.Paths
 }
 
 type rule struct {
@@ -190,6 +199,9 @@ func Parse(data []byte, o Options) (*Policy, error) {
 // case-variant keys.
 func decodeStrict(data []byte) (File, error) {
 	var f File
+	if err := checkScalars(data); err != nil {
+		return f, err
+	}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return f, err
@@ -214,7 +226,7 @@ func Compile(f File, o Options) (*Policy, error) {
 	if len(f.Rules) == 0 {
 		bad("no rules: a policy without rules denies every call; to allow every call, run without a policy")
 	}
-	p := &Policy{style: o.Style}
+	p := &Policy{style: o.Style, paths: o.Paths}
 	names := map[string]bool{}
 	for i, r := range f.Rules {
 		where := fmt.Sprintf("rules[%d]", i)
@@ -456,7 +468,7 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 		if !r.matchesCaller(c.Caller) || !r.allows(c) {
 			continue
 		}
-		reason := r.checkPaths(p.style, c)
+		reason := r.checkPaths(p, c)
 		if reason == "" {
 			reason = r.checkObjects(ctx, p, c)
 		}
@@ -588,7 +600,8 @@ func (a Allow) matches(c Call) bool {
 
 // checkPaths returns why a request's paths are not all under the rule's
 // roots, or "" when they are (or the rule has no roots).
-func (r *rule) checkPaths(style hostpath.Style, c Call) string {
+func (r *rule) checkPaths(p *Policy, c Call) string {
+	style := p.style
 	if len(r.roots) == 0 {
 		return ""
 	}
@@ -600,7 +613,11 @@ next:
 		if f.Kind != ArgPath || f.Value == "" {
 			continue
 		}
-		cleaned, err := style.Clean(f.Value)
+		v := f.Value
+		if p.paths != nil {
+			v = p.paths.WithDrive(v)
+		}
+		cleaned, err := style.Clean(v)
 		if err != nil {
 			return fmt.Sprintf("%s %q is not a valid path", f.Field, f.Value)
 		}
