@@ -259,7 +259,9 @@ func (g *Gate) refused(c *Call, d policy.Decision, err *Refusal, reason, logMsg 
 	if g.Metrics != nil {
 		g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, reason)
 	}
-	g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "reason", d.Reason)
+	// The reason quotes the request; bounded as the audit record bounds
+	// it, so a denial flood cannot grow the daemon's log by what it sends.
+	g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "reason", audit.Truncate(d.Reason, audit.MaxText))
 	if g.Audit.Wants(c.Method.kind(), true) {
 		r := g.record(c, d, time.Now())
 		r.Code, r.Message = err.Code, err.Msg
