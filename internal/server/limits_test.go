@@ -198,7 +198,7 @@ func refused(t *testing.T, addr string) bool {
 	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	_, err = c.Read(make([]byte, 1))
 	var ne net.Error
-	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+	return err != nil && (!errors.As(err, &ne) || !ne.Timeout())
 }
 
 // containerCreds identifies every connection as the container it names.
