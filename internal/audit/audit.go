@@ -40,7 +40,9 @@
 // Every string a record carries is bounded (see MaxRequestString and its
 // siblings), its cut-off end replaced by a marker, and nothing is
 // HTML-escaped ('<' stays one byte, not six), so what a caller sends
-// cannot make a record large.
+// cannot make a record large. Denials are rate-limited per caller
+// (Options.DenialBurst): past the rate they are counted, not written, so
+// a flood of refused calls cannot fill the audit filesystem.
 //
 // A failed write is counted (Failures), logged to the daemon's log with
 // the record's ID, method and size (never the record: the daemon's log
@@ -142,6 +144,13 @@ type Options struct {
 	// Node names the node in every record, so records collected from
 	// many nodes stay apart.
 	Node string
+	// DenialBurst and DenialInterval rate-limit each caller's denial
+	// records: DenialBurst at once, then one per DenialInterval; the
+	// denials past the rate are counted (Suppressed) and the caller's
+	// next denial record says how many. Zero takes DefaultDenialBurst and
+	// DefaultDenialInterval; a negative DenialBurst records every denial.
+	DenialBurst    int
+	DenialInterval time.Duration
 }
 
 // Logger writes audit records. It is safe for concurrent use.
@@ -157,10 +166,13 @@ type Logger struct {
 	// a newline.
 	midLine bool
 
-	unhealthy atomic.Bool
-	failures  atomic.Uint64
-	written   atomic.Uint64
-	torn      atomic.Uint64
+	denials *denialLimiter // nil: every denial is recorded
+
+	unhealthy  atomic.Bool
+	suppressed atomic.Uint64
+	failures   atomic.Uint64
+	written    atomic.Uint64
+	torn       atomic.Uint64
 }
 
 // Open returns a Logger writing to the file at dest, created (mode 0600)
@@ -176,11 +188,29 @@ func Open(dest string, o Options) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Logger{opts: o, path: dest, w: f, f: f}, nil
+	return &Logger{opts: o, path: dest, w: f, f: f, denials: newDenialLimiter(o)}, nil
 }
 
 // New returns a Logger writing to w.
-func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w} }
+func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w, denials: newDenialLimiter(o)} }
+
+func newDenialLimiter(o Options) *denialLimiter {
+	if o.DenialBurst < 0 {
+		return nil
+	}
+	d := &denialLimiter{burst: float64(o.DenialBurst), interval: o.DenialInterval, callers: map[string]*denialBucket{}}
+	if d.burst == 0 {
+		d.burst = DefaultDenialBurst
+	}
+	if d.interval <= 0 {
+		d.interval = DefaultDenialInterval
+	}
+	return d
+}
+
+// Suppressed returns how many denial records were left out because their
+// caller was past its rate (Options.DenialBurst).
+func (l *Logger) Suppressed() uint64 { return l.suppressed.Load() }
 
 func openFile(path string) (*os.File, error) {
 	// O_NOFOLLOW: a symbolic link planted at the path would have the
@@ -228,22 +258,35 @@ func (l *Logger) Intent(r *Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	return l.write(*r, PhaseIntent)
+	return l.write(*r, PhaseIntent, 0)
 }
 
 // Log writes r as one line, the outcome ("done") record of a call. A
 // failure is returned, counted, logged to the daemon's log with the
 // record's ID, method and size, and makes the Logger unhealthy until a
 // write succeeds.
+//
+// A denial (Decision Deny) of a caller past its rate is not written but
+// counted (Suppressed), and Log returns nil: the call is refused either
+// way. The caller's next denial record carries the count.
 func (l *Logger) Log(r Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	return l.write(r, PhaseDone)
+	var suppressed uint64
+	if r.Decision == Deny && l.denials != nil {
+		ok, n := l.denials.admit(denialKey(r.Caller), time.Now())
+		if !ok {
+			l.suppressed.Add(1)
+			return nil
+		}
+		suppressed = n
+	}
+	return l.write(r, PhaseDone, suppressed)
 }
 
-func (l *Logger) write(r Record, phase string) error {
-	b, err := l.encode(r, phase)
+func (l *Logger) write(r Record, phase string, suppressed uint64) error {
+	b, err := l.encode(r, phase, suppressed)
 	if err != nil {
 		// Cannot happen for the types above; never write half a record.
 		l.fail(err, r, phase, 0)
@@ -415,6 +458,9 @@ type line struct {
 	Code       string   `json:"code,omitempty"` // "" only in an intent
 	Message    string   `json:"message,omitempty"`
 	DurationMS *float64 `json:"duration_ms,omitempty"` // nil only in an intent
+	// Suppressed counts the caller's denials left out since its previous
+	// denial record (rate-limited, Options.DenialBurst).
+	Suppressed uint64 `json:"suppressed,omitempty"`
 }
 
 // caller is identity.Caller as written: unknown fields are left out, and
@@ -442,7 +488,7 @@ type caller struct {
 // encode renders r as one line of JSON in phase, newline included. An
 // intent has no outcome yet: no code, message or duration. Every string
 // is bounded (Truncate) and nothing is HTML-escaped.
-func (l *Logger) encode(r Record, phase string) ([]byte, error) {
+func (l *Logger) encode(r Record, phase string, suppressed uint64) ([]byte, error) {
 	c := r.Caller
 	cs := func(s string) string { return Truncate(s, MaxCallerString) }
 	out := line{
@@ -464,9 +510,10 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 			ContainerName: cs(c.ContainerName), ServiceAccount: cs(c.ServiceAccount), WindowsSID: cs(c.WindowsSID),
 			WindowsAccount: cs(c.WindowsAccount), WindowsGroupSIDs: boundStrings(c.WindowsGroupSIDs), Incomplete: cs(c.Incomplete),
 		},
-		Decision: cs(r.Decision),
-		Rule:     cs(r.Rule),
-		Reason:   Truncate(r.Reason, MaxText),
+		Decision:   cs(r.Decision),
+		Rule:       cs(r.Rule),
+		Reason:     Truncate(r.Reason, MaxText),
+		Suppressed: suppressed,
 	}
 	if phase != PhaseIntent {
 		ms := float64(r.Duration.Microseconds()) / 1000
