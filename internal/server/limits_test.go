@@ -7,9 +7,11 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
@@ -245,4 +247,49 @@ func TestConnectionsPerContainer(t *testing.T) {
 	if _, err := handshake("hostile"); err == nil {
 		t.Error("a double Close freed two places")
 	}
+}
+
+// countingConn counts the bytes a client wrote.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestOversizedMessageNotTaken: a 4 MB request is refused from its
+// length prefix: the daemon never lets the client send it (flow control
+// stops the client once the stream is refused), so it never holds it.
+// Without the bound the daemon reads, and allocates, all 4 MB.
+func TestOversizedMessageNotTaken(t *testing.T) {
+	s := start(t, testConfig(t), smbAPI())
+	addr := s.Endpoints()[0].Address
+	var written atomic.Int64
+	opts := append(transport.DialOptions(),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			c, err := transport.Dial(ctx, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: c, n: &written}, nil
+		}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(8<<20)))
+	cc, err := grpc.NewClient(transport.Target(addr), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	huge := &smbv1.NewSmbGlobalMappingRequest{RemotePath: strings.Repeat("r", 4_000_000)}
+	_, err = smbv1.NewSmbClient(cc).NewSmbGlobalMapping(callCtx(t), huge)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a 4 MB request: %v, want ResourceExhausted", err)
+	}
+	if n := written.Load(); n > 1<<20 {
+		t.Errorf("the client sent %d bytes of a 4 MB request before it was refused; the daemon took them", n)
+	}
+	t.Logf("bytes the client could send of a 4,000,000-byte request: %d (%v)", written.Load(), err)
 }
