@@ -151,7 +151,19 @@ type Options struct {
 	// DefaultDenialInterval; a negative DenialBurst records every denial.
 	DenialBurst    int
 	DenialInterval time.Duration
+	// Reserve is the free space, in bytes, kept on the audit file's file
+	// system for the records of changes: below it, denials and reads are
+	// not written but counted (Suppressed), so that however many are
+	// refused, the intents of legitimate changes still fit and no change
+	// fails closed for their sake. Zero takes DefaultReserve; negative
+	// keeps nothing back. Only for a file (Open), on Unix.
+	Reserve int64
 }
+
+// DefaultReserve is the free space kept for the records of changes: 16
+// MiB, some thousands of intent and outcome records, room for an operator
+// to notice csi_node_proxy_audit_suppressed_denials_total rising.
+const DefaultReserve = 16 << 20
 
 // Logger writes audit records. It is safe for concurrent use.
 type Logger struct {
@@ -208,8 +220,9 @@ func newDenialLimiter(o Options) *denialLimiter {
 	return d
 }
 
-// Suppressed returns how many denial records were left out because their
-// caller was past its rate (Options.DenialBurst).
+// Suppressed returns how many records were left out: denials of a caller
+// past its rate (Options.DenialBurst), and denials and reads while the
+// audit file system had less than Options.Reserve free.
 func (l *Logger) Suppressed() uint64 { return l.suppressed.Load() }
 
 func openFile(path string) (*os.File, error) {
@@ -273,6 +286,10 @@ func (l *Logger) Log(r Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
+	if (r.Decision == Deny || Classify(r.Method) == Read) && l.lowOnSpace() {
+		l.suppressed.Add(1)
+		return nil
+	}
 	var suppressed uint64
 	if r.Decision == Deny && l.denials != nil {
 		ok, n := l.denials.admit(denialKey(r.Caller), time.Now())
@@ -303,6 +320,29 @@ func (l *Logger) write(r Record, phase string, suppressed uint64) error {
 	l.written.Add(1)
 	return nil
 }
+
+// lowOnSpace tells whether the audit file's file system has less free
+// space than the reserve kept for the records of changes.
+func (l *Logger) lowOnSpace() bool {
+	reserve := l.opts.Reserve
+	if reserve == 0 {
+		reserve = DefaultReserve
+	}
+	if reserve < 0 {
+		return false
+	}
+	l.mu.Lock()
+	f := l.f
+	l.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	free, ok := freeSpace(f)
+	return ok && free < reserve
+}
+
+// freeSpace is fileSystemFree; tests replace it.
+var freeSpace = fileSystemFree
 
 // truncater is a file whose end can be cut back: *os.File.
 type truncater interface {

@@ -220,7 +220,7 @@ func New(build version.Info) *Metrics {
 	auditSuppressed := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Name:      "audit_suppressed_denials_total",
-		Help:      "Denied calls not written to the audit log because their caller was past its rate of denial records (a burst of 100, then one per 10 s); the caller's next denial record counts them (0 when no audit log is configured).",
+		Help:      "Denied calls and reads not written to the audit log: a caller's denials past its rate (a burst of 100, then one per 10 s; its next denial record counts them), and denials and reads while the audit file system has less than 16 MiB free, kept for the records of changes (0 when no audit log is configured).",
 	}, func() float64 {
 		if l := m.auditLog.Load(); l != nil {
 			return float64(l.Suppressed())
