@@ -55,7 +55,8 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 			}
 			if !l.limits.conns.acquire(key, l.limits.perUID, l.limits.total) {
 				_ = c.Close() // refused; the client sees the connection end
-				klog.V(2).InfoS("connection refused: too many connections", "peer", key, "maxPerUID", l.limits.perUID, "max", l.limits.total)
+				// Verbose: a flooding caller would otherwise flood the log too.
+				klog.V(4).InfoS("connection refused: too many connections", "peer", key, "maxPerUID", l.limits.perUID, "max", l.limits.total)
 				continue
 			}
 		}

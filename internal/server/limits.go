@@ -126,13 +126,15 @@ func (l Limits) withDefaults() Limits {
 // serverOptions are the gRPC options that carry the limits.
 func (l Limits) serverOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{
-		grpc.ConnectionTimeout(l.ConnectionTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.KeepaliveMinTime}),
 		// Fixed flow-control windows (gRPC's minimum, and four for the
 		// connection) instead of the bandwidth estimate, which may grow
 		// a connection's window to 16 MiB of buffered data.
 		grpc.InitialWindowSize(64 << 10),
 		grpc.InitialConnWindowSize(256 << 10),
+	}
+	if l.ConnectionTimeout > 0 {
+		opts = append(opts, grpc.ConnectionTimeout(l.ConnectionTimeout))
 	}
 	if l.MaxRecvMsgSize > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(l.MaxRecvMsgSize))
@@ -251,7 +253,8 @@ func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 	key := a.Caller.ContainerID
 	if !lc.conns.acquire(key, lc.max, 0) {
 		_ = conn.Close() // refused; the handshake error says why
-		klog.V(2).InfoS("connection refused: too many connections", "container", key, "max", lc.max)
+		// Verbose: a flooding caller would otherwise flood the log too.
+		klog.V(4).InfoS("connection refused: too many connections", "container", key, "max", lc.max)
 		return nil, nil, fmt.Errorf("container %s has %d connections open, the limit", key, lc.max)
 	}
 	return &releasingConn{Conn: conn, release: func() { lc.conns.release(key) }}, ai, nil
