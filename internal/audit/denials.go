@@ -90,3 +90,21 @@ func denialKey(c identity.Caller) string {
 	}
 	return fmt.Sprintf("pid:%d", c.PID)
 }
+
+// DenialLimiter rate-limits what is written about each caller's denials
+// (a burst, then one per interval), as the Logger does for its records;
+// the call gate uses one for its log lines. The zero value is not
+// usable: create it with NewDenialLimiter. It is safe for concurrent use.
+type DenialLimiter struct{ d *denialLimiter }
+
+// NewDenialLimiter returns a limiter of burst denials per caller, then one
+// per interval.
+func NewDenialLimiter(burst int, interval time.Duration) *DenialLimiter {
+	return &DenialLimiter{d: newDenialLimiter(Options{DenialBurst: burst, DenialInterval: interval})}
+}
+
+// Admit tells whether a denial of c now may be written, and if so how
+// many of c's denials were not since the last one that was.
+func (l *DenialLimiter) Admit(c identity.Caller) (bool, uint64) {
+	return l.d.admit(denialKey(c), time.Now())
+}

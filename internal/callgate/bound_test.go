@@ -6,10 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 )
 
@@ -57,4 +61,39 @@ rules:
 		t.Errorf("no truncation marker saying the path's length: %.300q", line)
 	}
 	t.Logf("audit bytes per denied 4,000,000-byte Mkdir: %d", len(line))
+}
+
+// TestDenialLogLinesRateLimited: a caller denied 1,000 times gets the
+// audit log's burst of refusal lines in the daemon's log, not 1,000;
+// another caller's denial is still logged.
+func TestDenialLogLinesRateLimited(t *testing.T) {
+	var lines []string
+	g := &Gate{Policy: policy.Static(mustParse(t)), Log: funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})}
+	hostile := call("StopService")
+	// Callers no other run has used: the rate is the process's.
+	uid := uint32(time.Now().UnixNano()%1_000_000) + 10_000
+	hostile.Caller = identity.Caller{HasUnixIDs: true, UID: uid}
+	for range 1000 {
+		if _, err := g.Do(context.Background(), hostile, nil); err == nil {
+			t.Fatal("a denied call was allowed")
+		}
+	}
+	other := call("StopService")
+	other.Caller = identity.Caller{HasUnixIDs: true, UID: uid + 1}
+	if _, err := g.Do(context.Background(), other, nil); err == nil {
+		t.Fatal("a denied call was allowed")
+	}
+	if len(lines) != audit.DefaultDenialBurst+1 || !strings.Contains(lines[len(lines)-1], "uid "+strconv.Itoa(int(uid+1))) {
+		t.Errorf("%d refusal lines, the last %q; want %d of the flooding caller and the other caller's", len(lines), lines[len(lines)-1], audit.DefaultDenialBurst)
+	}
+}
+
+func mustParse(t *testing.T) *policy.Policy {
+	t.Helper()
+	p, err := policy.Parse([]byte("rules:\n- name: start\n  callers: [{any: true}]\n  allow: [{methods: [system.StartService]}]\n"),
+		policy.Options{Style: hostpath.Windows, Methods: Methods})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
