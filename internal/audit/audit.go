@@ -37,12 +37,21 @@
 // is created again at its path before the next record; when that fails,
 // the record fails.
 //
+// Every string a record carries is bounded (see MaxRequestString and its
+// siblings), its cut-off end replaced by a marker, and nothing is
+// HTML-escaped ('<' stays one byte, not six), so what a caller sends
+// cannot make a record large. Denials are rate-limited per caller
+// (Options.DenialBurst): past the rate they are counted, not written, so
+// a flood of refused calls cannot fill the audit filesystem.
+//
 // A failed write is counted (Failures), logged to the daemon's log with
-// the record, and turns the Logger unhealthy until a later write succeeds.
-// See docs/security.md.
+// the record's ID, method and size (never the record: the daemon's log
+// must not take what the audit log could not), and turns the Logger
+// unhealthy until a later write succeeds. See docs/security.md.
 package audit
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -50,7 +59,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,7 +144,26 @@ type Options struct {
 	// Node names the node in every record, so records collected from
 	// many nodes stay apart.
 	Node string
+	// DenialBurst and DenialInterval rate-limit each caller's denial
+	// records: DenialBurst at once, then one per DenialInterval; the
+	// denials past the rate are counted (Suppressed) and the caller's
+	// next denial record says how many. Zero takes DefaultDenialBurst and
+	// DefaultDenialInterval; a negative DenialBurst records every denial.
+	DenialBurst    int
+	DenialInterval time.Duration
+	// Reserve is the free space, in bytes, kept on the audit file's file
+	// system for the records of changes: below it, denials and reads are
+	// not written but counted (Suppressed), so that however many are
+	// refused, the intents of legitimate changes still fit and no change
+	// fails closed for their sake. Zero takes DefaultReserve; negative
+	// keeps nothing back. Only for a file (Open), on Unix.
+	Reserve int64
 }
+
+// DefaultReserve is the free space kept for the records of changes: 16
+// MiB, some thousands of intent and outcome records, room for an operator
+// to notice csi_node_proxy_audit_suppressed_denials_total rising.
+const DefaultReserve = 16 << 20
 
 // Logger writes audit records. It is safe for concurrent use.
 type Logger struct {
@@ -151,10 +178,13 @@ type Logger struct {
 	// a newline.
 	midLine bool
 
-	unhealthy atomic.Bool
-	failures  atomic.Uint64
-	written   atomic.Uint64
-	torn      atomic.Uint64
+	denials *denialLimiter // nil: every denial is recorded
+
+	unhealthy  atomic.Bool
+	suppressed atomic.Uint64
+	failures   atomic.Uint64
+	written    atomic.Uint64
+	torn       atomic.Uint64
 }
 
 // Open returns a Logger writing to the file at dest, created (mode 0600)
@@ -170,11 +200,30 @@ func Open(dest string, o Options) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Logger{opts: o, path: dest, w: f, f: f}, nil
+	return &Logger{opts: o, path: dest, w: f, f: f, denials: newDenialLimiter(o)}, nil
 }
 
 // New returns a Logger writing to w.
-func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w} }
+func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w, denials: newDenialLimiter(o)} }
+
+func newDenialLimiter(o Options) *denialLimiter {
+	if o.DenialBurst < 0 {
+		return nil
+	}
+	d := &denialLimiter{burst: float64(o.DenialBurst), interval: o.DenialInterval, callers: map[string]*denialBucket{}}
+	if d.burst == 0 {
+		d.burst = DefaultDenialBurst
+	}
+	if d.interval <= 0 {
+		d.interval = DefaultDenialInterval
+	}
+	return d
+}
+
+// Suppressed returns how many records were left out: denials of a caller
+// past its rate (Options.DenialBurst), and denials and reads while the
+// audit file system had less than Options.Reserve free.
+func (l *Logger) Suppressed() uint64 { return l.suppressed.Load() }
 
 func openFile(path string) (*os.File, error) {
 	// O_NOFOLLOW: a symbolic link planted at the path would have the
@@ -222,37 +271,78 @@ func (l *Logger) Intent(r *Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	return l.write(*r, PhaseIntent)
+	return l.write(*r, PhaseIntent, 0)
 }
 
 // Log writes r as one line, the outcome ("done") record of a call. A
 // failure is returned, counted, logged to the daemon's log with the
-// record, and makes the Logger unhealthy until a write succeeds.
+// record's ID, method and size, and makes the Logger unhealthy until a
+// write succeeds.
+//
+// A denial (Decision Deny) of a caller past its rate is not written but
+// counted (Suppressed), and Log returns nil: the call is refused either
+// way. The caller's next denial record carries the count.
 func (l *Logger) Log(r Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	return l.write(r, PhaseDone)
+	if (r.Decision == Deny || Classify(r.Method) == Read) && l.lowOnSpace() {
+		l.suppressed.Add(1)
+		return nil
+	}
+	var suppressed uint64
+	if r.Decision == Deny && l.denials != nil {
+		ok, n := l.denials.admit(denialKey(r.Caller), time.Now())
+		if !ok {
+			l.suppressed.Add(1)
+			return nil
+		}
+		suppressed = n
+	}
+	return l.write(r, PhaseDone, suppressed)
 }
 
-func (l *Logger) write(r Record, phase string) error {
-	b, err := l.encode(r, phase)
+func (l *Logger) write(r Record, phase string, suppressed uint64) error {
+	b, err := l.encode(r, phase, suppressed)
 	if err != nil {
 		// Cannot happen for the types above; never write half a record.
-		l.fail(err, nil)
+		l.fail(err, r, phase, 0)
 		return err
 	}
 	l.mu.Lock()
 	err = l.writeLocked(b)
 	l.mu.Unlock()
 	if err != nil {
-		l.fail(err, b)
+		l.fail(err, r, phase, len(b))
 		return fmt.Errorf("audit log: %w", err)
 	}
 	l.unhealthy.Store(false)
 	l.written.Add(1)
 	return nil
 }
+
+// lowOnSpace tells whether the audit file's file system has less free
+// space than the reserve kept for the records of changes.
+func (l *Logger) lowOnSpace() bool {
+	reserve := l.opts.Reserve
+	if reserve == 0 {
+		reserve = DefaultReserve
+	}
+	if reserve < 0 {
+		return false
+	}
+	l.mu.Lock()
+	f := l.f
+	l.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	free, ok := freeSpace(f)
+	return ok && free < reserve
+}
+
+// freeSpace is fileSystemFree; tests replace it.
+var freeSpace = fileSystemFree
 
 // truncater is a file whose end can be cut back: *os.File.
 type truncater interface {
@@ -330,11 +420,17 @@ func (l *Logger) writeLocked(line []byte) error {
 	return err
 }
 
-func (l *Logger) fail(err error, line []byte) {
+// fail counts and logs a record that was not written. The daemon's log
+// gets what finds the call (its ID, endpoint, method, phase) and the
+// record's size, never the record itself: a caller's huge request would
+// otherwise move from the full audit filesystem into the daemon's log
+// (it once made a 28 MB log line).
+func (l *Logger) fail(err error, r Record, phase string, size int) {
 	l.failures.Add(1)
 	l.unhealthy.Store(true)
 	klog.ErrorS(err, "Audit record not written; calls that change the node are refused until the audit log accepts writes again",
-		"path", l.path, "record", strings.TrimSuffix(string(line), "\n"))
+		"path", l.path, "id", r.ID, "phase", phase, "endpoint", Truncate(r.Endpoint, MaxCallerString),
+		"method", Truncate(r.FullMethod, MaxCallerString), "bytes", size)
 }
 
 // Reopen reopens the audit file at its path, for log rotation: records
@@ -382,26 +478,29 @@ func (closedWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 
 // line is a record as written.
 type line struct {
-	Schema     string          `json:"schema"`
-	Node       string          `json:"node,omitempty"`
-	ID         string          `json:"id"`
-	RequestID  string          `json:"request_id,omitempty"`
-	Phase      string          `json:"phase"`
-	Time       string          `json:"time"`
-	Endpoint   string          `json:"endpoint"`
-	Group      string          `json:"group"`
-	Version    string          `json:"version"`
-	Method     string          `json:"method"`
-	FullMethod string          `json:"full_method"`
-	Kind       string          `json:"kind"`
-	Caller     caller          `json:"caller"`
-	Decision   string          `json:"decision"`
-	Rule       string          `json:"rule,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Request    json.RawMessage `json:"request,omitempty"`
-	Code       string          `json:"code,omitempty"` // "" only in an intent
-	Message    string          `json:"message,omitempty"`
-	DurationMS *float64        `json:"duration_ms,omitempty"` // nil only in an intent
+	Schema     string   `json:"schema"`
+	Node       string   `json:"node,omitempty"`
+	ID         string   `json:"id"`
+	RequestID  string   `json:"request_id,omitempty"`
+	Phase      string   `json:"phase"`
+	Time       string   `json:"time"`
+	Endpoint   string   `json:"endpoint"`
+	Group      string   `json:"group"`
+	Version    string   `json:"version"`
+	Method     string   `json:"method"`
+	FullMethod string   `json:"full_method"`
+	Kind       string   `json:"kind"`
+	Caller     caller   `json:"caller"`
+	Decision   string   `json:"decision"`
+	Rule       string   `json:"rule,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Request    any      `json:"request,omitempty"`
+	Code       string   `json:"code,omitempty"` // "" only in an intent
+	Message    string   `json:"message,omitempty"`
+	DurationMS *float64 `json:"duration_ms,omitempty"` // nil only in an intent
+	// Suppressed counts the caller's denials left out since its previous
+	// denial record (rate-limited, Options.DenialBurst).
+	Suppressed uint64 `json:"suppressed,omitempty"`
 }
 
 // caller is identity.Caller as written: unknown fields are left out, and
@@ -427,35 +526,38 @@ type caller struct {
 }
 
 // encode renders r as one line of JSON in phase, newline included. An
-// intent has no outcome yet: no code, message or duration.
-func (l *Logger) encode(r Record, phase string) ([]byte, error) {
+// intent has no outcome yet: no code, message or duration. Every string
+// is bounded (Truncate) and nothing is HTML-escaped.
+func (l *Logger) encode(r Record, phase string, suppressed uint64) ([]byte, error) {
 	c := r.Caller
+	cs := func(s string) string { return Truncate(s, MaxCallerString) }
 	out := line{
 		Schema:     SchemaVersion,
-		Node:       l.opts.Node,
-		RequestID:  r.RequestID,
-		ID:         r.ID,
+		Node:       cs(l.opts.Node),
+		RequestID:  cs(r.RequestID),
+		ID:         cs(r.ID),
 		Phase:      phase,
 		Time:       r.Time.UTC().Format(time.RFC3339Nano),
-		Endpoint:   r.Endpoint,
-		Group:      r.Group,
-		Version:    r.Version,
-		Method:     r.Method,
-		FullMethod: r.FullMethod,
+		Endpoint:   cs(r.Endpoint),
+		Group:      cs(r.Group),
+		Version:    cs(r.Version),
+		Method:     cs(r.Method),
+		FullMethod: cs(r.FullMethod),
 		Kind:       Classify(r.Method).String(),
 		Caller: caller{
-			PID: c.PID, Executable: c.Executable, Groups: c.Groups, ContainerID: c.ContainerID, PodUID: c.PodUID, Runtime: c.Runtime,
-			PodNamespace: c.PodNamespace, PodName: c.PodName, ContainerName: c.ContainerName, ServiceAccount: c.ServiceAccount,
-			WindowsSID: c.WindowsSID, WindowsAccount: c.WindowsAccount, WindowsGroupSIDs: c.WindowsGroupSIDs,
-			Incomplete: c.Incomplete,
+			PID: c.PID, Executable: cs(c.Executable), Groups: boundIDs(c.Groups), ContainerID: cs(c.ContainerID),
+			PodUID: cs(c.PodUID), Runtime: cs(c.Runtime), PodNamespace: cs(c.PodNamespace), PodName: cs(c.PodName),
+			ContainerName: cs(c.ContainerName), ServiceAccount: cs(c.ServiceAccount), WindowsSID: cs(c.WindowsSID),
+			WindowsAccount: cs(c.WindowsAccount), WindowsGroupSIDs: boundStrings(c.WindowsGroupSIDs), Incomplete: cs(c.Incomplete),
 		},
-		Decision: r.Decision,
-		Rule:     r.Rule,
-		Reason:   r.Reason,
+		Decision:   cs(r.Decision),
+		Rule:       cs(r.Rule),
+		Reason:     Truncate(r.Reason, MaxText),
+		Suppressed: suppressed,
 	}
 	if phase != PhaseIntent {
 		ms := float64(r.Duration.Microseconds()) / 1000
-		out.Code, out.Message, out.DurationMS = r.Code.String(), r.Message, &ms
+		out.Code, out.Message, out.DurationMS = r.Code.String(), Truncate(r.Message, MaxText), &ms
 	}
 	if !c.StartTime.IsZero() {
 		out.Caller.StartTime = c.StartTime.UTC().Format(time.RFC3339Nano)
@@ -465,15 +567,44 @@ func (l *Logger) encode(r Record, phase string) ([]byte, error) {
 		out.Caller.UID, out.Caller.GID = &uid, &gid
 	}
 	if r.Model != nil {
-		b, err := json.Marshal(RedactModel(r.Model))
-		if err != nil {
-			b, _ = json.Marshal(fmt.Sprintf("<%T: %v>", r.Model, err)) // marshalling a string cannot fail
-		}
-		out.Request = b
+		out.Request = RedactModel(r.Model)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	b, err := marshalLine(&out)
+	if err != nil && out.Request != nil {
+		// A value JSON cannot write (a NaN): say what failed instead of the request.
+		out.Request = Truncate(fmt.Sprintf("<%T: %v>", r.Model, err), MaxText)
+		b, err = marshalLine(&out)
+	}
+	return b, err
+}
+
+// marshalLine writes out as JSON with its newline, without HTML escaping:
+// json.Marshal writes '<', '>' and '&' as six bytes each (\u003c), which
+// let a caller's request grow six-fold in the record, and records are
+// read by tools, not browsers.
+func marshalLine(out *line) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil // Encode ends the line with '\n'
+}
+
+// maxCallerGroups bounds the caller's supplementary groups and group SIDs
+// a record lists: Linux allows 65536 groups, a record needs far fewer.
+const maxCallerGroups = 64
+
+func boundIDs(ids []uint32) []uint32 { return ids[:min(len(ids), maxCallerGroups)] }
+
+func boundStrings(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, 0, min(len(ss), maxCallerGroups))
+	for _, s := range ss[:min(len(ss), maxCallerGroups)] {
+		out = append(out, Truncate(s, MaxCallerString))
+	}
+	return out
 }

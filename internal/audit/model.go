@@ -31,14 +31,27 @@ const maxModelDepth = 16
 // (`guard:"secret"`) that is set becomes Redacted when it is a string and is
 // left out otherwise, so a record shows that a secret was sent and never
 // what it was. Values of types with a String method (enums) are written
-// as that string.
+// as that string. Strings and lists are bounded (MaxRequestString,
+// MaxRequestBytes, MaxRequestElements), their cut-off ends replaced by a
+// marker (Truncate), so no request makes a record large.
 func RedactModel(model any) any {
-	return renderModel(reflect.ValueOf(model), false, 0)
+	r := renderer{budget: MaxRequestBytes}
+	return r.render(reflect.ValueOf(model), false, 0)
+}
+
+// renderer renders one request, spending its string budget as it goes.
+type renderer struct{ budget int }
+
+// text bounds one string of the request and charges it to the budget.
+func (r *renderer) text(s string) string {
+	s = Truncate(s, max(min(MaxRequestString, r.budget), MinKept))
+	r.budget -= len(s)
+	return s
 }
 
 var stringerType = reflect.TypeFor[fmt.Stringer]()
 
-func renderModel(v reflect.Value, secret bool, depth int) any {
+func (r *renderer) render(v reflect.Value, secret bool, depth int) any {
 	if depth > maxModelDepth || !v.IsValid() {
 		return nil
 	}
@@ -65,27 +78,38 @@ func renderModel(v reflect.Value, secret bool, depth int) any {
 				continue
 			}
 			name := fieldname.Snake(f.Name)
-			if r := renderModel(v.Field(i), isSecret(f), depth+1); r != nil {
-				out[name] = r
+			if fv := r.render(v.Field(i), isSecret(f), depth+1); fv != nil {
+				out[name] = fv
 			}
 		}
 		return out
 	case reflect.Slice, reflect.Array:
-		out := make([]any, v.Len())
-		for i := range v.Len() {
-			out[i] = renderModel(v.Index(i), false, depth+1)
+		n := min(v.Len(), MaxRequestElements)
+		out := make([]any, n, n+1)
+		for i := range n {
+			out[i] = r.render(v.Index(i), false, depth+1)
+		}
+		if more := v.Len() - n; more > 0 {
+			out = append(out, fmt.Sprintf("…[%d more elements]", more))
 		}
 		return out
 	case reflect.Map:
 		out := map[string]any{}
 		iter := v.MapRange()
 		for iter.Next() {
-			out[fmt.Sprint(iter.Key().Interface())] = renderModel(iter.Value(), false, depth+1)
+			if len(out) == MaxRequestElements {
+				out["…"] = fmt.Sprintf("[%d more entries]", v.Len()-len(out))
+				break
+			}
+			out[r.text(fmt.Sprint(iter.Key().Interface()))] = r.render(iter.Value(), false, depth+1)
 		}
 		return out
 	}
 	if v.Type().Implements(stringerType) {
-		return v.Interface().(fmt.Stringer).String()
+		return r.text(v.Interface().(fmt.Stringer).String())
+	}
+	if v.Kind() == reflect.String {
+		return r.text(v.String())
 	}
 	if v.CanInterface() {
 		return v.Interface()

@@ -204,6 +204,11 @@ type Gate struct {
 	Recover func(c *Call, p any) error
 }
 
+// refusalLines rate-limits refusal log lines per caller at the audit
+// log's default rate of denial records. One for the process: a daemon
+// has a gate per endpoint, and a caller's rate holds over all of them.
+var refusalLines = audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
+
 // outcome is Gate.Outcome or its default.
 func (g *Gate) outcome(err error) (errdefs.Code, string) {
 	if g.Outcome != nil {
@@ -259,7 +264,13 @@ func (g *Gate) refused(c *Call, d policy.Decision, err *Refusal, reason, logMsg 
 	if g.Metrics != nil {
 		g.Metrics.CallDenied(c.Method.Group, c.Method.Version, c.Method.Name, reason)
 	}
-	g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "reason", d.Reason)
+	// The reason quotes the request: bounded as the audit record bounds
+	// it. And lines are rate-limited per caller as denial records are, so
+	// a denial flood cannot grow the daemon's log without bound either.
+	if ok, skipped := refusalLines.Admit(c.Caller); ok {
+		g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(),
+			"reason", audit.Truncate(d.Reason, audit.MaxText), "suppressed", skipped)
+	}
 	if g.Audit.Wants(c.Method.kind(), true) {
 		r := g.record(c, d, time.Now())
 		r.Code, r.Message = err.Code, err.Msg

@@ -37,6 +37,7 @@
 //	csi_node_proxy_audit_write_failures_total                                     counter
 //	csi_node_proxy_audit_torn_writes_total                                        counter
 //	csi_node_proxy_audit_log_healthy                                              gauge, 1 or 0
+//	csi_node_proxy_audit_suppressed_denials_total                                 counter
 //	csi_node_proxy_policy_reload_failures_total                                   counter
 //
 // plus the standard go_* and process_* collectors and the scrape handler's
@@ -216,6 +217,16 @@ func New(build version.Info) *Metrics {
 		}
 		return 0
 	})
+	auditSuppressed := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Name:      "audit_suppressed_denials_total",
+		Help:      "Denied calls and reads not written to the audit log: a caller's denials past its rate (a burst of 100, then one per 10 s; its next denial record counts them), and denials and reads while the audit file system has less than 16 MiB free, kept for the records of changes (0 when no audit log is configured).",
+	}, func() float64 {
+		if l := m.auditLog.Load(); l != nil {
+			return float64(l.Suppressed())
+		}
+		return 0
+	})
 	auditHealthy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace,
 		Name:      "audit_log_healthy",
@@ -241,7 +252,7 @@ func New(build version.Info) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
 		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
-		buildInfo, auditFailures, auditTorn, auditHealthy, policyFailures,
+		buildInfo, auditFailures, auditTorn, auditSuppressed, auditHealthy, policyFailures,
 	)
 	return m
 }
@@ -250,9 +261,10 @@ func New(build version.Info) *Metrics {
 // collectors added later.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// TrackAudit makes audit_write_failures_total, audit_torn_writes_total
-// and audit_log_healthy report l's failures, torn writes and health. A
-// nil l leaves the counters at 0 and the gauge at 1.
+// TrackAudit makes audit_write_failures_total, audit_torn_writes_total,
+// audit_suppressed_denials_total and audit_log_healthy report l's
+// failures, torn writes, suppressed denials and health. A nil l leaves
+// the counters at 0 and the gauge at 1.
 func (m *Metrics) TrackAudit(l *audit.Logger) {
 	if m != nil && l != nil {
 		m.auditLog.Store(l)

@@ -353,9 +353,17 @@ func TestTrackAuditAndPolicy(t *testing.T) {
 		t.Fatal("reloading a broken policy succeeded")
 	}
 
+	// Denials past the caller's rate are counted, not written.
+	for range audit.DefaultDenialBurst + 3 {
+		_ = al.Log(audit.Record{Method: "Mkdir", Decision: audit.Deny})
+	}
+
 	fams := gather(t, m)
-	if v := value(fams, "csi_node_proxy_audit_write_failures_total", ""); v != 2 {
-		t.Errorf("audit_write_failures_total = %v, want 2", v)
+	if v := value(fams, "csi_node_proxy_audit_write_failures_total", ""); v != 2+audit.DefaultDenialBurst {
+		t.Errorf("audit_write_failures_total = %v, want %d", v, 2+audit.DefaultDenialBurst)
+	}
+	if v := value(fams, "csi_node_proxy_audit_suppressed_denials_total", ""); v != 3 {
+		t.Errorf("audit_suppressed_denials_total = %v, want 3", v)
 	}
 	if v := value(fams, "csi_node_proxy_policy_reload_failures_total", ""); v != 1 {
 		t.Errorf("policy_reload_failures_total = %v, want 1", v)

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 )
@@ -137,10 +138,10 @@ func (r *rule) checkVolume(ctx context.Context, p *Policy, h ObjectHost, id stri
 	}
 	d, err := h.VolumeDisk(ctx, id)
 	if err != nil {
-		return fmt.Sprintf("cannot tell the disk of volume %s (%v), so it is outside the objects", id, err)
+		return fmt.Sprintf("cannot tell the disk of volume %s (%v), so it is outside the objects", shortID(id), err)
 	}
 	if reason := r.checkDiskFacts(ctx, h, d); reason != "" {
-		return "volume " + id + " is on " + reason
+		return "volume " + shortID(id) + " is on " + reason
 	}
 	return ""
 }
@@ -175,12 +176,12 @@ func (r *rule) checkMounts(ctx context.Context, p *Policy, h ObjectHost, id stri
 	case errors.Is(err, errdefs.ErrNotFound):
 		return "" // no such volume: the call fails with NotFound
 	case err != nil:
-		return fmt.Sprintf("cannot tell where volume %s is mounted (%v), so it is outside the objects", id, err)
+		return fmt.Sprintf("cannot tell where volume %s is mounted (%v), so it is outside the objects", shortID(id), err)
 	}
 	for _, m := range mounts {
 		cleaned, err := p.style.Clean(m)
 		if err != nil || !slices.ContainsFunc(r.roots, func(root string) bool { return p.style.Within(cleaned, root) }) {
-			return fmt.Sprintf("volume %s, mounted at %s, outside the path roots %v", id, m, r.roots)
+			return fmt.Sprintf("volume %s, mounted at %s, outside the path roots %v", shortID(id), m, r.roots)
 		}
 	}
 	return ""
@@ -228,4 +229,22 @@ func matchAny(patterns []string, values ...string) bool {
 		}
 	}
 	return false
+}
+
+// maxReasonID bounds how much of a volume ID a reason quotes: the caller
+// sends the ID, and the gate asks the policy before the group's Service
+// validates it, so its length is the caller's choice.
+const maxReasonID = 256
+
+// shortID returns a caller's volume ID for a reason: whole when at most
+// maxReasonID bytes, else its beginning and its length.
+func shortID(id string) string {
+	if len(id) <= maxReasonID {
+		return id
+	}
+	cut := maxReasonID
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", id[:cut], len(id))
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/k8sname"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // File is the policy file's schema.
@@ -619,14 +620,17 @@ next:
 		}
 		cleaned, err := style.Clean(v)
 		if err != nil {
-			return fmt.Sprintf("%s %q is not a valid path", f.Field, f.Value)
+			return fmt.Sprintf("%s %s is not a valid path", f.Field, printable.Quote(f.Value))
 		}
 		for _, root := range r.roots {
 			if style.Within(cleaned, root) {
 				continue next
 			}
 		}
-		return fmt.Sprintf("%s %q is outside the path roots %v of rule %q", f.Field, f.Value, r.roots, r.Name)
+		// Quoted shortened: the reason is logged, audited and sent back,
+		// and a caller chooses the path's length (a 4 MB path made a
+		// 4 MB reason, written three times per denied call).
+		return fmt.Sprintf("%s %s is outside the path roots %v of rule %q", f.Field, printable.Quote(f.Value), r.roots, r.Name)
 	}
 	return ""
 }

@@ -166,7 +166,7 @@ rules:
 	}
 	var records strings.Builder
 	gate := &callgate.Gate{
-		Policy: policy.Static(p), Objects: outsideObjects{}, Audit: audit.New(&records, audit.Options{}),
+		Policy: policy.Static(p), Objects: outsideObjects{}, Audit: audit.New(&records, audit.Options{DenialBurst: -1}), // every denial: the test counts them
 		Outcome: statusOutcome,
 	}
 	guarded := gate.Guard(svc)

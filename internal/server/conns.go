@@ -4,7 +4,16 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"k8s.io/klog/v2"
 )
+
+// connLimits bounds the connections of a Server, over all its endpoints:
+// in total and per Unix user, counted when accepted.
+type connLimits struct {
+	total, perUID int
+	conns         counter
+}
 
 // trackingListener remembers the connections it accepted, so shutdown can
 // close the ones gRPC cannot.
@@ -18,27 +27,54 @@ import (
 type trackingListener struct {
 	net.Listener
 
+	limits *connLimits // nil: no bounds
+
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
 	closed bool
 }
 
-func newTrackingListener(l net.Listener) *trackingListener {
-	return &trackingListener{Listener: l, conns: map[*trackedConn]struct{}{}}
+func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
+	return &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
 }
 
-// Accept returns the next connection, tracked.
+// Accept returns the next connection, tracked. A connection over the
+// bounds (its user's, or the total) is closed at once, before any
+// handshake, and Accept waits for the next one: gRPC ends serving on an
+// Accept error, and the other callers must still be served.
 func (l *trackingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		key := ""
+		if l.limits != nil {
+			if uid, ok := peerUID(c); ok {
+				key = "uid:" + uid
+			}
+			if !l.limits.conns.acquire(key, l.limits.perUID, l.limits.total) {
+				_ = c.Close() // refused; the client sees the connection end
+				// Verbose: a flooding caller would otherwise flood the log too.
+				klog.V(4).InfoS("connection refused: too many connections", "peer", key, "maxPerUID", l.limits.perUID, "max", l.limits.total)
+				continue
+			}
+		}
+		return l.track(c, key)
 	}
-	tc := &trackedConn{Conn: c, l: l}
+}
+
+// track adds an accepted connection that holds the bound key.
+func (l *trackingListener) track(c net.Conn, key string) (net.Conn, error) {
+	tc := &trackedConn{Conn: c, l: l, key: key}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		// Accepted just as the listener closed: treat it as never
 		// accepted, as Close would have closed it anyway.
+		if l.limits != nil {
+			l.limits.conns.release(key)
+		}
 		_ = c.Close() // the client is gone either way; nothing to report
 		return nil, net.ErrClosed
 	}
@@ -83,6 +119,7 @@ func (l *trackingListener) closeAll() {
 type trackedConn struct {
 	net.Conn
 	l      *trackingListener
+	key    string // what it holds of l.limits
 	active atomic.Bool
 	once   sync.Once
 }
@@ -106,6 +143,9 @@ func (c *trackedConn) Close() error {
 		c.l.mu.Lock()
 		delete(c.l.conns, c)
 		c.l.mu.Unlock()
+		if c.l.limits != nil {
+			c.l.limits.conns.release(c.key)
+		}
 	})
 	return c.Conn.Close()
 }

@@ -4,6 +4,12 @@
 // groups share the proto package v1), so a call's group is known only by
 // the endpoint it arrives on.
 //
+// Every endpoint holds to the resource bounds of Limits (limits.go): the
+// size of a request message and of its headers, streams per connection,
+// handshake and idle timeouts, connections in total, per Unix user and
+// per container, and calls in progress per caller, so that no caller can
+// exhaust the daemon's memory or keep others out.
+//
 // Every connection is identified when it is accepted (see package
 // identity: the caller's process, user, container and pod), every endpoint
 // also serves the standard gRPC health service, and every unary call
@@ -13,7 +19,9 @@
 //     call is counted and timed as the client sees it, under upstream
 //     csi-proxy's grpc_server_* names;
 //  1. panic recovery: a panicking handler answers codes.Internal and the
-//     endpoint keeps serving;
+//     endpoint keeps serving; then the per-caller bound on calls in
+//     progress, which refuses a call past it with
+//     codes.ResourceExhausted at once;
 //  2. the guard: the caller is put in the call's context
 //     (identity.FromContext), and how the call arrived (callgate.Wire:
 //     endpoint, wire version and method, request ID) for the call gate
@@ -122,6 +130,11 @@ type Config struct {
 	// Build is the daemon's version, sent in the VersionHeader of every
 	// health check's answer; "" sends none.
 	Build string
+	// Limits are the resource bounds: message and header sizes, streams
+	// per connection, handshake and idle timeouts, connections in total,
+	// per user and per container, calls in progress per caller. Zero
+	// fields take the Default constants (limits.go).
+	Limits Limits
 }
 
 func (c Config) withDefaults() Config {
@@ -131,6 +144,7 @@ func (c Config) withDefaults() Config {
 	if c.PayloadLogLevel == 0 {
 		c.PayloadLogLevel = DefaultPayloadLogLevel
 	}
+	c.Limits = c.Limits.withDefaults()
 	return c
 }
 
@@ -155,6 +169,8 @@ type Server struct {
 	errOnce sync.Once
 	err     error         // the first serving failure
 	done    chan struct{} // closed when every Serve has returned
+
+	conns *connLimits // shared by every endpoint's listener
 }
 
 // endpoint is one group-version's server and, once started, its listener.
@@ -179,7 +195,13 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{done: make(chan struct{})}
+	lim := cfg.Limits
+	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}}
+	// The per-caller bounds hold over every endpoint together: a caller
+	// that spreads its connections or calls over 23 endpoints gets no
+	// more than on one.
+	calls := &callLimiter{max: lim.MaxCallsPerCaller}
+	containerConns := &counter{}
 	seen := map[string]bool{}
 	for _, api := range apis {
 		name := api.Name()
@@ -202,7 +224,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		// nothing else). Audit and metering are the gate's too.
 		o := newObserver(name, api, cfg)
 		g := newGuard(name, api, cfg, o)
-		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), g.unary}
+		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), calls.unary, g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
 		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel))
 		if cfg.Metrics != nil {
@@ -210,9 +232,9 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
 			stream = append([]grpc.StreamServerInterceptor{cfg.Metrics.StreamServerInterceptor()}, stream...)
 		}
-		gs := grpc.NewServer(
+		opts := append(lim.serverOptions(),
 			grpc.ForceServerCodecV2(newRequestCodec()),
-			grpc.Creds(grpccreds.NewCredentials(cfg.Identity)),
+			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, conns: containerConns}),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
 			// Long-lived workers instead of a new goroutine per call:
@@ -224,6 +246,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 			// every worker is busy.
 			grpc.NumStreamWorkers(streamWorkers()),
 		)
+		gs := grpc.NewServer(opts...)
 		hs := health.NewServer()
 		hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 		hs.SetServingStatus(api.Service, healthpb.HealthCheckResponse_SERVING)
@@ -273,7 +296,7 @@ func (s *Server) Start() error {
 			}
 			return fmt.Errorf("%s: %w", ep.api.Name(), err)
 		}
-		ep.lis = newTrackingListener(l)
+		ep.lis = newTrackingListener(l, s.conns)
 	}
 	s.started = true
 	for _, ep := range s.eps {

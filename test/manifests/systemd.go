@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -111,6 +112,19 @@ func CheckUnit(u *Unit, d *Daemon) []error {
 	}
 	if u := u.Get("Service", "User"); len(u) > 0 && u[len(u)-1].Value != "root" && u[len(u)-1].Value != "0" {
 		add(u[0].Line, "User=%s: the proxy must run as root", u[len(u)-1].Value)
+	}
+
+	// Memory: a caller must not be able to grow the daemon without bound,
+	// and in a node-wide OOM it ranks as the DaemonSet's pod does.
+	if mm := u.Get("Service", "MemoryMax"); len(mm) == 0 {
+		add(0, "no MemoryMax=: the daemon's memory must be capped as the DaemonSet's is (%d MiB)", maxUnitMemory>>20)
+	} else if n, ok := unitBytes(mm[len(mm)-1].Value); !ok || n > maxUnitMemory {
+		add(mm[len(mm)-1].Line, "MemoryMax=%s: want at most the DaemonSet's limit, %d MiB", mm[len(mm)-1].Value, maxUnitMemory>>20)
+	}
+	for _, dir := range u.Get("Service", "OOMScoreAdjust") {
+		if n, err := strconv.Atoi(dir.Value); err != nil || n < -997 {
+			add(dir.Line, "OOMScoreAdjust=%s: want -997 or more; below, the daemon would outlive the kubelet and the container runtime (-999)", dir.Value)
+		}
 	}
 
 	// The socket directory should be the RuntimeDirectory, kept across
@@ -252,4 +266,23 @@ func VerifyUnit(u *Unit, d *Daemon, dir string) error {
 		return fmt.Errorf("systemd-analyze verify %s: %s:\n%s", u.File, status, strings.ReplaceAll(out.String(), copyPath, u.File))
 	}
 	return nil
+}
+
+// maxUnitMemory is the shipped DaemonSet's memory limit (512Mi), which
+// the unit's MemoryMax may not exceed.
+const maxUnitMemory = 512 << 20
+
+// unitBytes reads a systemd byte size: a number with an optional K, M, G
+// or T suffix (powers of 1024).
+func unitBytes(v string) (int64, bool) {
+	mult := int64(1)
+	if i := strings.IndexAny(v, "KMGT"); i == len(v)-1 && i > 0 {
+		mult = int64(1) << (10 * (strings.IndexByte("KMGT", v[i]) + 1))
+		v = v[:i]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n * mult, true
 }

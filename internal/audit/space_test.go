@@ -1,0 +1,56 @@
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReserveKeptForChanges: below the reserve, denials and reads are
+// counted instead of written, and the records of a change still are; so
+// a flood of denials cannot use up the space a change's intent needs.
+func TestReserveKeptForChanges(t *testing.T) {
+	free := int64(1 << 30)
+	old := freeSpace
+	freeSpace = func(*os.File) (int64, bool) { return free, true }
+	t.Cleanup(func() { freeSpace = old })
+
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := Open(path, Options{Reserve: 1 << 20, DenialBurst: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	denial := Record{Method: "Mkdir", Decision: Deny, Reason: "no rule allows it"}
+	read := Record{Method: "PathExists", Decision: Allow}
+	if err := l.Log(denial); err != nil {
+		t.Fatal(err)
+	}
+
+	free = 1<<20 - 1 // below the reserve
+	for _, r := range []Record{denial, read} {
+		if err := l.Log(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := Record{Method: "Mkdir", Decision: Allow}
+	if err := l.Intent(&change); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Log(change); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"decision":"deny"`) ||
+		!strings.Contains(lines[1], `"phase":"intent"`) || !strings.Contains(lines[2], `"phase":"done","time"`) {
+		t.Errorf("records written:\n%s\nwant the first denial, then the change's intent and outcome only", b)
+	}
+	if got := l.Suppressed(); got != 2 {
+		t.Errorf("Suppressed() = %d, want 2 (a denial and a read below the reserve)", got)
+	}
+}

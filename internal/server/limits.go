@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
+)
+
+// The daemon's resource bounds (issue 23). Without them one unprivileged
+// caller got the DaemonSet pod OOM-killed in seconds: one HTTP/2
+// connection with 150 streams each declaring a 4 MB message (gRPC
+// allocates a message's declared length before reading it), or
+// thousands of idle connections. Each is a field of Limits, whose zero
+// value takes these; docs/security.md's threat model lists them.
+const (
+	// DefaultMaxRecvMsgSize bounds a request message: 128 KiB. The
+	// largest legitimate request of any served method holds two paths
+	// (filesystem's CreateSymlink/LinkPath, SMB's NewSmbGlobalMapping:
+	// remote and local path), each at most 32,767 bytes (hostpath's
+	// Windows limit, which also bounds SMB remote paths; POSIX paths stop
+	// at 4,095), plus SMB's user name (256) and password (1,024): 66,814
+	// bytes and a few dozen bytes of protobuf framing. No request carries
+	// a list. 128 KiB leaves nearly twice that. A larger message is
+	// refused with ResourceExhausted from its 5-byte header, before
+	// anything is allocated for it.
+	DefaultMaxRecvMsgSize = 128 << 10
+	// DefaultMaxConcurrentStreams bounds the calls in progress on one
+	// connection: 16. A client past it waits for a call to end (gRPC
+	// queues the stream), so a driver's calls are delayed, not failed.
+	// With DefaultMaxRecvMsgSize it bounds what one connection can make
+	// the daemon allocate for requests to 2 MiB.
+	DefaultMaxConcurrentStreams = 16
+	// DefaultMaxHeaderListSize bounds a call's headers (metadata): 16
+	// KiB. Callers send the method, a deadline, the request ID (kept only
+	// up to 128 bytes) and gRPC's own headers, a few hundred bytes.
+	DefaultMaxHeaderListSize = 16 << 10
+	// DefaultConnectionTimeout bounds a new connection's handshake
+	// (identification and the HTTP/2 preface): 10 s. Identification may
+	// wait 2 s for the container runtime; a connection that sends nothing
+	// (upstream's client opens one per NewClient and leaves it) is closed
+	// after this instead of gRPC's two minutes.
+	DefaultConnectionTimeout = 10 * time.Second
+	// DefaultMaxConnectionIdle closes a connection that has had no call
+	// for 5 minutes (an HTTP/2 GOAWAY); a client's next call reconnects
+	// transparently.
+	DefaultMaxConnectionIdle = 5 * time.Minute
+	// DefaultKeepaliveMinTime is the shortest interval at which a client
+	// may ping (30 s); one that pings more often, or pings without a
+	// call in progress, is disconnected (gRPC's enforcement policy).
+	DefaultKeepaliveMinTime = 30 * time.Second
+	// DefaultMaxConns bounds the connections the daemon holds open, over
+	// every endpoint together: 128. With DefaultMaxConcurrentStreams and
+	// DefaultMaxRecvMsgSize, requests in flight take at most 256 MiB
+	// whatever callers send: half the shipped 512 MiB limit, the rest
+	// left to the daemon's own use. Drivers hold a connection per group
+	// client, a handful each.
+	DefaultMaxConns = 128
+	// DefaultMaxConnsPerUID bounds the connections of one Unix user,
+	// counted when accepted (the kernel's SO_PEERCRED, before any
+	// handshake): 64, half of DefaultMaxConns, so one flooding user
+	// leaves room for the others. Windows pipes tell no user at accept;
+	// there DefaultMaxConns and the caller cap below apply.
+	DefaultMaxConnsPerUID = 64
+	// DefaultMaxConnsPerContainer bounds the connections of one
+	// container once the caller is identified: 32, so one container of a
+	// user that many drivers share (root) cannot take that user's whole
+	// allowance.
+	DefaultMaxConnsPerContainer = 32
+	// DefaultMaxCallsPerCaller bounds the calls one caller (container,
+	// else user, else Windows SID) has in progress over every endpoint:
+	// 64. Past it a call is refused with ResourceExhausted at once, so a
+	// flooding caller never makes others wait.
+	DefaultMaxCallsPerCaller = 64
+)
+
+// Limits are the resource bounds of a Server; a zero field takes its
+// Default constant, a negative one turns that bound off (tests only).
+type Limits struct {
+	MaxRecvMsgSize       int
+	MaxConcurrentStreams int
+	MaxHeaderListSize    int
+	ConnectionTimeout    time.Duration
+	MaxConnectionIdle    time.Duration
+	KeepaliveMinTime     time.Duration
+	MaxConns             int
+	MaxConnsPerUID       int
+	MaxConnsPerContainer int
+	MaxCallsPerCaller    int
+}
+
+func orDefault[T int | time.Duration](v, d T) T {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// withDefaults fills zero fields and turns negative ones into "no bound".
+func (l Limits) withDefaults() Limits {
+	l.MaxRecvMsgSize = orDefault(l.MaxRecvMsgSize, DefaultMaxRecvMsgSize)
+	l.MaxConcurrentStreams = orDefault(l.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+	l.MaxHeaderListSize = orDefault(l.MaxHeaderListSize, DefaultMaxHeaderListSize)
+	l.ConnectionTimeout = orDefault(l.ConnectionTimeout, DefaultConnectionTimeout)
+	l.MaxConnectionIdle = orDefault(l.MaxConnectionIdle, DefaultMaxConnectionIdle)
+	l.KeepaliveMinTime = orDefault(l.KeepaliveMinTime, DefaultKeepaliveMinTime)
+	l.MaxConns = orDefault(l.MaxConns, DefaultMaxConns)
+	l.MaxConnsPerUID = orDefault(l.MaxConnsPerUID, DefaultMaxConnsPerUID)
+	l.MaxConnsPerContainer = orDefault(l.MaxConnsPerContainer, DefaultMaxConnsPerContainer)
+	l.MaxCallsPerCaller = orDefault(l.MaxCallsPerCaller, DefaultMaxCallsPerCaller)
+	return l
+}
+
+// serverOptions are the gRPC options that carry the limits.
+func (l Limits) serverOptions() []grpc.ServerOption {
+	opts := []grpc.ServerOption{
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.KeepaliveMinTime}),
+		// Fixed flow-control windows (gRPC's minimum, and four for the
+		// connection) instead of the bandwidth estimate, which may grow
+		// a connection's window to 16 MiB of buffered data.
+		grpc.InitialWindowSize(64 << 10),
+		grpc.InitialConnWindowSize(256 << 10),
+	}
+	if l.ConnectionTimeout > 0 {
+		opts = append(opts, grpc.ConnectionTimeout(l.ConnectionTimeout))
+	}
+	if l.MaxRecvMsgSize > 0 {
+		opts = append(opts, grpc.MaxRecvMsgSize(l.MaxRecvMsgSize))
+	}
+	if l.MaxConcurrentStreams > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(uint32(min(l.MaxConcurrentStreams, math.MaxUint32))))
+	}
+	if l.MaxHeaderListSize > 0 {
+		opts = append(opts, grpc.MaxHeaderListSize(uint32(min(l.MaxHeaderListSize, math.MaxUint32))))
+	}
+	if l.MaxConnectionIdle > 0 {
+		opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.MaxConnectionIdle}))
+	}
+	return opts
+}
+
+// counter counts holders per key, up to a cap per key and in total.
+type counter struct {
+	mu    sync.Mutex
+	n     map[string]int
+	total int
+}
+
+// acquire takes one for key unless key already has perKey or everything
+// total (a bound ≤ 0 is none); it tells whether it took one.
+func (c *counter) acquire(key string, perKey, total int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if (total > 0 && c.total >= total) || (perKey > 0 && key != "" && c.n[key] >= perKey) {
+		return false
+	}
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.total++
+	if key != "" {
+		c.n[key]++
+	}
+	return true
+}
+
+// release gives back what acquire took for key.
+func (c *counter) release(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total--
+	if key == "" {
+		return
+	}
+	if c.n[key]--; c.n[key] <= 0 {
+		delete(c.n, key)
+	}
+}
+
+// callerKey names a caller for the per-caller bounds: its container when
+// known (many drivers share root), else its Unix user, else its Windows
+// account; "" when nothing is known (only the total bounds apply).
+func callerKey(c identity.Caller) string {
+	switch {
+	case c.ContainerID != "":
+		return "container:" + c.ContainerID
+	case c.HasUnixIDs:
+		return fmt.Sprintf("uid:%d", c.UID)
+	case c.WindowsSID != "":
+		return "sid:" + c.WindowsSID
+	}
+	return ""
+}
+
+// callLimiter bounds the calls each caller has in progress, over every
+// endpoint of a Server.
+type callLimiter struct {
+	max   int
+	calls counter
+}
+
+// unary refuses a call with ResourceExhausted while its caller has max
+// calls in progress; it never waits, so a flooding caller cannot hold up
+// anyone else's calls. Health checks are not counted.
+func (cl *callLimiter) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if cl.max <= 0 || isHealth(info.FullMethod) {
+		return handler(ctx, req)
+	}
+	c, _ := grpccreds.FromContext(ctx)
+	key := callerKey(c)
+	if key == "" {
+		key = "unknown"
+	}
+	if !cl.calls.acquire(key, cl.max, 0) {
+		return nil, status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", c, cl.max)
+	}
+	defer cl.calls.release(key)
+	return handler(ctx, req)
+}
+
+// limitedCreds identifies connections with the daemon's credentials and
+// then bounds the connections of each container: the container is known
+// only once the caller is identified.
+type limitedCreds struct {
+	credentials.TransportCredentials
+	max   int
+	conns *counter
+}
+
+// ServerHandshake identifies the caller; a connection over its
+// container's bound fails the handshake, and gRPC closes it.
+func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, ai, err := lc.TransportCredentials.ServerHandshake(raw)
+	if err != nil || lc.max <= 0 {
+		return conn, ai, err
+	}
+	a, ok := ai.(grpccreds.AuthInfo)
+	if !ok || a.Caller.ContainerID == "" {
+		return conn, ai, nil
+	}
+	key := a.Caller.ContainerID
+	if !lc.conns.acquire(key, lc.max, 0) {
+		_ = conn.Close() // refused; the handshake error says why
+		// Verbose: a flooding caller would otherwise flood the log too.
+		klog.V(4).InfoS("connection refused: too many connections", "container", key, "max", lc.max)
+		return nil, nil, fmt.Errorf("container %s has %d connections open, the limit", key, lc.max)
+	}
+	return &releasingConn{Conn: conn, release: func() { lc.conns.release(key) }}, ai, nil
+}
+
+// Clone keeps the bound and its count.
+func (lc *limitedCreds) Clone() credentials.TransportCredentials {
+	return &limitedCreds{TransportCredentials: lc.TransportCredentials.Clone(), max: lc.max, conns: lc.conns}
+}
+
+// releasingConn gives back its container's count once, when closed.
+type releasingConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// NetConn returns the connection underneath, as trackedConn does.
+func (c *releasingConn) NetConn() net.Conn { return c.Conn }
+
+// Close closes the connection and releases its count.
+func (c *releasingConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
