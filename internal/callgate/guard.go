@@ -29,6 +29,7 @@ type Wire struct {
 	Caller identity.Caller
 
 	// Set by the gate:
+	call    Call     // the call's description, kept here to spare an allocation per call
 	reached bool     // the call reached the gate
 	refusal *Refusal // the gate refused it
 	model   any      // the model request the gate saw
@@ -75,8 +76,14 @@ var errNoOrigin = &Refusal{Code: errdefs.Internal, Kind: errors.New("internal er
 // newCall describes a call of the group model method group.method with
 // request req, from the context's Wire or else the gate's Origin.
 func (g *Gate) newCall(ctx context.Context, group, method string, req any) (*Call, *Wire, error) {
-	c := &Call{Model: req}
 	w := wireFrom(ctx)
+	var c *Call
+	if w != nil {
+		w.call = Call{Model: req}
+		c = &w.call
+	} else {
+		c = &Call{Model: req}
+	}
 	switch {
 	case w != nil:
 		w.reached, w.model = true, req

@@ -145,7 +145,9 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	if g.gate.Metrics != nil {
 		start = time.Now()
 	}
-	resp, err := handler(callgate.WithWire(identity.NewContext(ctx, c), w), req)
+	// The caller reaches the context below at the gate
+	// (identity.WithCaller); logCalls reads it from the connection.
+	resp, err := handler(callgate.WithWire(ctx, w), req)
 	switch {
 	case w.Refusal() != nil:
 		rf := w.Refusal()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 )
 
 // recoverPanics turns a panicking handler into a codes.Internal answer.
@@ -55,7 +55,7 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 		// The caller's description is built only when a line is written:
 		// at the default verbosity a successful call writes none.
 		callerOf := func() string {
-			c, _ := identity.FromContext(ctx)
+			c, _ := grpccreds.FromContext(ctx)
 			return c.String()
 		}
 		// The request itself is logged by the gate, below the adapter,
