@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -44,9 +43,8 @@ func TestParseSecurityFlags(t *testing.T) {
 
 // auditOptionsOf parses args, with an audit log in a fresh directory,
 // as the daemon's flags, assembles the daemon's node from them and
-// returns the node's resolved configuration and the hooks the daemon
-// gives it, after closing the node.
-func auditOptionsOf(t *testing.T, args []string) (hostset.Config, hostset.Hooks) {
+// returns the node's resolved configuration, after closing the node.
+func auditOptionsOf(t *testing.T, args []string) hostset.Config {
 	t.Helper()
 	cfg, err := parseFlagsWith(append([]string{"--host=simulated", "--audit-log=" + filepath.Join(t.TempDir(), "audit.log")}, args...), registry)
 	if err != nil {
@@ -62,13 +60,13 @@ func auditOptionsOf(t *testing.T, args []string) (hostset.Config, hostset.Hooks)
 	if err := n.Close(); err != nil {
 		t.Error(err)
 	}
-	return n.Config(), nodeHooks(cfg, nil, &identityWarnings{}, identity.Options{})
+	return n.Config()
 }
 
 // TestAuditSyncFlag: --audit-sync reaches the node's audit
 // configuration (hostset turns it into audit.Options.Sync:
-// internal/hostset's TestAuditOptions), and only it does, and the
-// daemon's records redact the wire messages; the audit package's own
+// internal/hostset's TestAuditOptions), and only it does; the audit
+// package's own
 // tests show what Sync does to the file, and test/soak's TestAuditSync
 // shows the daemon's records reaching the disk before each call goes on.
 func TestAuditSyncFlag(t *testing.T) {
@@ -82,7 +80,7 @@ func TestAuditSyncFlag(t *testing.T) {
 		{[]string{"--audit-sync=false"}, false, false},
 		{[]string{"--audit-sync", "--audit-reads"}, true, true},
 	} {
-		got, _ := auditOptionsOf(t, tc.args)
+		got := auditOptionsOf(t, tc.args)
 		if got.AuditSync != tc.sync || got.AuditReads != tc.reads {
 			t.Errorf("%q: the node audits with sync %v, reads %v; want sync %v, reads %v", tc.args, got.AuditSync, got.AuditReads, tc.sync, tc.reads)
 		}
@@ -119,7 +117,7 @@ func TestNodeNameFlag(t *testing.T) {
 		{"node-from-env", []string{"--node-name=node-from-flag"}, "node-from-flag"},
 	} {
 		t.Setenv("NODE_NAME", tc.env)
-		if got, _ := auditOptionsOf(t, tc.args); got.NodeName != tc.want {
+		if got := auditOptionsOf(t, tc.args); got.NodeName != tc.want {
 			t.Errorf("NODE_NAME=%q %q: the node's audit records name %q, want %q", tc.env, tc.args, got.NodeName, tc.want)
 		}
 	}
