@@ -61,7 +61,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -244,7 +243,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 			// CPU under 16 clients (docs/benchmarks.md). A worker's
 			// stack stays grown. gRPC still starts a goroutine when
 			// every worker is busy.
-			grpc.NumStreamWorkers(streamWorkers()),
+			grpc.NumStreamWorkers(streamWorkers(lim.MaxConcurrentStreams)),
 		)
 		gs := grpc.NewServer(opts...)
 		hs := health.NewServer()
@@ -407,9 +406,18 @@ func (s *Server) String() string {
 	return b.String()
 }
 
-// streamWorkers is how many gRPC stream workers each endpoint keeps: one
-// per CPU the daemon may use, at most 8, since every group-version has
-// its own server and drivers make few calls at once.
-func streamWorkers() uint32 {
-	return uint32(min(max(runtime.GOMAXPROCS(0), 1), 8))
+// streamWorkers is how many gRPC stream workers each endpoint keeps: as
+// many as one connection may have calls in progress (maxStreams,
+// Limits.MaxConcurrentStreams), at most 64. One busy driver (kubelet
+// staging many volumes through one node plugin) fills its connection's
+// streams; with fewer workers than that (it was one per CPU) gRPC started
+// a goroutine for each call past them, whose stack the handler chain grew
+// again: 12% of the daemon's CPU with 16 calls on one connection, and a
+// throughput of 0.67 against a bare server (docs/benchmarks.md). An idle
+// worker costs its stack, a few KiB.
+func streamWorkers(maxStreams int) uint32 {
+	if maxStreams <= 0 {
+		maxStreams = DefaultMaxConcurrentStreams
+	}
+	return uint32(min(maxStreams, 64))
 }
