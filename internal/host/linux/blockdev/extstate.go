@@ -29,7 +29,7 @@ func extCheckReason(sb []byte, now time.Time) string {
 		stateOrphan = 0x4 // EXT4_ORPHAN_FS: orphans being recovered
 
 		incompatRecover = 0x4     // needs_recovery: the journal holds transactions to replay
-		incompatJournal = 0x8     // journal_dev: an external journal device
+		incompatJournal = 0x8     // journal_dev: the volume is an external journal, not a filesystem
 		roCompatCsum    = 0x400   // metadata_csum: the superblock carries a crc32c
 		roCompatOrphan  = 0x10000 // orphan_present: the orphan file holds inodes
 	)
@@ -57,7 +57,7 @@ func extCheckReason(sb []byte, now time.Time) string {
 	case incompat&incompatRecover != 0:
 		return "the journal needs recovery"
 	case incompat&incompatJournal != 0:
-		return "the filesystem's journal is on another device"
+		return "the volume is an external journal device"
 	}
 	if mounts, maxMounts := le16(0x34), int16(le16(0x36)); maxMounts > 0 && mounts >= uint16(maxMounts) {
 		return fmt.Sprintf("the filesystem has been mounted %d times without a check (s_max_mnt_count %d)", mounts, maxMounts)
