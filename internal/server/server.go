@@ -170,6 +170,9 @@ type Server struct {
 	done    chan struct{} // closed when every Serve has returned
 
 	conns *connLimits // shared by every endpoint's listener
+	// callLog writes successful calls' lines for every endpoint; Stop
+	// closes it once no call runs.
+	callLog *callLog
 }
 
 // endpoint is one group-version's server and, once started, its listener.
@@ -195,7 +198,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 	}
 	lim := cfg.Limits
-	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}}
+	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog()}
 	// The per-caller bounds hold over every endpoint together: a caller
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
@@ -225,7 +228,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		g := newGuard(name, api, cfg, o)
 		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), calls.unary, g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel))
+		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog))
 		if cfg.Metrics != nil {
 			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
@@ -314,8 +317,12 @@ func (s *Server) Start() error {
 			}
 		}()
 	}
+	s.callLog.start()
 	go func() {
 		s.wg.Wait()
+		// Serve has returned everywhere: no new call starts. A call
+		// still running writes its own line once the log is closed.
+		s.callLog.close()
 		close(s.done)
 	}()
 	return nil
