@@ -46,7 +46,7 @@ func recoverPanics(endpoint string) grpc.UnaryServerInterceptor {
 // logged when the call begins (so a call that hangs shows up) and the
 // response when it ends, both redacted. Handlers below never log their
 // errors: this is the one place. Every line names the caller.
-func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnaryServerInterceptor {
+func logCalls(endpoint string, callLevel, payloadLevel klog.Level, lines *callLog) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		level := callLevel
 		if isHealth(info.FullMethod) {
@@ -76,7 +76,7 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d,
 					"response", renderPayload(resp))
 			} else {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d)
+				lines.write(callLine{level: level, endpoint: endpoint, method: info.FullMethod, caller: callerOf(), code: code, duration: d})
 			}
 		case callerFault(code):
 			// The caller's mistake or the node's state, not a daemon
