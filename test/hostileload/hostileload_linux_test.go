@@ -29,7 +29,7 @@ import (
 // in turn (and half as long before the flood, for a figure).
 const (
 	driverRun    = 8 * time.Second
-	driverSlices = 16
+	driverSlices = 32
 )
 
 // auditFSSize is the audit tmpfs: small, so that a flood that is not
