@@ -224,7 +224,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 # daemon in a 512 MiB memory cgroup serving a driver while another user
 # floods it (docs/security.md, "Resource bounds"). Without the race
 # detector: its memory and latency figures are the shipped build's. -v
-# prints them. About 35 s with the daemon's build cached, on two cores.
+# prints them. About 40 s with the daemon's build cached, on two cores.
 .PHONY: hostile-load
 hostile-load: ## As root: a driver's stage/publish flow next to a flooding caller, the daemon in a 512 MiB cgroup; prints memory, latency and audit figures.
 	$(GO) test -count=1 -v -timeout=5m ./test/hostileload/
