@@ -203,6 +203,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
 	calls := &callLimiter{max: lim.MaxCallsPerCaller}
+	failureLines := audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
 	containerConns := &counter{}
 	seen := map[string]bool{}
 	for _, api := range apis {
@@ -228,7 +229,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		g := newGuard(name, api, cfg, o)
 		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), calls.unary, g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog))
+		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog, failureLines))
 		if cfg.Metrics != nil {
 			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
