@@ -28,6 +28,29 @@ type Service struct {
 	paths  *hostpath.Policy
 	locks  keylock.Locks
 	idRule func(string) error
+	// reformat judges a FormatVolume of a formatted volume; nil refuses
+	// every one (SetReformatCheck).
+	reformat func(ctx context.Context, volumeID string) error
+}
+
+// SetReformatCheck installs the judge of FormatVolume calls that find the
+// volume already formatted: nil lets the format erase it, an error
+// (wrapping errdefs.ErrFailedPrecondition, saying why) refuses it.
+// Without one, or given nil, every such call is refused, as drivers
+// expect (a second format is a bug that destroys data). hostset installs
+// policy.CheckReformat, which follows the allowReformat setting of the
+// policy rule that allowed the call; the model cannot import the policy
+// itself (the client links this package). Call it before serving.
+func (s *Service) SetReformatCheck(check func(ctx context.Context, volumeID string) error) {
+	s.reformat = check
+}
+
+// checkReformat applies the reformat judge, or refuses.
+func (s *Service) checkReformat(ctx context.Context, volumeID string) error {
+	if s.reformat == nil {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is already formatted; refusing to erase it", volumeID)
+	}
+	return s.reformat(ctx, volumeID)
 }
 
 var _ Interface = (*Service)(nil)
@@ -204,7 +227,11 @@ func (s *Service) FormatVolume(ctx context.Context, req *FormatVolumeRequest) (*
 		return nil, fmt.Errorf("check format of volume %s: %w", req.VolumeID, err)
 	}
 	if formatted {
-		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is already formatted; refusing to erase it", req.VolumeID)
+		// Refused unless the Reformat hook allows it (the policy's
+		// allowReformat), judged now, under the volume's lock.
+		if err := s.checkReformat(ctx, req.VolumeID); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.host.FormatVolume(ctx, req.VolumeID); err != nil {
 		return nil, fmt.Errorf("format volume %s: %w", req.VolumeID, err)

@@ -360,9 +360,13 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	if err != nil {
 		return groups.Set{}, err
 	}
+	vol := volume.NewService(s.Volume, paths)
+	// A formatted volume is erased only where the allowing policy rule's
+	// allowReformat says so (the decision the call gate put in ctx).
+	vol.SetReformatCheck(policy.CheckReformat)
 	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
-		Volume:     volume.NewService(s.Volume, paths),
+		Volume:     vol,
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
 		SMB:        smb.NewService(s.SMB, paths),
 		ISCSI:      iscsi.NewService(s.ISCSI),
