@@ -85,6 +85,12 @@ type Options struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// MaxConcurrentFormats bounds how many FormatVolume calls run on the
+	// node at once (--max-concurrent-formats); more wait for one to end,
+	// or for their context. 0 leaves them unbounded. A driver that
+	// throttled its own formats (azuredisk's maxConcurrentFormat) sets
+	// this instead.
+	MaxConcurrentFormats int
 	// RequirePrivacy makes new SMB global mappings demand encryption
 	// (-require-privacy); nil means true, the daemon's default.
 	RequirePrivacy *bool
@@ -258,6 +264,7 @@ func nodeConfig(o Options) hostset.Config {
 		SimConfigFile:        o.SimConfigFile,
 		SimDisks:             o.SimDisks,
 		AllowedServices:      o.AllowedServices,
+		MaxConcurrentFormats: o.MaxConcurrentFormats,
 		PolicyFile:           o.PolicyFile,
 		PolicyData:           o.PolicyData,
 		PolicyReloadInterval: interval,

@@ -31,6 +31,25 @@ type Service struct {
 	// reformat judges a FormatVolume of a formatted volume; nil refuses
 	// every one (SetReformatCheck).
 	reformat func(ctx context.Context, volumeID string) error
+	// formats, when not nil, holds a token per FormatVolume running on
+	// the host (SetMaxConcurrentFormats).
+	formats chan struct{}
+}
+
+// SetMaxConcurrentFormats bounds how many FormatVolume calls run on the
+// host at once, n > 0; 0 leaves them unbounded. A call past the bound
+// waits, holding its volume's lock, until a format ends or its context is
+// done (then it fails Canceled or DeadlineExceeded, having changed
+// nothing). Formatting is the slowest thing a node does (minutes on a
+// large Windows volume), and several at once on one node slow each other
+// down until drivers' retries race them (azuredisk#2690): the drivers'
+// own pkg/os throttles them the same way (azuredisk-csi-driver's
+// maxConcurrentFormat). Call it before serving.
+func (s *Service) SetMaxConcurrentFormats(n int) {
+	s.formats = nil
+	if n > 0 {
+		s.formats = make(chan struct{}, n)
+	}
 }
 
 // SetReformatCheck installs the judge of FormatVolume calls that find the
@@ -231,6 +250,14 @@ func (s *Service) FormatVolume(ctx context.Context, req *FormatVolumeRequest) (*
 		// allowReformat), judged now, under the volume's lock.
 		if err := s.checkReformat(ctx, req.VolumeID); err != nil {
 			return nil, err
+		}
+	}
+	if s.formats != nil {
+		select {
+		case s.formats <- struct{}{}:
+			defer func() { <-s.formats }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("format volume %s: waiting for one of the %d formats allowed at once to end: %w", req.VolumeID, cap(s.formats), ctx.Err())
 		}
 	}
 	if err := s.host.FormatVolume(ctx, req.VolumeID); err != nil {

@@ -162,6 +162,10 @@ type Config struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// MaxConcurrentFormats bounds how many FormatVolume calls run on the
+	// node at once (--max-concurrent-formats); 0 leaves them unbounded
+	// (volume.Service.SetMaxConcurrentFormats).
+	MaxConcurrentFormats int
 	// PolicyFile is the YAML authorisation policy (--policy), reloaded
 	// every PolicyReloadInterval when it changes and by Node.Reload; ""
 	// means none unless PolicyData is given: every call is allowed.
