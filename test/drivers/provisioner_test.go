@@ -2,8 +2,11 @@ package drivers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,15 +86,23 @@ func provisionerPolicy(reformat bool) []byte {
 // on the host itself), with a file of the previous tenant on it; extra
 // mounts the same volume at further folders too.
 func provisionerNode(t *testing.T, reformat bool, extra ...string) (*inprocess.Node, string) {
+	n, hostPath, _ := provisionerNodeAudited(t, reformat, extra...)
+	return n, hostPath
+}
+
+// provisionerNodeAudited is provisionerNode with an audit log, whose path
+// it returns too.
+func provisionerNodeAudited(t *testing.T, reformat bool, extra ...string) (*inprocess.Node, string, string) {
 	t.Helper()
 	ctx := t.Context()
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	one := uint32(1)
 	cfg := simulated.Config{
 		WorkingDirs: []string{kubeletDir, provisionerHostDir},
 		Disks:       []simulated.DiskSpec{{Number: &one, Size: simulated.Size(10 << 30), Location: "1:0:0:3", FileSystem: "NTFS"}},
 	}
 	n, err := inprocess.New(ctx, inprocess.Options{Host: inprocess.HostSimulated, Simulated: &cfg, KubeletPath: kubeletDir,
-		WorkingDirs: []string{provisionerHostDir}, PolicyData: provisionerPolicy(reformat)})
+		WorkingDirs: []string{provisionerHostDir}, PolicyData: provisionerPolicy(reformat), AuditLog: auditLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +129,7 @@ func provisionerNode(t *testing.T, reformat bool, extra ...string) (*inprocess.N
 	if err := h.WriteFile(hostPath+`\tenant-data`, []byte("the previous claim's data")); err != nil {
 		t.Fatal(err)
 	}
-	return n, hostPath
+	return n, hostPath, auditLog
 }
 
 // TestLocalStaticProvisionerDeleterReformatsWithAllowReformat replays the
@@ -175,5 +186,32 @@ func TestAllowReformatRefusesVolumesMountedElsewhere(t *testing.T) {
 	}
 	if _, err := n.Simulated().ReadFile(hostPath + `\tenant-data`); err != nil {
 		t.Fatalf("a refused format erased the volume: %v", err)
+	}
+}
+
+// TestAllowReformatIsAudited: the deleter's erasing FormatVolume leaves an
+// intent and an outcome record in the audit log, naming the rule that
+// allowed it, before and after the change.
+func TestAllowReformatIsAudited(t *testing.T) {
+	n, hostPath, auditLog := provisionerNodeAudited(t, true)
+	if err := (provisioner{n}).deleteContents(t.Context(), hostPath); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct{ Method, Phase, Rule, Code string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if r.Method == "FormatVolume" && r.Rule == "local-static-provisioner" {
+			phases[r.Phase] = r.Code
+		}
+	}
+	if len(phases) != 2 || phases["done"] != "OK" {
+		t.Fatalf("FormatVolume records by phase (code): %v, want an intent and an OK done record naming the rule\n%s", phases, data)
 	}
 }
