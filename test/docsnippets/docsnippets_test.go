@@ -101,7 +101,7 @@ func TestDocSnippetsCompile(t *testing.T) {
 		if g.module == "upstream" {
 			dir = upstreamModule(t, root)
 		}
-		exports, err := exportData(dir, g.goos, imports)
+		exports, err := exportData(dir, g.goos, g.module == "upstream", imports)
 		if err != nil {
 			t.Errorf("export data (GOOS=%s, module %q): %v", g.goos, g.module, err)
 			continue
@@ -239,7 +239,10 @@ func (s *snippet) readMarker(before []string) error {
 
 // exportData returns the export data file of every package imports need,
 // from go list in dir (a module), built for goos ("" is this one's).
-func exportData(dir, goos string, imports []string) (map[string]string, error) {
+// modMod lets go list add requirements to dir's go.mod: only for the
+// temporary module, never the tree's (a snippet importing a module the
+// tree does not require fails instead).
+func exportData(dir, goos string, modMod bool, imports []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(imports) == 0 {
 		return out, nil
@@ -247,7 +250,10 @@ func exportData(dir, goos string, imports []string) (map[string]string, error) {
 	args := append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, imports...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod") // a temporary module may lack a require line; the root's never changes (it needs none)
+	cmd.Env = os.Environ()
+	if modMod {
+		cmd.Env = append(cmd.Env, "GOFLAGS=-mod=mod") // the temporary module may lack a require line
+	}
 	if goos != "" {
 		cmd.Env = append(cmd.Env, "GOOS="+goos)
 	}
