@@ -162,6 +162,10 @@ type Config struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// MaxConcurrentFormats bounds how many FormatVolume calls run on the
+	// node at once (--max-concurrent-formats); 0 leaves them unbounded
+	// (volume.Service.SetMaxConcurrentFormats).
+	MaxConcurrentFormats int
 	// PolicyFile is the YAML authorisation policy (--policy), reloaded
 	// every PolicyReloadInterval when it changes and by Node.Reload; ""
 	// means none unless PolicyData is given: every call is allowed.
@@ -360,9 +364,13 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	if err != nil {
 		return groups.Set{}, err
 	}
+	vol := volume.NewService(s.Volume, paths)
+	// A formatted volume is erased only where the allowing policy rule's
+	// allowReformat says so (the decision the call gate put in ctx).
+	vol.SetReformatCheck(policy.CheckReformat)
 	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
-		Volume:     volume.NewService(s.Volume, paths),
+		Volume:     vol,
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
 		SMB:        smb.NewService(s.SMB, paths),
 		ISCSI:      iscsi.NewService(s.ISCSI),
