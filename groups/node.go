@@ -5,6 +5,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -60,4 +61,9 @@ type Set struct {
 	ISCSI iscsi.Interface
 	// System is the system group.
 	System system.Interface
+	// SMBMappings is csi-node-proxy's own group, the hygiene of SMB
+	// global mappings (package smbmappings). It is not on Node, so that a
+	// driver's own Node implementations keep compiling: reach it through
+	// inprocess.Node.SMBMappings or client.Client.SMBMappings.
+	SMBMappings smbmappings.Interface
 }

@@ -10,7 +10,7 @@ type Mapping struct {
 	// Share is the mapping's remote path, \\server\share, in any case.
 	Share string
 	// Status is one of the Status constants (never StatusMissing).
-	Status Status
+	Status string
 	// Created is when the mapping was made, zero when the host does not
 	// record it (Windows does not).
 	Created time.Time

@@ -45,7 +45,7 @@ type Census struct {
 // NewService returns the SMB mappings group served by host, changing
 // mappings through shares (the node's SMB group, whose per-share locks it
 // shares), with the links under paths' working directories counting as
-// references.
+// references. A nil host answers every call with errdefs.ErrUnimplemented.
 func NewService(host Host, shares *smb.Service, paths *hostpath.Policy) *Service {
 	return &Service{host: host, shares: shares, paths: paths, now: time.Now, firstSeen: map[string]time.Time{}}
 }
@@ -88,6 +88,9 @@ func ShareOfLinkTarget(target string) (share string, ok bool) {
 
 // snapshot lists the mappings and the links and joins them by share.
 func (s *Service) snapshot(ctx context.Context) (map[string]*SmbGlobalMapping, error) {
+	if s.host == nil {
+		return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "this node has no backend for the SMB mappings group")
+	}
 	ms, err := s.host.ListSmbGlobalMappings(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list SMB global mappings: %w", err)
@@ -152,12 +155,12 @@ func (s *Service) snapshot(ctx context.Context) (map[string]*SmbGlobalMapping, e
 	return out, nil
 }
 
-func sorted(m map[string]*SmbGlobalMapping) []SmbGlobalMapping {
-	out := make([]SmbGlobalMapping, 0, len(m))
+func sorted(m map[string]*SmbGlobalMapping) []*SmbGlobalMapping {
+	out := make([]*SmbGlobalMapping, 0, len(m))
 	for _, g := range m {
-		out = append(out, *g)
+		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b SmbGlobalMapping) int { return strings.Compare(a.RemotePath, b.RemotePath) })
+	slices.SortFunc(out, func(a, b *SmbGlobalMapping) int { return strings.Compare(a.RemotePath, b.RemotePath) })
 	return out
 }
 
@@ -232,7 +235,7 @@ func (s *Service) CollectSmbGlobalMappings(ctx context.Context, req *CollectSmbG
 	case grace == 0:
 		grace = DefaultGraceSeconds
 	}
-	split := func(snap map[string]*SmbGlobalMapping) (old, young []SmbGlobalMapping) {
+	split := func(snap map[string]*SmbGlobalMapping) (old, young []*SmbGlobalMapping) {
 		for _, g := range sorted(snap) {
 			if g.Status == StatusMissing || len(g.Links) > 0 {
 				continue
@@ -285,7 +288,7 @@ func (s *Service) CollectSmbGlobalMappings(ctx context.Context, req *CollectSmbG
 
 // uncount takes a removed mapping out of the census, so that the gauges
 // do not show it until the next look.
-func (s *Service) uncount(g SmbGlobalMapping) {
+func (s *Service) uncount(g *SmbGlobalMapping) {
 	c, ok := s.Census()
 	if !ok {
 		return

@@ -48,26 +48,25 @@ type Interface interface {
 	CollectSmbGlobalMappings(context.Context, *CollectSmbGlobalMappingsRequest) (*CollectSmbGlobalMappingsResponse, error)
 }
 
-// Status is a mapping's state as MSFT_SmbGlobalMapping.Status names it,
-// plus Missing for a share that links lead into but no mapping serves.
-type Status = string
-
-// The statuses. Only OK is healthy.
+// The statuses of a mapping, as MSFT_SmbGlobalMapping.Status names them,
+// plus StatusMissing for a share that links lead into but no mapping
+// serves. Only OK is healthy. They are plain strings on the wire and in
+// the model, so that a status a newer Windows adds passes through.
 const (
-	StatusOK           Status = "OK"
-	StatusPaused       Status = "Paused"
-	StatusDisconnected Status = "Disconnected"
-	StatusNetworkError Status = "NetworkError"
-	StatusConnecting   Status = "Connecting"
-	StatusReconnecting Status = "Reconnecting"
-	StatusUnavailable  Status = "Unavailable"
+	StatusOK           = "OK"
+	StatusPaused       = "Paused"
+	StatusDisconnected = "Disconnected"
+	StatusNetworkError = "NetworkError"
+	StatusConnecting   = "Connecting"
+	StatusReconnecting = "Reconnecting"
+	StatusUnavailable  = "Unavailable"
 	// StatusUnknown is a Status value the host reported that none of the
 	// above names.
-	StatusUnknown Status = "Unknown"
+	StatusUnknown = "Unknown"
 	// StatusMissing is not a Windows status: links lead into the share,
 	// but the node has no mapping of it (a non-persistent mapping after
 	// a reboot, or one removed by hand).
-	StatusMissing Status = "Missing"
+	StatusMissing = "Missing"
 )
 
 // SmbGlobalMapping is one share as List reports it.
@@ -75,7 +74,7 @@ type SmbGlobalMapping struct {
 	// RemotePath is the share root, \\server\share, lower-cased.
 	RemotePath string
 	// Status is the mapping's state, StatusMissing when only links exist.
-	Status Status
+	Status string
 	// Links are the links under the working directories that lead into
 	// the share (to its root or below it), sorted.
 	Links []string
@@ -95,7 +94,7 @@ type ListSmbGlobalMappingsRequest struct{}
 // ListSmbGlobalMappingsResponse lists every share with a mapping or a
 // link, sorted by RemotePath.
 type ListSmbGlobalMappingsResponse struct {
-	Mappings []SmbGlobalMapping
+	Mappings []*SmbGlobalMapping
 }
 
 // ReconcileSmbGlobalMappingRequest names the share to repair and the
@@ -133,7 +132,7 @@ type ReconcileSmbGlobalMappingResponse struct {
 	// Action is one of the Action constants.
 	Action string
 	// PreviousStatus is the status found, StatusMissing for none.
-	PreviousStatus Status
+	PreviousStatus string
 	// Links are the links that lead into the share.
 	Links []string
 }
@@ -159,8 +158,8 @@ const MaxGraceSeconds = 7 * 24 * 3600
 // be) removed and what was kept only for its age.
 type CollectSmbGlobalMappingsResponse struct {
 	// Removed are the unreferenced mappings removed (DryRun: to remove).
-	Removed []SmbGlobalMapping
+	Removed []*SmbGlobalMapping
 	// KeptYoung are unreferenced mappings kept because they are younger
 	// than the grace period.
-	KeptYoung []SmbGlobalMapping
+	KeptYoung []*SmbGlobalMapping
 }

@@ -70,9 +70,9 @@ func (n *simNode) list(t *testing.T) map[string]smbmappings.SmbGlobalMapping {
 	simtest.Must(t, err)
 	out := map[string]smbmappings.SmbGlobalMapping{}
 	for _, m := range r.Mappings {
-		out[m.RemotePath] = m
+		out[m.RemotePath] = *m
 	}
-	if !slices.IsSortedFunc(r.Mappings, func(a, b smbmappings.SmbGlobalMapping) int { return strings.Compare(a.RemotePath, b.RemotePath) }) {
+	if !slices.IsSortedFunc(r.Mappings, func(a, b *smbmappings.SmbGlobalMapping) int { return strings.Compare(a.RemotePath, b.RemotePath) }) {
 		t.Errorf("List is not sorted by remote path: %+v", r.Mappings)
 	}
 	return out
@@ -255,7 +255,7 @@ func TestSimCollectRefusesBadGrace(t *testing.T) {
 	simtest.WantKind(t, err, errdefs.ErrInvalidArgument)
 }
 
-func names(ms []smbmappings.SmbGlobalMapping) string {
+func names(ms []*smbmappings.SmbGlobalMapping) string {
 	var out []string
 	for _, m := range ms {
 		out = append(out, m.RemotePath)

@@ -30,6 +30,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -198,6 +199,9 @@ type Set struct {
 	SMB        smb.Host
 	ISCSI      iscsi.Host
 	System     system.Host
+	// SMBMappings is the backend of csi-node-proxy's own SMB mappings
+	// group; its changes go through SMB.
+	SMBMappings smbmappings.Host
 	// Simulated is the simulated host behind the groups when Host is
 	// Simulated, for tests that arrange or inspect the node (AddDisk,
 	// ListVolumes); nil otherwise.
@@ -285,14 +289,15 @@ func newSimulated(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("simulated host: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       h.Disk(),
-		Volume:     h.Volume(),
-		Filesystem: h.Filesystem(),
-		SMB:        h.SMB(),
-		ISCSI:      h.ISCSI(),
-		System:     h.System(),
-		Simulated:  h,
+		Style:       hostpath.Windows,
+		Disk:        h.Disk(),
+		Volume:      h.Volume(),
+		Filesystem:  h.Filesystem(),
+		SMB:         h.SMB(),
+		ISCSI:       h.ISCSI(),
+		System:      h.System(),
+		SMBMappings: h.SMBMappingsGroup(),
+		Simulated:   h,
 	}, nil
 }
 
@@ -326,13 +331,14 @@ func newWindows(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("windows system backend: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       st.Disk(),
-		Volume:     st.Volume(),
-		Filesystem: fs,
-		SMB:        sm,
-		ISCSI:      initiator,
-		System:     svc,
+		Style:       hostpath.Windows,
+		Disk:        st.Disk(),
+		Volume:      st.Volume(),
+		Filesystem:  fs,
+		SMB:         sm,
+		ISCSI:       initiator,
+		System:      svc,
+		SMBMappings: sm,
 	}, nil
 }
 
@@ -360,12 +366,16 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	if err != nil {
 		return groups.Set{}, err
 	}
+	shares := smb.NewService(s.SMB, paths)
 	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
 		Volume:     volume.NewService(s.Volume, paths),
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
-		SMB:        smb.NewService(s.SMB, paths),
+		SMB:        shares,
 		ISCSI:      iscsi.NewService(s.ISCSI),
 		System:     system.NewService(s.System, allowedServices),
+		// The mappings group changes mappings through the SMB group's
+		// Service, under its per-share locks.
+		SMBMappings: smbmappings.NewService(s.SMBMappings, shares, paths),
 	}, nil
 }
