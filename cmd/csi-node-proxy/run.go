@@ -91,6 +91,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	idWarnings.update(node.Gate.Policy.Policy(), ids.identity)
 	warnings.Store(idWarnings)   // /readyz shows them from now on
 	trackSecurity(mx, node.Gate) // metrics.go
+	mx.TrackSMBMappings(node.Groups.SMBMappings)
 	if cfg.PipeGroup != "" {
 		if cfg.Transport.PipeSDDL, err = pipeSDDL(cfg.PipeGroup); err != nil {
 			return err
