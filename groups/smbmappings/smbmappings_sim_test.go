@@ -41,7 +41,8 @@ func newSimNode(t *testing.T) *simNode {
 	cfg.SMBShares = []simulated.SMBShare{
 		{Path: `\\files\vols`, Username: `CORP\csi`, Password: password, Dirs: []string{"pvc-1", "pvc-2"}},
 		{Path: `\\files\old`, Username: `CORP\csi`, Password: password},
-		{Path: `\\other\data`, Username: `CORP\csi`, Password: password},
+		{Path: `\\files\bob`, Username: `CORP\bob`, Password: password},
+		{Path: `\\nas2\data`, Username: `CORP\csi`, Password: password},
 	}
 	h := simtest.Node(t, cfg)
 	paths := simtest.Paths(t, h)
@@ -190,22 +191,22 @@ func TestSimReconcileCreatesMissingMapping(t *testing.T) {
 
 // TestSimCollectRemovesOnlyOldUnreferenced: Collect keeps what links use
 // and what is younger than the grace period, dry-run removes nothing, and
-// the removal frees the server for another user (error 1219 gone).
+// a mapping a link was made to meanwhile is kept.
 func TestSimCollectRemovesOnlyOldUnreferenced(t *testing.T) {
 	n := newSimNode(t)
 	n.stage(t, `\\files\vols\pvc-1`, staging+`pv-a\mount`)
-	for _, share := range []string{`\\files\old`, `\\other\data`} {
+	for _, share := range []string{`\\files\old`, `\\nas2\data`} {
 		_, err := n.smb.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: share, Username: `CORP\csi`, Password: password})
 		simtest.Must(t, err)
 	}
 	n.advance(20 * time.Minute)
 	_, err := n.smb.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\vols`, Username: `CORP\csi`, Password: password})
 	simtest.Must(t, err)
-	simtest.Must(t, n.h.SetSMBStatus(`\\other\data`, simulated.SMBUnavailable))
+	simtest.Must(t, n.h.SetSMBStatus(`\\nas2\data`, simulated.SMBUnavailable))
 
 	dry, err := n.maps.CollectSmbGlobalMappings(ctx, &smbmappings.CollectSmbGlobalMappingsRequest{DryRun: true})
 	simtest.Must(t, err)
-	if names(dry.Removed) != `\\files\old \\other\data` {
+	if names(dry.Removed) != `\\files\old \\nas2\data` {
 		t.Errorf("dry run would remove %q; want the two unreferenced 20-minute-old mappings", names(dry.Removed))
 	}
 	if len(n.h.SMBMappings()) != 3 {
@@ -216,8 +217,8 @@ func TestSimCollectRemovesOnlyOldUnreferenced(t *testing.T) {
 	n.stage(t, `\\files\old`, staging+`pv-b\mount`)
 	r, err := n.maps.CollectSmbGlobalMappings(ctx, &smbmappings.CollectSmbGlobalMappingsRequest{})
 	simtest.Must(t, err)
-	if names(r.Removed) != `\\other\data` || len(r.KeptYoung) != 0 {
-		t.Errorf("Collect removed %q, kept young %q; want only \\\\other\\data", names(r.Removed), names(r.KeptYoung))
+	if names(r.Removed) != `\\nas2\data` || len(r.KeptYoung) != 0 {
+		t.Errorf("Collect removed %q, kept young %q; want only \\\\nas2\\data", names(r.Removed), names(r.KeptYoung))
 	}
 	if got := n.h.SMBMappings(); len(got) != 2 {
 		t.Errorf("after Collect the mappings are %+v; want \\\\files\\old and \\\\files\\vols", got)
@@ -228,18 +229,18 @@ func TestSimCollectRemovesOnlyOldUnreferenced(t *testing.T) {
 
 	// A fresh unreferenced mapping is kept by the default grace period,
 	// and a short grace lets it go.
-	_, err = n.smb.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\other\data`, Username: `CORP\csi`, Password: password})
+	_, err = n.smb.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\nas2\data`, Username: `CORP\csi`, Password: password})
 	simtest.Must(t, err)
 	n.advance(time.Minute)
 	r, err = n.maps.CollectSmbGlobalMappings(ctx, &smbmappings.CollectSmbGlobalMappingsRequest{})
 	simtest.Must(t, err)
-	if len(r.Removed) != 0 || names(r.KeptYoung) != `\\other\data` {
+	if len(r.Removed) != 0 || names(r.KeptYoung) != `\\nas2\data` {
 		t.Errorf("Collect of a 1-minute-old mapping: removed %q, kept %q; want it kept", names(r.Removed), names(r.KeptYoung))
 	}
 	r, err = n.maps.CollectSmbGlobalMappings(ctx, &smbmappings.CollectSmbGlobalMappingsRequest{GraceSeconds: 30})
 	simtest.Must(t, err)
-	if names(r.Removed) != `\\other\data` {
-		t.Errorf("Collect with 30 s grace removed %q; want \\\\other\\data", names(r.Removed))
+	if names(r.Removed) != `\\nas2\data` {
+		t.Errorf("Collect with 30 s grace removed %q; want \\\\nas2\\data", names(r.Removed))
 	}
 }
 
@@ -282,4 +283,25 @@ func TestShareOfLinkTarget(t *testing.T) {
 			t.Errorf("ShareOfLinkTarget(%q) = %q, %v; want %q", target, got, ok, want)
 		}
 	}
+}
+
+// TestSimCollectEndsError1219 is the error-1219 node: a leaked mapping of
+// one share of a server under one user blocks every mapping of another
+// share there under another user; Collect removes the leak and the next
+// stage succeeds.
+func TestSimCollectEndsError1219(t *testing.T) {
+	n := newSimNode(t)
+	_, err := n.smb.NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\old`, Username: `CORP\csi`, Password: password})
+	simtest.Must(t, err)
+	n.advance(time.Hour)
+	bob := &smb.NewSmbGlobalMappingRequest{RemotePath: `\\files\bob`, LocalPath: staging + `pv-a\mount`, Username: `CORP\bob`, Password: password}
+	_, err = n.smb.NewSmbGlobalMapping(ctx, bob)
+	simtest.WantKind(t, err, errdefs.ErrAlreadyExists)
+	r, err := n.maps.CollectSmbGlobalMappings(ctx, &smbmappings.CollectSmbGlobalMappingsRequest{})
+	simtest.Must(t, err)
+	if names(r.Removed) != `\\files\old` {
+		t.Fatalf("Collect removed %q; want the leaked \\\\files\\old", names(r.Removed))
+	}
+	_, err = n.smb.NewSmbGlobalMapping(ctx, bob)
+	simtest.Must(t, err)
 }

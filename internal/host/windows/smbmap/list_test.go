@@ -21,8 +21,8 @@ func TestListMappingsFakeWMIConstructedRows(t *testing.T) {
 	f := &fakeWMI{rows: []wmi.Props{
 		{"RemotePath": `\\SRV\Share`, "Status": int64(0)},
 		{"RemotePath": `\\srv\gone`, "Status": int64(2)},
-		{"RemotePath": `\\other\x`, "Status": int64(6)},
-		{"RemotePath": `\\other\y`, "Status": int64(42)},
+		{"RemotePath": `\\nas2\x`, "Status": int64(6)},
+		{"RemotePath": `\\nas2\y`, "Status": int64(42)},
 	}}
 	e := newEnv(DefaultConfig())
 	e.h.mappings = wmiMappings{c: f}
@@ -33,8 +33,8 @@ func TestListMappingsFakeWMIConstructedRows(t *testing.T) {
 	want := []smbmappings.Mapping{
 		{Share: `\\SRV\Share`, Status: smbmappings.StatusOK},
 		{Share: `\\srv\gone`, Status: smbmappings.StatusDisconnected},
-		{Share: `\\other\x`, Status: smbmappings.StatusUnavailable},
-		{Share: `\\other\y`, Status: smbmappings.StatusUnknown},
+		{Share: `\\nas2\x`, Status: smbmappings.StatusUnavailable},
+		{Share: `\\nas2\y`, Status: smbmappings.StatusUnknown},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ListSmbGlobalMappings = %+v\nwant %+v", got, want)
