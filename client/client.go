@@ -67,6 +67,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -573,6 +574,11 @@ func (c *Client) Filesystem() filesystem.Interface { return c.groups.Filesystem 
 
 // SMB returns the SMB group.
 func (c *Client) SMB() smb.Interface { return c.groups.SMB }
+
+// SMBMappings returns csi-node-proxy's own SMB mappings group, served on
+// its own endpoint (csi-proxy-smbmappings-v1alpha1); upstream's daemon
+// does not serve it, so there its calls fail as a missing group's do.
+func (c *Client) SMBMappings() smbmappings.Interface { return c.groups.SMBMappings }
 
 // ISCSI returns the iSCSI group.
 func (c *Client) ISCSI() iscsi.Interface { return c.groups.ISCSI }

@@ -113,6 +113,9 @@ func instrumentHost(h hostset.Set, m *metrics.Metrics, backend string) hostset.S
 	h.SMB = hostmetrics.SMB(h.SMB, o)
 	h.ISCSI = hostmetrics.ISCSI(h.ISCSI, o)
 	h.System = hostmetrics.System(h.System, o)
+	if h.SMBMappings != nil {
+		h.SMBMappings = hostmetrics.SMBMappings(h.SMBMappings, o)
+	}
 	return h
 }
 

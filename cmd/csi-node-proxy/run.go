@@ -95,6 +95,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 		runtimeReady.Store(&runtimeReadiness{r: ids.cri, selectors: func() []string { return node.Gate.Policy.Policy().WorkloadSelectors() }})
 	}
 	trackSecurity(mx, node.Gate) // metrics.go
+	mx.TrackSMBMappings(node.Groups.SMBMappings)
 	if cfg.PipeGroup != "" {
 		if cfg.Transport.PipeSDDL, err = pipeSDDL(cfg.PipeGroup); err != nil {
 			return err

@@ -30,6 +30,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -202,6 +203,9 @@ type Set struct {
 	SMB        smb.Host
 	ISCSI      iscsi.Host
 	System     system.Host
+	// SMBMappings is the backend of csi-node-proxy's own SMB mappings
+	// group; its changes go through SMB.
+	SMBMappings smbmappings.Host
 	// Simulated is the simulated host behind the groups when Host is
 	// Simulated, for tests that arrange or inspect the node (AddDisk,
 	// ListVolumes); nil otherwise.
@@ -289,14 +293,15 @@ func newSimulated(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("simulated host: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       h.Disk(),
-		Volume:     h.Volume(),
-		Filesystem: h.Filesystem(),
-		SMB:        h.SMB(),
-		ISCSI:      h.ISCSI(),
-		System:     h.System(),
-		Simulated:  h,
+		Style:       hostpath.Windows,
+		Disk:        h.Disk(),
+		Volume:      h.Volume(),
+		Filesystem:  h.Filesystem(),
+		SMB:         h.SMB(),
+		ISCSI:       h.ISCSI(),
+		System:      h.System(),
+		SMBMappings: h.SMBMappingsGroup(),
+		Simulated:   h,
 	}, nil
 }
 
@@ -330,13 +335,14 @@ func newWindows(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("windows system backend: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       st.Disk(),
-		Volume:     st.Volume(),
-		Filesystem: fs,
-		SMB:        sm,
-		ISCSI:      initiator,
-		System:     svc,
+		Style:       hostpath.Windows,
+		Disk:        st.Disk(),
+		Volume:      st.Volume(),
+		Filesystem:  fs,
+		SMB:         sm,
+		ISCSI:       initiator,
+		System:      svc,
+		SMBMappings: sm,
 	}, nil
 }
 
@@ -368,12 +374,16 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	// A formatted volume is erased only where the allowing policy rule's
 	// allowReformat says so (the decision the call gate put in ctx).
 	vol.SetReformatCheck(policy.CheckReformat)
+	shares := smb.NewService(s.SMB, paths)
 	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
 		Volume:     vol,
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
-		SMB:        smb.NewService(s.SMB, paths),
+		SMB:        shares,
 		ISCSI:      iscsi.NewService(s.ISCSI),
 		System:     system.NewService(s.System, allowedServices),
+		// The mappings group changes mappings through the SMB group's
+		// Service, under its per-share locks.
+		SMBMappings: smbmappings.NewService(s.SMBMappings, shares, paths),
 	}, nil
 }
