@@ -49,8 +49,17 @@ import (
 
 // File is the policy file's schema.
 type File struct {
+	// Mode is ModeEnforce (also when empty) or ModeAuditOnly, which
+	// allows what the rules would deny and audits it as a would-deny
+	// (mode.go).
+	Mode string `json:"mode,omitempty"`
+	// Presets name built-in rules (presets.go) to add before Rules: a
+	// driver's rule as its own manifests deploy it, or node-admin.
+	Presets []string `json:"presets,omitempty"`
 	// Rules are the allow rules; a call is allowed when any rule allows
-	// it, and denied when none does.
+	// it, and denied when none does. An empty list ("rules: []") with
+	// no presets denies every call (the daemon warns); a file without
+	// the key (an empty file) is an error.
 	Rules []Rule `json:"rules"`
 }
 
@@ -146,6 +155,9 @@ type Options struct {
 	// method not in it is an error instead of a rule that silently never
 	// matches.
 	Methods map[string][]string
+	// Presets are built-in rules to add to every file's own (the
+	// daemon's --policy-preset), merged with the file's presets.
+	Presets []string
 	// Paths is the services' path confinement (their working
 	// directories). A drive-less rooted Windows path in a request
 	// (\var\lib\kubelet\..., as EKS kubelets send) gets the drive the
@@ -159,9 +171,11 @@ type Options struct {
 // Policy is a parsed, validated policy. The zero Policy denies everything;
 // a nil *Policy allows everything (no policy configured).
 type Policy struct {
-	rules []*rule
-	style hostpath.Style
-	paths *hostpath.Policy // Options.Paths
+	rules     []*rule
+	style     hostpath.Style
+	paths     *hostpath.Policy // Options.Paths
+	auditOnly bool             // File.Mode is ModeAuditOnly
+	presets   []string         // the presets in force, file's and Options'
 }
 
 type rule struct {
@@ -224,12 +238,22 @@ func Compile(f File, o Options) (*Policy, error) {
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(f.Rules) == 0 {
-		bad("no rules: a policy without rules denies every call; to allow every call, run without a policy")
-	}
 	p := &Policy{style: o.Style, paths: o.Paths}
+	auditOnly, err := parseMode(f.Mode)
+	if err != nil {
+		bad("%w", err)
+	}
+	p.auditOnly = auditOnly
+	presetRules, presets, err := resolvePresets(o.Style, f.Presets, o.Presets)
+	if err != nil {
+		bad("%w", err)
+	}
+	p.presets = presets
+	if f.Rules == nil && len(presets) == 0 {
+		bad("no rules: write \"rules: []\" to deny every call (or name presets); to allow every call, run without a policy")
+	}
 	names := map[string]bool{}
-	for i, r := range f.Rules {
+	for i, r := range append(presetRules, f.Rules...) {
 		where := fmt.Sprintf("rules[%d]", i)
 		if r.Name != "" {
 			where = fmt.Sprintf("rule %q", r.Name)
@@ -440,6 +464,10 @@ type Decision struct {
 	// where the Linux SMB backend reads it. Read only: it is the rule's
 	// own, shared by every call the rule allows.
 	SMBPermissions *SMBPermissions
+	// WouldDeny, with Allowed, marks a call an audit-only policy lets
+	// through although its rules deny it; Reason then says why they
+	// would, and the audit record's decision is "would-deny".
+	WouldDeny bool
 }
 
 // NoRuleReason is the Reason of a denial because no rule lets the caller
@@ -464,6 +492,15 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 	if p == nil {
 		return Decision{Allowed: true}
 	}
+	d := p.decide(ctx, c)
+	if !d.Allowed && p.auditOnly {
+		return Decision{Allowed: true, WouldDeny: true, Reason: d.Reason}
+	}
+	return d
+}
+
+// decide is DecideContext's answer by the rules alone, whatever the mode.
+func (p *Policy) decide(ctx context.Context, c Call) Decision {
 	var pathReason string
 	for _, r := range p.rules {
 		if !r.matchesCaller(c.Caller) || !r.allows(c) {
