@@ -166,6 +166,12 @@ func loadPolicy(cfg Config, h Set) (*policy.Store, error) {
 		return nil, err
 	}
 	po := policy.Options{Style: h.Style, Methods: callgate.Methods, Paths: paths, Presets: cfg.PolicyPresets}
+	if n := len(h.WorkingDirs); n > 0 {
+		// The kubelet directory is the last working directory (the
+		// daemon and library mode append it last): the presets' path
+		// roots lie below it.
+		po.KubeletPath = h.WorkingDirs[n-1]
+	}
 	if cfg.PolicyFile == "" && cfg.PolicyData == nil && len(cfg.PolicyPresets) > 0 {
 		cfg.PolicyData = []byte("rules: []\n") // the presets alone
 	}

@@ -73,9 +73,32 @@ func PresetData(style hostpath.Style, name string) ([]byte, error) {
 	return b, err
 }
 
+// kubeletVar stands for the node's kubelet directory in the presets'
+// pathRoots: the daemon's --kubelet-path (Options.KubeletPath), so a
+// preset confines a driver to the kubelet directory the node really has
+// (k0s, MicroK8s and some distributions move it).
+const kubeletVar = "${kubelet}"
+
+// defaultKubelet is the kubelet directory a preset means when Options
+// names none: kubelet's default on each OS.
+func defaultKubelet(style hostpath.Style) string {
+	if style == hostpath.Windows {
+		return `C:\var\lib\kubelet`
+	}
+	return "/var/lib/kubelet"
+}
+
 // resolvePresets returns the rules of the presets named in the file and
-// in Options, each once (file's first), and their names.
-func resolvePresets(style hostpath.Style, fromFile, fromOptions []string) ([]Rule, []string, error) {
+// in Options, each once (file's first), with the kubelet directory in
+// their path roots, and their names.
+func resolvePresets(style hostpath.Style, kubelet string, fromFile, fromOptions []string) ([]Rule, []string, error) {
+	if kubelet == "" {
+		kubelet = defaultKubelet(style)
+	}
+	kubelet = strings.TrimRight(kubelet, `/\`)
+	if kubelet == "" || kubelet[len(kubelet)-1] == ':' {
+		return nil, nil, fmt.Errorf("presets: the kubelet directory %q is a root; presets confine drivers below it", kubelet)
+	}
 	var rules []Rule
 	var names []string
 	var errs []error
@@ -88,6 +111,9 @@ func resolvePresets(style hostpath.Style, fromFile, fromOptions []string) ([]Rul
 			errs = append(errs, err)
 			continue
 		}
+		// Every use is inside a single-quoted YAML scalar, where a quote
+		// is written twice.
+		data = []byte(strings.ReplaceAll(string(data), kubeletVar, strings.ReplaceAll(kubelet, "'", "''")))
 		f, err := decodeStrict(data)
 		if err != nil { // the shipped presets are tested to parse
 			errs = append(errs, fmt.Errorf("preset %q: %w", name, err))

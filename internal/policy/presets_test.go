@@ -129,3 +129,41 @@ func TestEmptyRulesDenyAll(t *testing.T) {
 		t.Error("AllowsMethod without rules")
 	}
 }
+
+// TestPresetPathRootsFollowKubelet: a preset confines its driver below
+// the node's kubelet directory (Options.KubeletPath), kubelet's default
+// when none is given, on both OSes.
+func TestPresetPathRootsFollowKubelet(t *testing.T) {
+	sa := identity.Caller{PodNamespace: "kube-system", PodName: "csi-smb-node-x", ContainerName: "smb", ServiceAccount: "csi-smb-node-sa"}
+	for _, tc := range []struct {
+		style       hostpath.Style
+		kubelet     string
+		inside, out string
+	}{
+		{hostpath.POSIX, "", "/var/lib/kubelet/pods/p/volumes/v", "/var/snap/microk8s/common/var/lib/kubelet/pods/p"},
+		{hostpath.POSIX, "/var/snap/microk8s/common/var/lib/kubelet/", "/var/snap/microk8s/common/var/lib/kubelet/pods/p", "/var/lib/kubelet/pods/p"},
+		{hostpath.Windows, "", `C:\var\lib\kubelet\pods\p`, `D:\kubelet\pods\p`},
+		{hostpath.Windows, `D:\it's\kubelet`, `D:\it's\kubelet\pods\p`, `C:\var\lib\kubelet\pods\p`},
+	} {
+		p, err := policy.Parse([]byte("presets: [smb]\n"), policy.Options{Style: tc.style, Methods: callgate.Methods, KubeletPath: tc.kubelet})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.kubelet, err)
+		}
+		caller := sa
+		if tc.style == hostpath.Windows {
+			caller.PodName = "csi-smb-node-win-x"
+		}
+		c := policy.Call{Caller: caller, Group: "filesystem", Version: "v1", Method: "Mkdir", Inspected: true}
+		c.Args = []policy.Arg{{Field: "path", Kind: policy.ArgPath, Value: tc.inside}}
+		if d := p.Decide(c); !d.Allowed || d.Rule != "smb" {
+			t.Errorf("%q: Mkdir %s: %+v", tc.kubelet, tc.inside, d)
+		}
+		c.Args[0].Value = tc.out
+		if d := p.Decide(c); d.Allowed {
+			t.Errorf("%q: Mkdir %s allowed", tc.kubelet, tc.out)
+		}
+	}
+	if _, err := policy.Parse([]byte("presets: [smb]\n"), policy.Options{Style: hostpath.POSIX, KubeletPath: "/"}); err == nil {
+		t.Error("a preset below / was accepted")
+	}
+}
