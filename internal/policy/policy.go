@@ -130,6 +130,13 @@ type CallerSelector struct {
 	// WindowsGroups match the enabled groups of the caller's token, by
 	// SID (S-1-5-32-544 is BUILTIN\Administrators).
 	WindowsGroups []string `json:"windowsGroups,omitempty"`
+	// NodeProcess matches a process of the node itself: one the daemon
+	// identified completely (its PID known, nothing Incomplete) and
+	// found in no container and no pod. Root's shell on the node is
+	// one; a root pod is not, although uids: [0] matches it too. A
+	// daemon that cannot see its callers' processes (no host PID
+	// namespace) matches nobody by it.
+	NodeProcess bool `json:"nodeProcess,omitempty"`
 }
 
 // Allow names methods. A method is allowed when its group is in Groups (or
@@ -311,7 +318,13 @@ func validateSelector(c CallerSelector) []error {
 	var errs []error
 	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups) +
 		len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames) + len(c.ServiceAccounts)
+	pods := len(c.ContainerIDs) + len(c.PodUIDs) + len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames) + len(c.ServiceAccounts)
+	if c.NodeProcess {
+		set++
+	}
 	switch {
+	case c.NodeProcess && pods > 0:
+		errs = append(errs, errors.New("nodeProcess matches callers in no pod or container: it cannot be combined with pod or container fields"))
 	case c.Any && set > 0:
 		errs = append(errs, errors.New("any cannot be combined with other fields"))
 	case !c.Any && set == 0:
@@ -550,6 +563,9 @@ func (r *rule) matchesCaller(c identity.Caller) bool {
 func (s CallerSelector) matches(c identity.Caller) bool {
 	if s.Any {
 		return true
+	}
+	if s.NodeProcess && (c.PID <= 0 || c.Incomplete != "" || c.ContainerID != "" || c.PodUID != "" || c.Runtime != "") {
+		return false
 	}
 	if len(s.UIDs) > 0 && (!c.HasUnixIDs || !slices.Contains(s.UIDs, c.UID)) {
 		return false

@@ -84,8 +84,8 @@ func TestPresetFlagAndFile(t *testing.T) {
 // deny, marked WouldDeny with the rules' reason, and leaves what they
 // allow as it was; enforce (and no mode) denies.
 func TestAuditOnlyMode(t *testing.T) {
-	root := identity.Caller{HasUnixIDs: true, UID: 0}
-	other := identity.Caller{HasUnixIDs: true, UID: 1000}
+	root := identity.Caller{PID: 42, HasUnixIDs: true, UID: 0}
+	other := identity.Caller{PID: 43, HasUnixIDs: true, UID: 1000}
 	mutate := policy.Call{Caller: root, Group: "disk", Version: "v1", Method: "PartitionDisk"}
 	read := policy.Call{Caller: root, Group: "disk", Version: "v1", Method: "ListDiskLocations"}
 	for _, mode := range []string{"", "mode: enforce\n", "mode: audit-only\n"} {
@@ -165,5 +165,39 @@ func TestPresetPathRootsFollowKubelet(t *testing.T) {
 	}
 	if _, err := policy.Parse([]byte("presets: [smb]\n"), policy.Options{Style: hostpath.POSIX, KubeletPath: "/"}); err == nil {
 		t.Error("a preset below / was accepted")
+	}
+}
+
+// TestNodeAdminOnlyNodeProcesses: node-admin admits root's processes on
+// the node and not a root pod (uid 0 in a container, pod or runtime
+// cgroup), nor a caller the daemon could not fully identify (no PID: no
+// host PID namespace; Incomplete).
+func TestNodeAdminOnlyNodeProcesses(t *testing.T) {
+	p, err := policy.Parse([]byte("presets: [node-admin]\n"), policy.Options{Style: hostpath.POSIX, Methods: callgate.Methods})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := identity.Caller{PID: 42, HasUnixIDs: true}
+	for name, tc := range map[string]struct {
+		edit func(*identity.Caller)
+		want bool
+	}{
+		"root's shell":      {func(*identity.Caller) {}, true},
+		"root in a pod":     {func(c *identity.Caller) { c.PodUID = "6f1c2d3e-0000-4000-8000-000000000001" }, false},
+		"root in container": {func(c *identity.Caller) { c.ContainerID = strings.Repeat("ab", 32) }, false},
+		"runtime's cgroup":  {func(c *identity.Caller) { c.Runtime = "containerd" }, false},
+		"pid unknown":       {func(c *identity.Caller) { c.PID = 0 }, false},
+		"incomplete":        {func(c *identity.Caller) { c.Incomplete = "cgroup unreadable" }, false},
+		"not root":          {func(c *identity.Caller) { c.UID = 1000 }, false},
+	} {
+		c := node
+		tc.edit(&c)
+		if d := p.Decide(policy.Call{Caller: c, Group: "disk", Version: "v1", Method: "ListDiskLocations"}); d.Allowed != tc.want {
+			t.Errorf("%s: %+v, want allowed %v", name, d, tc.want)
+		}
+	}
+	if _, err := policy.Parse([]byte("rules:\n- {name: r, callers: [{nodeProcess: true, podNames: [x]}], allow: [{methods: ['*']}]}\n"),
+		policy.Options{Style: hostpath.POSIX}); err == nil || !strings.Contains(err.Error(), "nodeProcess") {
+		t.Errorf("nodeProcess with podNames: %v", err)
 	}
 }
