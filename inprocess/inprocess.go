@@ -145,6 +145,11 @@ type Options struct {
 	// PolicyData is a policy already in memory, in the same format; it
 	// never reloads. Give PolicyFile or PolicyData, not both.
 	PolicyData []byte
+	// PolicyPresets are built-in rules added to the policy's own
+	// (--policy-preset): node-admin and drivers' rules by name (the
+	// daemon's -help lists them). With neither PolicyFile nor PolicyData
+	// they are the whole policy.
+	PolicyPresets []string
 	// PolicyReloadInterval is how often PolicyFile is checked for changes
 	// (--policy-reload-interval); 0 means the daemon's default (10 s), a
 	// negative value only reloads on Reload.
@@ -280,6 +285,7 @@ func nodeConfig(o Options) hostset.Config {
 		MaxConcurrentFormats: o.MaxConcurrentFormats,
 		PolicyFile:           o.PolicyFile,
 		PolicyData:           o.PolicyData,
+		PolicyPresets:        o.PolicyPresets,
 		PolicyReloadInterval: interval,
 		AuditLog:             o.AuditLog,
 		AuditReads:           o.AuditReads,

@@ -254,7 +254,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestRefusesToStart(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]Options{
-		"bad policy":       {PolicyData: []byte("rules: []")},
+		"bad policy":       {PolicyData: []byte("rules:")},
 		"unknown method":   {PolicyData: []byte(strings.Replace(onlyBIOS, "GetBIOSSerialNumber", "GetBIOS", 1))},
 		"missing policy":   {PolicyFile: filepath.Join(dir, "none.yaml")},
 		"two policies":     {PolicyFile: filepath.Join(dir, "p.yaml"), PolicyData: []byte(onlyBIOS)},

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/cri"
@@ -23,6 +24,7 @@ import (
 // addSecurityFlags defines the authorisation, audit and pipe-group flags.
 func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.StringVar(&cfg.PolicyFile, "policy", "", "YAML authorisation policy: which callers may call which methods under which paths (default none: every caller that can open an endpoint may call everything)")
+	set.Var((*stringList)(&cfg.PolicyPresets), "policy-preset", "Built-in policy rules to add to --policy's (repeatable, or comma-separated): "+presetList()+"; Windows nodes lack example. node-admin lets root (Administrators on Windows) call what only reads; each other one is that driver's rule as its own manifests deploy it (docs/operations.md). Without --policy the presets are the whole policy")
 	set.DurationVar(&cfg.PolicyReloadInterval, "policy-reload-interval", policy.DefaultReloadInterval, "How often the policy file is checked for changes; 0 reloads only on SIGHUP")
 	set.StringVar(&cfg.AuditLog, "audit-log", "", `Audit log: a file (reopened on SIGHUP), "-" for stderr, empty for none`)
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
@@ -33,8 +35,30 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
 
+// presetList names the Linux presets, for --policy-preset's help.
+func presetList() string { return strings.Join(policy.PresetNames(hostpath.POSIX), ", ") }
+
 // checkSecurityFlags checks the security flags' values after parsing.
 func checkSecurityFlags(cfg *Config, set *flag.FlagSet) error {
+	var presets []string
+	for _, v := range cfg.PolicyPresets {
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return fmt.Errorf("-policy-preset=%q: an empty preset name", v)
+			}
+			presets = append(presets, n)
+		}
+	}
+	cfg.PolicyPresets = presets
+	style := hostpath.POSIX
+	if cfg.Host != hostLinux {
+		style = hostpath.Windows
+	}
+	for _, n := range presets {
+		if _, err := policy.PresetData(style, n); err != nil {
+			return fmt.Errorf("-policy-preset: %w", err)
+		}
+	}
 	if cfg.PolicyReloadInterval < 0 {
 		return errors.New("-policy-reload-interval must not be negative")
 	}
@@ -127,7 +151,7 @@ func (w *identityWarnings) get() []string {
 
 // update replaces the warnings with those of p under o, logging each.
 func (w *identityWarnings) update(p *policy.Policy, o identity.Options) {
-	ws := server.IdentityWarnings(p, o)
+	ws := append(server.PolicyWarnings(p), server.IdentityWarnings(p, o)...)
 	for _, m := range ws {
 		klog.Warning(m)
 	}
@@ -217,7 +241,8 @@ func (c callers) close() {
 func logSecurity(n *hostset.Node) {
 	cfg := n.Config()
 	if n.Gate.Policy != nil {
-		klog.InfoS("Policy loaded", "path", cfg.PolicyFile, "rules", n.Gate.Policy.Policy().Rules(), "reloadInterval", cfg.PolicyReloadInterval)
+		p := n.Gate.Policy.Policy()
+		klog.InfoS("Policy loaded", "path", cfg.PolicyFile, "presets", p.Presets(), "rules", p.Rules(), "auditOnly", p.AuditOnly(), "reloadInterval", cfg.PolicyReloadInterval)
 	}
 	if n.Gate.Audit != nil {
 		klog.InfoS("Auditing calls", "to", cfg.AuditLog, "reads", cfg.AuditReads, "sync", cfg.AuditSync, "node", cfg.NodeName)

@@ -21,6 +21,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/winsvc"
 )
@@ -196,6 +197,13 @@ func serviceArgs(daemonArgs []string, name string, getenv func(string) string) (
 		}
 		args = append([]string{"-windows-service"}, args...)
 		notes = append(notes, "added -windows-service: the daemon runs under the service control manager")
+	}
+	if cfg.PolicyFile == "" && len(cfg.PolicyPresets) == 0 {
+		// The default of every other install path (the DaemonSets, the
+		// Helm chart, the systemd unit): a policy in force, which lets
+		// the node's administrators read and no driver in until named.
+		args = append(args, "--policy-preset="+policy.NodeAdminPreset)
+		notes = append(notes, "added --policy-preset="+policy.NodeAdminPreset+": as every install path, the service starts with a policy that lets Administrators read and admits no driver until you name it (--policy-preset=<driver>, or --policy=<file>; docs/operations.md)")
 	}
 	if cfg.logsToStderr {
 		if kl.Lookup("log_file").Value.String() == "" && kl.Lookup("log_dir").Value.String() == "" {

@@ -86,7 +86,7 @@ func TestInstallServiceReplacesUpstream(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	bin := `"C:\Program Files\csi-node-proxy\csi-node-proxy.exe" -v=5 -windows-service -log_file=C:\etc\kubernetes\logs\csi-node-proxy.log -logtostderr=false "-working-dir=C:\Program Files\data" -working-dir=D:\`
+	bin := `"C:\Program Files\csi-node-proxy\csi-node-proxy.exe" -v=5 -windows-service -log_file=C:\etc\kubernetes\logs\csi-node-proxy.log -logtostderr=false "-working-dir=C:\Program Files\data" -working-dir=D:\ --policy-preset=node-admin`
 	cfg := winsvc.Config{BinaryPathName: bin, DisplayName: winsvc.DefaultDisplayName, Description: winsvc.DefaultDescription,
 		StartType: winsvc.StartAutomatic, ServiceStartName: winsvc.LocalSystem}
 	want := []string{
@@ -105,11 +105,12 @@ func TestInstallServiceReplacesUpstream(t *testing.T) {
 	}
 	// The command line reads back as the daemon flags given.
 	if got := winsvc.SplitCommandLine(bin)[1:]; !slices.Equal(got, []string{"-v=5", "-windows-service", `-log_file=C:\etc\kubernetes\logs\csi-node-proxy.log`,
-		"-logtostderr=false", `-working-dir=C:\Program Files\data`, `-working-dir=D:\`}) {
+		"-logtostderr=false", `-working-dir=C:\Program Files\data`, `-working-dir=D:\`, "--policy-preset=node-admin"}) {
 		t.Errorf("arguments %q", got)
 	}
 	rollback := `To roll back: sc.exe stop csiproxy; sc.exe config csiproxy binPath= "C:\etc\kubernetes\node\bin\csi-proxy.exe -v=5 -windows-service -log_file=C:\etc\kubernetes\logs\csi-proxy.log -logtostderr=false"; sc.exe start csiproxy`
-	if s := out.String(); !strings.Contains(s, rollback) || strings.Contains(s, "Note:") {
+	// The one note: the policy every install path starts with.
+	if s := out.String(); !strings.Contains(s, rollback) || strings.Count(s, "Note:") != 1 || !strings.Contains(s, "Note: added --policy-preset=node-admin") {
 		t.Errorf("stdout:\n%s", s)
 	}
 	t.Logf("stdout:\n%s", out)
@@ -150,17 +151,19 @@ func TestInstallServiceValidatesFirst(t *testing.T) {
 	}
 }
 
-// TestInstallServiceAddsWhatAServiceNeeds: -windows-service and, when the
-// flags send logs only to stderr, a log file are added, and said so.
+// TestInstallServiceAddsWhatAServiceNeeds: -windows-service, the
+// node-admin preset when the flags name no policy (every install path's
+// default) and, when the flags send logs only to stderr, a log file are
+// added, and said so.
 func TestInstallServiceAddsWhatAServiceNeeds(t *testing.T) {
 	for _, tc := range []struct {
 		args, want []string
 	}{
-		{nil, []string{"-windows-service", `-log_file=D:\ProgramData\csi-node-proxy\csiproxy.log`, "-logtostderr=false"}},
-		{[]string{"-v=2"}, []string{"-windows-service", "-v=2", `-log_file=D:\ProgramData\csi-node-proxy\csiproxy.log`, "-logtostderr=false"}},
-		{[]string{`-log_file=C:\l\x.log`}, []string{"-windows-service", `-log_file=C:\l\x.log`, "-logtostderr=false"}},
-		{[]string{`-log_dir=C:\l`}, []string{"-windows-service", `-log_dir=C:\l`, "-logtostderr=false"}},
-		{[]string{"--windows-service", `-log_file=C:\l\x.log`, "-logtostderr=false"}, []string{"--windows-service", `-log_file=C:\l\x.log`, "-logtostderr=false"}},
+		{nil, []string{"-windows-service", "--policy-preset=node-admin", `-log_file=D:\ProgramData\csi-node-proxy\csiproxy.log`, "-logtostderr=false"}},
+		{[]string{"-v=2"}, []string{"-windows-service", "-v=2", "--policy-preset=node-admin", `-log_file=D:\ProgramData\csi-node-proxy\csiproxy.log`, "-logtostderr=false"}},
+		{[]string{`-log_file=C:\l\x.log`, "--policy-preset=smb"}, []string{"-windows-service", `-log_file=C:\l\x.log`, "--policy-preset=smb", "-logtostderr=false"}},
+		{[]string{`-log_dir=C:\l`, `--policy=C:\p.yaml`}, []string{"-windows-service", `-log_dir=C:\l`, `--policy=C:\p.yaml`, "-logtostderr=false"}},
+		{[]string{"--windows-service", `-log_file=C:\l\x.log`, "-logtostderr=false"}, []string{"--windows-service", `-log_file=C:\l\x.log`, "-logtostderr=false", "--policy-preset=node-admin"}},
 	} {
 		resetKlog(t)
 		args, notes, err := serviceArgs(tc.args, "csiproxy", func(string) string { return `D:\ProgramData` })
@@ -187,7 +190,7 @@ func TestInstallServiceDryRun(t *testing.T) {
 	if len(m.Calls()) != 0 {
 		t.Errorf("dry run called the SCM: %q", m.Calls())
 	}
-	want := `Command line: "C:\Program Files\csi-node-proxy\csi-node-proxy.exe" -windows-service -v=2 -log_file=D:\ProgramData\csi-node-proxy\cnp.log -logtostderr=false`
+	want := `Command line: "C:\Program Files\csi-node-proxy\csi-node-proxy.exe" -windows-service -v=2 --policy-preset=node-admin -log_file=D:\ProgramData\csi-node-proxy\cnp.log -logtostderr=false`
 	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "start delayed-auto") {
 		t.Errorf("stdout:\n%s\nlacks %s", out, want)
 	}

@@ -59,3 +59,45 @@ func TestIdentityWarningsLoggedAndReady(t *testing.T) {
 		return strings.Contains(body, noRuntimeWarning) && strings.Count(logs.String(), noRuntimeWarning) == 2
 	})
 }
+
+// TestPolicyAdmitsNobodyWarned: the shipped default policy (the
+// node-admin preset alone) lets no caller change the node; the daemon
+// warns at start and /readyz (?verbose too) stays 200 and names the
+// failing check, ready but degraded. Naming a driver's preset (a reload)
+// clears it; an audit-only policy is warned about as such.
+func TestPolicyAdmitsNobodyWarned(t *testing.T) {
+	if len(adapter.All()) == 0 {
+		t.Skip("the adapter registry is empty: nothing to serve")
+	}
+	logs := captureKlog(t)
+	dir := sockdir.New(t, "cnp")
+	pol := filepath.Join(dir, "policy.yaml")
+	writeFile(t, pol, "presets: [node-admin]\nrules: []\n")
+	cfg, err := parseFlags([]string{"--host=simulated", "--socket-dir=" + filepath.Join(dir, "run"), "--policy=" + pol,
+		"--policy-reload-interval=20ms", "--cri-endpoint=", "--apis=disk-v1", "--metrics-bind-address=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveInProcess(t, cfg)
+	const check = "policy-admits-a-driver failed"
+	if n := strings.Count(logs.String(), check); n != 1 {
+		t.Errorf("the log warns %d times at start that the policy admits nobody, want 1:\n%s", n, logs)
+	}
+	addr := metricsAddress(t, logs.String())
+	waitReady(t, addr)
+	for _, path := range []string{"/readyz", "/readyz?verbose"} {
+		if code, body := httpcall.Get(t, "http://"+addr+path); code != http.StatusOK || !strings.Contains(body, check) || !strings.Contains(body, "rules: node-admin") {
+			t.Errorf("%s = %d %q, want ready, naming the failed check", path, code, body)
+		}
+	}
+	writeFile(t, pol, "presets: [node-admin, azuredisk]\nrules: []\n")
+	waitUntil(t, "/readyz drops the warning once a driver is named", func() bool {
+		code, body := httpcall.Get(t, "http://"+addr+"/readyz")
+		return code == http.StatusOK && !strings.Contains(body, check)
+	})
+	writeFile(t, pol, "mode: audit-only\npresets: [node-admin, azuredisk]\nrules: []\n")
+	waitUntil(t, "/readyz says the policy is audit-only", func() bool {
+		code, body := httpcall.Get(t, "http://"+addr+"/readyz")
+		return code == http.StatusOK && strings.Contains(body, "audit-only")
+	})
+}

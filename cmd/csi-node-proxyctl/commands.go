@@ -154,6 +154,7 @@ type globals struct {
 	auditSync      bool
 	nodeName       string
 	policy         string
+	policyPresets  []string
 	requirePrivacy bool
 	output         string
 	timeout        time.Duration
@@ -219,6 +220,14 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.BoolVar(&g.auditReads, "audit-reads", false, "With --local --audit-log: also audit calls that only read, as the daemon's --audit-reads")
 	fs.BoolVar(&g.auditSync, "audit-sync", false, "With --local --audit-log: fsync the audit file after every record, as the daemon's --audit-sync")
 	fs.StringVar(&g.nodeName, "node-name", "", "With --local --audit-log: the node's `name` in every audit record, as the daemon's --node-name; empty means $NODE_NAME, else the host name")
+	fs.Func("policy-preset", "With --local: built-in policy rules to add, as the daemon's --policy-preset (repeatable, or comma-separated)", func(v string) error {
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				g.policyPresets = append(g.policyPresets, n)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&g.policy, "policy", "", "With --local: the YAML authorisation policy `file`, as the daemon's --policy; this process is the caller, and calls no rule allows are refused (exit 4); empty means none")
 	fs.BoolVar(&g.requirePrivacy, "require-privacy", true, "With --local: new SMB global mappings demand encryption, as the daemon's --require-privacy")
 	fs.StringVar(&g.endpointPrefix, "endpoint-prefix", transport.DefaultEndpointPrefix, "The daemon's endpoint name prefix, as its --endpoint-prefix: the CLI reaches <prefix>-<group>-<version> (a second proxy beside upstream's during a migration has its own)")

@@ -44,6 +44,7 @@ func localOptions(g *globals) inprocess.Options {
 		SimConfigFile:        g.simConfig,
 		SimDisks:             g.simDisks,
 		PolicyFile:           g.policy,
+		PolicyPresets:        g.policyPresets,
 		AuditLog:             g.auditLog,
 		AuditReads:           g.auditReads,
 		AuditSync:            g.auditSync,

@@ -84,6 +84,10 @@ const (
 const (
 	Allow = "allow"
 	Deny  = "deny"
+	// WouldDeny is the decision of a call an audit-only policy
+	// (policy.ModeAuditOnly) let through although its rules deny it;
+	// the record's Reason says why they would.
+	WouldDeny = "would-deny"
 )
 
 // SchemaVersion is the "schema" of every record: readers tell record
@@ -115,8 +119,9 @@ type Record struct {
 	RequestID string
 	// Caller is who called.
 	Caller identity.Caller
-	// Decision is Allow or Deny; Rule is the allowing rule, Reason the
-	// reason of a denial.
+	// Decision is Allow, Deny or WouldDeny; Rule is the allowing rule,
+	// Reason the reason of a denial (or of the denial an audit-only
+	// policy waived).
 	Decision, Rule, Reason string
 	// Model is the request as a group model struct (groups/<group>),
 	// whatever API version the caller spoke: the call gate sees every

@@ -241,6 +241,14 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 		}
 	}
 	d := g.Policy.DecideContext(ctx, pc)
+	if d.WouldDeny {
+		// An audit-only policy: the call goes on, and says what an
+		// enforcing one would do (its records say "would-deny").
+		if ok, skipped := refusalLines.Admit(c.Caller); ok {
+			g.Log.Info("call would be denied; allowed by the audit-only policy", "endpoint", c.Endpoint, "method", c.FullMethod,
+				"caller", c.Caller.String(), "reason", audit.Truncate(d.Reason, audit.MaxText), "suppressed", skipped)
+		}
+	}
 	if d.Allowed {
 		return ctx, d, nil
 	}
@@ -324,7 +332,9 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 		ctx = g.Allowed(ctx, c, d)
 	}
 	ctx = policy.NewDecisionContext(ctx, d) // the allowing rule's terms reach the backend (smbPermissions)
-	if !g.Audit.Wants(c.Method.kind(), false) {
+	// A would-deny is recorded like a denial, reads included: the
+	// record is what an audit-only policy is run for.
+	if !g.Audit.Wants(c.Method.kind(), d.WouldDeny) {
 		return next(ctx)
 	}
 	r := g.record(c, d, start)
@@ -361,7 +371,10 @@ func (g *Gate) record(c *Call, d policy.Decision, start time.Time) audit.Record 
 		Method: c.Method.Name, FullMethod: c.FullMethod, RequestID: c.RequestID, Caller: c.Caller,
 		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason, Model: c.Model,
 	}
-	if !d.Allowed {
+	switch {
+	case d.WouldDeny:
+		r.Decision = audit.WouldDeny
+	case !d.Allowed:
 		r.Decision = audit.Deny
 	}
 	return r

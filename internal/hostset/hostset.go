@@ -174,6 +174,10 @@ type Config struct {
 	// PolicyData is a policy already in memory, in the same format; it
 	// never reloads. Give PolicyFile or PolicyData, not both.
 	PolicyData []byte
+	// PolicyPresets are built-in rules (policy.PresetNames) added to
+	// the policy's own (--policy-preset); with neither PolicyFile nor
+	// PolicyData they are the whole policy.
+	PolicyPresets []string
 	// PolicyReloadInterval is how often PolicyFile is checked for changes
 	// (--policy-reload-interval); 0 or less reloads only on Node.Reload.
 	PolicyReloadInterval time.Duration

@@ -163,8 +163,8 @@ func NewNode(cfg Config, hooks Hooks) (n *Node, err error) {
 	return n, nil
 }
 
-// loadPolicy loads the policy cfg names, in the path style of the host's
-// paths; nil when it names none.
+// loadPolicy loads the policy cfg names (file or data, plus presets), in
+// the path style of the host's paths; nil when it names none.
 func loadPolicy(cfg Config, h Set) (*policy.Store, error) {
 	// The services' own confinement, for the drive they give drive-less
 	// Windows paths: the policy judges the path they act on.
@@ -172,7 +172,16 @@ func loadPolicy(cfg Config, h Set) (*policy.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	po := policy.Options{Style: h.Style, Methods: callgate.Methods, Paths: paths}
+	po := policy.Options{Style: h.Style, Methods: callgate.Methods, Paths: paths, Presets: cfg.PolicyPresets}
+	if n := len(h.WorkingDirs); n > 0 {
+		// The kubelet directory is the last working directory (the
+		// daemon and library mode append it last): the presets' path
+		// roots lie below it.
+		po.KubeletPath = h.WorkingDirs[n-1]
+	}
+	if cfg.PolicyFile == "" && cfg.PolicyData == nil && len(cfg.PolicyPresets) > 0 {
+		cfg.PolicyData = []byte("rules: []\n") // the presets alone
+	}
 	switch {
 	case cfg.PolicyFile != "":
 		return policy.Load(cfg.PolicyFile, po)

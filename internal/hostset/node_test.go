@@ -98,7 +98,7 @@ func TestNewNodeRefusals(t *testing.T) {
 		"two policies": {Config{PolicyFile: pol, PolicyData: []byte(allowAll)}, "not both"},
 		"smb modes":    {Config{SMBPermissions: &policy.SMBPermissions{FileMode: 0o1777}}, "fileMode"},
 		"no policy":    {Config{PolicyFile: filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
-		"bad policy":   {Config{PolicyData: []byte("rules: []\n")}, "no rules"},
+		"bad policy":   {Config{PolicyData: []byte("rules:\n")}, "no rules"},
 		"no audit dir": {Config{AuditLog: filepath.Join(dir, "missing", "audit.log")}, "audit.log"},
 		"relative dir": {Config{WorkingDirs: []string{"relative"}}, "relative"},
 	} {

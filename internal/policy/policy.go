@@ -48,8 +48,17 @@ import (
 
 // File is the policy file's schema.
 type File struct {
+	// Mode is ModeEnforce (also when empty) or ModeAuditOnly, which
+	// allows what the rules would deny and audits it as a would-deny
+	// (mode.go).
+	Mode string `json:"mode,omitempty"`
+	// Presets name built-in rules (presets.go) to add before Rules: a
+	// driver's rule as its own manifests deploy it, or node-admin.
+	Presets []string `json:"presets,omitempty"`
 	// Rules are the allow rules; a call is allowed when any rule allows
-	// it, and denied when none does.
+	// it, and denied when none does. An empty list ("rules: []") with
+	// no presets denies every call (the daemon warns); a file without
+	// the key (an empty file) is an error.
 	Rules []Rule `json:"rules"`
 }
 
@@ -127,6 +136,13 @@ type CallerSelector struct {
 	// WindowsGroups match the enabled groups of the caller's token, by
 	// SID (S-1-5-32-544 is BUILTIN\Administrators).
 	WindowsGroups []string `json:"windowsGroups,omitempty"`
+	// NodeProcess matches a process of the node itself: one the daemon
+	// identified completely (its PID known, nothing Incomplete) and
+	// found in no container and no pod. Root's shell on the node is
+	// one; a root pod is not, although uids: [0] matches it too. A
+	// daemon that cannot see its callers' processes (no host PID
+	// namespace) matches nobody by it.
+	NodeProcess bool `json:"nodeProcess,omitempty"`
 }
 
 // Allow names methods. A method is allowed when its group is in Groups (or
@@ -152,6 +168,12 @@ type Options struct {
 	// method not in it is an error instead of a rule that silently never
 	// matches.
 	Methods map[string][]string
+	// Presets are built-in rules to add to every file's own (the
+	// daemon's --policy-preset), merged with the file's presets.
+	Presets []string
+	// KubeletPath is the node's kubelet directory (--kubelet-path), in
+	// the presets' path roots; "" is kubelet's default for Style.
+	KubeletPath string
 	// Paths is the services' path confinement (their working
 	// directories). A drive-less rooted Windows path in a request
 	// (\var\lib\kubelet\..., as EKS kubelets send) gets the drive the
@@ -165,9 +187,11 @@ type Options struct {
 // Policy is a parsed, validated policy. The zero Policy denies everything;
 // a nil *Policy allows everything (no policy configured).
 type Policy struct {
-	rules []*rule
-	style hostpath.Style
-	paths *hostpath.Policy // Options.Paths
+	rules     []*rule
+	style     hostpath.Style
+	paths     *hostpath.Policy // Options.Paths
+	auditOnly bool             // File.Mode is ModeAuditOnly
+	presets   []string         // the presets in force, file's and Options'
 }
 
 type rule struct {
@@ -230,12 +254,22 @@ func Compile(f File, o Options) (*Policy, error) {
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(f.Rules) == 0 {
-		bad("no rules: a policy without rules denies every call; to allow every call, run without a policy")
-	}
 	p := &Policy{style: o.Style, paths: o.Paths}
+	auditOnly, err := parseMode(f.Mode)
+	if err != nil {
+		bad("%w", err)
+	}
+	p.auditOnly = auditOnly
+	presetRules, presets, err := resolvePresets(o.Style, o.KubeletPath, f.Presets, o.Presets)
+	if err != nil {
+		bad("%w", err)
+	}
+	p.presets = presets
+	if f.Rules == nil && len(presets) == 0 {
+		bad("no rules: write \"rules: []\" to deny every call (or name presets); to allow every call, run without a policy")
+	}
 	names := map[string]bool{}
-	for i, r := range f.Rules {
+	for i, r := range append(presetRules, f.Rules...) {
 		where := fmt.Sprintf("rules[%d]", i)
 		if r.Name != "" {
 			where = fmt.Sprintf("rule %q", r.Name)
@@ -399,6 +433,10 @@ type Decision struct {
 	// call is volume.FormatVolume: what CheckReformat needs to judge the
 	// volume when the Service finds it formatted. Nil otherwise.
 	reformat *reformatGrant
+	// WouldDeny, with Allowed, marks a call an audit-only policy lets
+	// through although its rules deny it; Reason then says why they
+	// would, and the audit record's decision is "would-deny".
+	WouldDeny bool
 }
 
 // NoRuleReason is the Reason of a denial because no rule lets the caller
@@ -423,6 +461,15 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 	if p == nil {
 		return Decision{Allowed: true}
 	}
+	d := p.decide(ctx, c)
+	if !d.Allowed && p.auditOnly {
+		return Decision{Allowed: true, WouldDeny: true, Reason: d.Reason}
+	}
+	return d
+}
+
+// decide is DecideContext's answer by the rules alone, whatever the mode.
+func (p *Policy) decide(ctx context.Context, c Call) Decision {
 	var pathReason string
 	for _, r := range p.rules {
 		if !r.matchesCaller(c.Caller) || !r.allows(c) {
@@ -469,6 +516,9 @@ func (r *rule) matchesCaller(c identity.Caller) bool {
 func (s CallerSelector) matches(c identity.Caller) bool {
 	if s.Any {
 		return true
+	}
+	if s.NodeProcess && (c.PID <= 0 || c.Incomplete != "" || c.ContainerID != "" || c.PodUID != "" || c.Runtime != "") {
+		return false
 	}
 	if len(s.UIDs) > 0 && (!c.HasUnixIDs || !slices.Contains(s.UIDs, c.UID)) {
 		return false
@@ -592,60 +642,4 @@ next:
 		return fmt.Sprintf("%s %s is outside the path roots %v of rule %q", f.Field, printable.Quote(f.Value), r.roots, r.Name)
 	}
 	return ""
-}
-
-// ProcessSelectors lists, as "rule <name>: <field>", every selector field
-// of the policy that only matches when the daemon can read the caller's
-// process (its supplementary groups, container or pod): gids,
-// containerIDs, podUIDs, and the workload fields (WorkloadSelectors),
-// which start from the container. uids come from the kernel with the
-// connection and need nothing more. The daemon warns at start when it
-// names any of these and cannot see its callers' processes
-// (identity.CheckVisibility).
-func (p *Policy) ProcessSelectors() []string {
-	return p.selectors(func(s CallerSelector) []selectorField {
-		return append([]selectorField{{"gids", len(s.GIDs) > 0}, {"containerIDs", len(s.ContainerIDs) > 0}, {"podUIDs", len(s.PodUIDs) > 0}}, s.workloadFields()...)
-	})
-}
-
-// WorkloadSelectors lists, as ProcessSelectors does, the selector fields
-// that need the container runtime's answer (identity.Options.Workloads):
-// namespaces, podNames, containerNames, serviceAccounts.
-func (p *Policy) WorkloadSelectors() []string {
-	return p.selectors(CallerSelector.workloadFields)
-}
-
-// ServiceAccountSelectors lists, as ProcessSelectors does, the
-// serviceAccounts selector fields, which also need the ServiceAccount
-// token of the caller's container (identity.ServiceAccountSource).
-func (p *Policy) ServiceAccountSelectors() []string {
-	return p.selectors(func(s CallerSelector) []selectorField {
-		return []selectorField{{"serviceAccounts", len(s.ServiceAccounts) > 0}}
-	})
-}
-
-type selectorField struct {
-	name string
-	set  bool
-}
-
-func (s CallerSelector) workloadFields() []selectorField {
-	return []selectorField{{"namespaces", len(s.Namespaces) > 0}, {"podNames", len(s.PodNames) > 0}, {"containerNames", len(s.ContainerNames) > 0}, {"serviceAccounts", len(s.ServiceAccounts) > 0}}
-}
-
-func (p *Policy) selectors(fields func(CallerSelector) []selectorField) []string {
-	if p == nil {
-		return nil
-	}
-	var out []string
-	for _, r := range p.rules {
-		for _, s := range r.Callers {
-			for _, f := range fields(s) {
-				if f.set && !slices.Contains(out, "rule "+r.Name+": "+f.name) {
-					out = append(out, "rule "+r.Name+": "+f.name)
-				}
-			}
-		}
-	}
-	return out
 }

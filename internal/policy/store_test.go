@@ -67,7 +67,7 @@ func TestStoreReload(t *testing.T) {
 		t.Error("new policy not in force")
 	}
 	// A broken file keeps the last good policy, and is counted once.
-	for _, broken := range []string{"rules: [", "rules: []\n", "rules:\n- name: x\n  callers: [{any: true}]\n  allow: [{methods: ['*']}]\n  typo: 1\n"} {
+	for _, broken := range []string{"rules: [", "rules:\n", "rules:\n- name: x\n  callers: [{any: true}]\n  allow: [{methods: ['*']}]\n  typo: 1\n"} {
 		before := s.Failures()
 		write(t, path, broken)
 		for range 3 {

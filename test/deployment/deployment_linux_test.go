@@ -257,8 +257,10 @@ func daemonArgs(t *testing.T, args []string, dir, kubelet string) []string {
 }
 
 // TestShippedDeploymentIdentifiesPods runs the daemon as the shipped unit
-// and as the shipped DaemonSet, with the shipped policy and its azuredisk
-// rule uncommented, and five callers in kubelet's cgroups, all root with
+// and as the shipped DaemonSet, with the shipped policy and the azuredisk
+// preset added to its presets as its header says (the Helm chart's
+// policy.presets renders the same file: test/manifests
+// TestHelmPresetsRenderShippedPolicy), and five callers in kubelet's cgroups, all root with
 // the same supplementary group, each with its pod's ServiceAccount token
 // mounted as kubelet mounts it: the driver's container, a sidecar of its
 // pod, a pod of the same name, container and ServiceAccount name in another
@@ -349,11 +351,9 @@ func runDeployment(t *testing.T, d deployment, hs []string) {
 	// whose kubelet keeps another root directory: the daemon reads the
 	// pods' tokens below it.
 	kubelet := filepath.Join(dir, "kubelet")
-	policy := enableRule(t, d.policy, "azuredisk")
-	if !strings.Contains(policy, "pathRoots: ["+shippedKubelet+"/") {
-		t.Fatalf("the shipped azuredisk rule has no pathRoots in %s for this test to move", shippedKubelet)
-	}
-	policy = strings.ReplaceAll(policy, shippedKubelet+"/", kubelet+"/")
+	// The preset's path roots follow --kubelet-path, which daemonArgs
+	// moves to this scratch kubelet directory.
+	policy := addPreset(t, d.policy, "azuredisk")
 	if err := os.WriteFile(filepath.Join(dir, "etc", "policy.yaml"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,8 @@
 // deployments run it: the systemd unit (deploy/linux/csi-node-proxy.service)
 // and the DaemonSet (deploy/linux/csi-node-proxy.yaml). Its test builds the
 // daemon, starts it with the command line, capability bounding set and PID
-// namespace those files give, with the shipped policy in which the rule of
-// one driver is uncommented as the policy tells an operator to, and a CRI
+// namespace those files give, with the shipped policy to which one
+// driver's preset is added as the policy tells an operator to, and a CRI
 // runtime speaking the real protocol. Callers are processes placed in
 // cgroups shaped like kubelet's (systemd and cgroupfs drivers) in PID
 // namespaces of their own, as pods are. Each pod has its ServiceAccount

@@ -125,29 +125,13 @@ func readDaemonSet(t *testing.T) daemonSet {
 	return ds
 }
 
-// enableRule uncomments the commented-out rule name of a shipped policy,
-// as its header tells an operator to ("Uncomment the rule of each driver
-// your nodes run"): the "# - name: <name>" line and the "#   " lines
-// that follow it lose their "# ".
-func enableRule(t *testing.T, policy, name string) string {
+// addPreset adds a driver's preset to a shipped policy's presets line,
+// as its header tells an operator to ("presets: [node-admin, azuredisk]").
+func addPreset(t *testing.T, policy, name string) string {
 	t.Helper()
-	var out []string
-	in := false
-	for line := range strings.SplitSeq(policy, "\n") {
-		switch {
-		case line == "# - name: "+name:
-			in = true
-		case in && !strings.HasPrefix(line, "#   "):
-			in = false
-		}
-		if in {
-			line = strings.TrimPrefix(line, "# ")
-		}
-		out = append(out, line)
+	const line = "\npresets: [node-admin]\n"
+	if strings.Count(policy, line) != 1 {
+		t.Fatalf("the shipped policy has no line %q to add the preset %s to", strings.TrimSpace(line), name)
 	}
-	enabled := strings.Join(out, "\n")
-	if !strings.Contains(enabled, "\n- name: "+name+"\n") {
-		t.Fatalf("the shipped policy has no commented-out rule %q to uncomment", name)
-	}
-	return enabled
+	return strings.Replace(policy, line, "\npresets: [node-admin, "+name+"]\n", 1)
 }

@@ -74,6 +74,8 @@ linux: {socketDir: /run/csi-node-proxy-b, socketGroup: "2000", socketMode: "0660
 policy:
   enabled: true
   reloadInterval: 30s
+  mode: audit-only
+  presets: [node-admin, smb]
   rules:
     - name: node-plugins
       callers: [{gids: [2000]}]
@@ -250,13 +252,15 @@ func TestHelmEveryOption(t *testing.T) {
 
 	// The policy is the rules given, in the file the daemon is told.
 	var policy struct {
-		Rules []map[string]any `json:"rules"`
+		Mode    string           `json:"mode"`
+		Presets []string         `json:"presets"`
+		Rules   []map[string]any `json:"rules"`
 	}
 	if err := yaml.UnmarshalStrict([]byte(cm.Data["policy.yaml"]), &policy); err != nil {
 		t.Fatalf("policy.yaml: %v\n%s", err, cm.Data["policy.yaml"])
 	}
-	if len(policy.Rules) != 1 || policy.Rules[0]["name"] != "node-plugins" {
-		t.Errorf("policy.yaml rules %v", policy.Rules)
+	if len(policy.Rules) != 1 || policy.Rules[0]["name"] != "node-plugins" || policy.Mode != "audit-only" || strings.Join(policy.Presets, ",") != "node-admin,smb" {
+		t.Errorf("policy.yaml mode %q presets %v rules %v", policy.Mode, policy.Presets, policy.Rules)
 	}
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range c.VolumeMounts {
@@ -385,7 +389,9 @@ func TestHelmRefuses(t *testing.T) {
 		`{metrics: {host: 127.0.0.1, podMonitor: {enabled: true}}}`: "could not scrape",
 		`{os: windows, windows: {pipeGroup: a, pipeSDDL: "D:P"}}`:   "give one",
 		`{metrics: {podmonitor: {enabled: true}}}`:                  "podmonitor",
-		`{policy: {rules: []}}`:                                     "needs policy.rules",
+		`{os: windows, policy: {presets: [node-admin, example]}}`:   "Linux nodes only",
+		`{policy: {mode: audit}}`:                                   "mode",
+		`{policy: {presets: [azure-disk]}}`:                         "presets",
 		`{apis: [disk_v1]}`:                                         "apis",
 	} {
 		_, _, err := RenderChart(loadChart(t), "csi-node-proxy", "kube-system", values(t, vals))

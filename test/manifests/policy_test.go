@@ -37,14 +37,17 @@ var shippedPolicies = []shippedPolicy{
 		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io", "csi-gce-pd-node-sa"},
 		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com", "vsphere-csi-node"},
 		"smb":       {"kube-system", "csi-smb-node-9zzk4", "smb", "smb.csi.k8s.io", "csi-smb-node-sa"},
+		"azurefile": {"kube-system", "csi-azurefile-node-4kq2x", "azurefile", "file.csi.azure.com", "csi-azurefile-node-sa"},
+		"example":   {"kube-system", "localdisk-csi-7tq9m", "localdisk-csi", "localdisk.example.csi-node-proxy.io", "csi-node-proxy-example"},
 	}},
 	{os: "windows", file: "deploy/windows/policy.yaml", kubelet: `C:\var\lib\kubelet`, style: hostpath.Windows, drivers: map[string][5]string{
 		"azuredisk": {"kube-system", "csi-azuredisk-node-win-7x2kq", "azuredisk", "disk.csi.azure.com", "csi-azuredisk-node-sa"},
 		"aws-ebs":   {"kube-system", "ebs-csi-node-windows-abcde", "ebs-plugin", "ebs.csi.aws.com", "ebs-csi-node-sa"},
 		// gcp-pd's Windows node plugin has a ServiceAccount of its own.
-		"gcp-pd":  {"gce-pd-csi-driver", "csi-gce-pd-node-win-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io", "csi-gce-pd-node-sa-win"},
-		"vsphere": {"vmware-system-csi", "vsphere-csi-node-windows-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com", "vsphere-csi-node"},
-		"smb":     {"kube-system", "csi-smb-node-win-9zzk4", "smb", "smb.csi.k8s.io", "csi-smb-node-sa"},
+		"gcp-pd":    {"gce-pd-csi-driver", "csi-gce-pd-node-win-x1y2z", "gce-pd-driver", "pd.csi.storage.gke.io", "csi-gce-pd-node-sa-win"},
+		"vsphere":   {"vmware-system-csi", "vsphere-csi-node-windows-q8w7e", "vsphere-csi-node", "csi.vsphere.vmware.com", "vsphere-csi-node"},
+		"smb":       {"kube-system", "csi-smb-node-win-9zzk4", "smb", "smb.csi.k8s.io", "csi-smb-node-sa"},
+		"azurefile": {"kube-system", "csi-azurefile-node-win-4kq2x", "azurefile", "file.csi.azure.com", "csi-azurefile-node-sa"},
 	}},
 }
 
@@ -68,15 +71,21 @@ func eachShippedPolicy(t *testing.T, check func(t *testing.T, sp shippedPolicy, 
 	}
 }
 
-// uncommentExamples turns the commented example rules after "rules:" into
-// active ones, as an operator who wants them all would.
-func uncommentExamples(data []byte) []byte {
-	head, rules, _ := strings.Cut(string(data), "\nrules:\n")
-	lines := strings.Split(rules, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimPrefix(l, "# ")
+// withDriverPresets adds the presets of every driver of sp to the shipped
+// policy's presets line, as an operator who runs them all would (the
+// policy's header says how).
+func withDriverPresets(t *testing.T, sp shippedPolicy, data []byte) []byte {
+	t.Helper()
+	const line = "\npresets: [node-admin]\n"
+	if strings.Count(string(data), line) != 1 {
+		t.Fatalf("%s has no line %q to add presets to", sp.file, strings.TrimSpace(line))
 	}
-	return []byte(head + "\nrules:\n" + strings.Join(lines, "\n"))
+	names := []string{"node-admin"}
+	for name := range sp.drivers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return []byte(strings.Replace(string(data), line, "\npresets: ["+strings.Join(names, ", ")+"]\n", 1))
 }
 
 // pathCall is filesystem PathExists under dir by a caller in the pod,
@@ -95,8 +104,8 @@ func pathCall(ns, pod, container, sa, dir string) policy.Call {
 
 // TestShippedPolicies parses the shipped policy files with the daemon's
 // own parser, as the daemon would load them: as shipped they admit no
-// caller, not even the drivers the examples name, nor a root caller or one
-// in kube-system; with the examples uncommented each driver's node plugin
+// driver (the daemon's warning says so), nor a root pod or one in
+// kube-system; with the drivers' presets added each driver's node plugin
 // may act in its own plugin directory and a foreign pod still may not.
 func TestShippedPolicies(t *testing.T) {
 	eachShippedPolicy(t, func(t *testing.T, sp shippedPolicy, data []byte, methods map[string][]string) {
@@ -124,14 +133,25 @@ func TestShippedPolicies(t *testing.T) {
 			}
 		}
 
-		examples, err := policy.Parse(uncommentExamples(data), o)
+		if w := server.PolicyWarnings(p); len(w) != 1 || !strings.Contains(w[0], server.PolicyAdmitsNobodyCheck+" failed") {
+			t.Errorf("%s as shipped: the daemon's warnings %q, want the one that it admits no driver", sp.file, w)
+		}
+		examples, err := policy.Parse(withDriverPresets(t, sp, data), o)
 		if err != nil {
-			t.Fatalf("%s with its examples uncommented: %v", sp.file, err)
+			t.Fatalf("%s with the drivers' presets: %v", sp.file, err)
 		}
 		names := examples.Rules()
 		slices.Sort(names)
-		if want := []string{"aws-ebs", "azuredisk", "gcp-pd", "no-caller-named-yet", "smb", "vsphere"}; !slices.Equal(names, want) {
-			t.Fatalf("%s with its examples uncommented has rules %v, want %v", sp.file, names, want)
+		want := []string{"node-admin"}
+		for name := range sp.drivers {
+			want = append(want, name)
+		}
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Fatalf("%s with the drivers' presets has rules %v, want %v", sp.file, names, want)
+		}
+		if w := server.PolicyWarnings(examples); len(w) != 0 {
+			t.Errorf("%s with the drivers' presets: warnings %q", sp.file, w)
 		}
 		// Every driver's rule names its ServiceAccount: a pod
 		// name is whatever the pod's creator writes.

@@ -102,8 +102,8 @@ var kustomizeWant = map[string]struct {
 		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888"},
 	},
 	"deploy/overlays/cluster": {
-		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "PodMonitor": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 3},
-		metrics: map[string]string{"csi-node-proxy-linux": ":8888", "csi-node-proxy-windows": ":8888"},
+		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 3},
+		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888", "csi-node-proxy-windows": "127.0.0.1:8888"},
 	},
 }
 

@@ -181,6 +181,11 @@ func Cases(tb testing.TB) []Case {
 			Want:    func(c *hostset.Config) { c.PolicyFile = pol },
 		},
 		{
+			Name: "policy presets", Daemon: []string{"--policy-preset=node-admin,smb"}, Local: []string{"--policy-preset=node-admin,smb"},
+			Options: inprocess.Options{PolicyPresets: []string{"node-admin", "smb"}},
+			Want:    func(c *hostset.Config) { c.PolicyPresets = []string{"node-admin", "smb"} },
+		},
+		{
 			Name: "policy reload interval", Daemon: []string{"--policy-reload-interval=3s"},
 			NotLocal: "the CLI reads the policy once: it ends before a reload could matter",
 			Options:  inprocess.Options{PolicyReloadInterval: 3 * time.Second},
