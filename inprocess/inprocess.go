@@ -85,6 +85,10 @@ type Options struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// ClearReadOnlyOnOnline makes SetDiskState(online) clear the disk's
+	// read-only attribute too (--clear-read-only-on-online). Library mode
+	// can call SetDiskReadOnly itself; this mirrors the daemon's opt-in.
+	ClearReadOnlyOnOnline bool
 	// RequirePrivacy makes new SMB global mappings demand encryption
 	// (-require-privacy); nil means true, the daemon's default.
 	RequirePrivacy *bool
@@ -247,24 +251,25 @@ func nodeConfig(o Options) hostset.Config {
 		interval = 0 // only on Reload
 	}
 	return hostset.Config{
-		Host:                 o.Host,
-		WorkingDirs:          workingDirs(o),
-		RequirePrivacy:       o.RequirePrivacy == nil || *o.RequirePrivacy,
-		LinuxFilesystem:      o.LinuxFilesystem,
-		LinuxHostMountTable:  o.LinuxHostMountTable,
-		LinuxDiskReadTimeout: o.LinuxDiskReadTimeout,
-		SMBPermissions:       o.SMBPermissions,
-		Simulated:            o.Simulated,
-		SimConfigFile:        o.SimConfigFile,
-		SimDisks:             o.SimDisks,
-		AllowedServices:      o.AllowedServices,
-		PolicyFile:           o.PolicyFile,
-		PolicyData:           o.PolicyData,
-		PolicyReloadInterval: interval,
-		AuditLog:             o.AuditLog,
-		AuditReads:           o.AuditReads,
-		AuditSync:            o.AuditSync,
-		NodeName:             o.NodeName,
+		Host:                  o.Host,
+		WorkingDirs:           workingDirs(o),
+		RequirePrivacy:        o.RequirePrivacy == nil || *o.RequirePrivacy,
+		LinuxFilesystem:       o.LinuxFilesystem,
+		LinuxHostMountTable:   o.LinuxHostMountTable,
+		LinuxDiskReadTimeout:  o.LinuxDiskReadTimeout,
+		SMBPermissions:        o.SMBPermissions,
+		Simulated:             o.Simulated,
+		SimConfigFile:         o.SimConfigFile,
+		SimDisks:              o.SimDisks,
+		AllowedServices:       o.AllowedServices,
+		ClearReadOnlyOnOnline: o.ClearReadOnlyOnOnline,
+		PolicyFile:            o.PolicyFile,
+		PolicyData:            o.PolicyData,
+		PolicyReloadInterval:  interval,
+		AuditLog:              o.AuditLog,
+		AuditReads:            o.AuditReads,
+		AuditSync:             o.AuditSync,
+		NodeName:              o.NodeName,
 	}
 }
 

@@ -162,6 +162,14 @@ type Config struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// ClearReadOnlyOnOnline makes SetDiskState(online) clear the disk's
+	// read-only attribute too (--clear-read-only-on-online;
+	// disk.ServiceOptions): the remedy for pipe-mode drivers, which
+	// cannot call SetDiskReadOnly, when a re-attached disk comes back
+	// read-only (kubernetes-csi/csi-proxy#437). The clear is part of the
+	// SetDiskState call, so the policy decides on and the audit log
+	// records that call.
+	ClearReadOnlyOnOnline bool
 	// PolicyFile is the YAML authorisation policy (--policy), reloaded
 	// every PolicyReloadInterval when it changes and by Node.Reload; ""
 	// means none unless PolicyData is given: every call is allowed.
@@ -356,12 +364,17 @@ next:
 // StartService and StopService to allowedServices. The result is what
 // both the daemon's gRPC adapters serve and library mode guards.
 func (s Set) Services(allowedServices []string) (groups.Set, error) {
+	return s.ServicesWith(allowedServices, disk.ServiceOptions{})
+}
+
+// ServicesWith is Services with the disk group tuned by diskOptions.
+func (s Set) ServicesWith(allowedServices []string, diskOptions disk.ServiceOptions) (groups.Set, error) {
 	paths, err := hostpath.NewPolicy(s.Style, s.WorkingDirs)
 	if err != nil {
 		return groups.Set{}, err
 	}
 	return groups.Set{
-		Disk:       disk.NewService(s.Disk),
+		Disk:       disk.NewServiceWith(s.Disk, diskOptions),
 		Volume:     volume.NewService(s.Volume, paths),
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
 		SMB:        smb.NewService(s.SMB, paths),
