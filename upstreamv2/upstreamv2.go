@@ -137,6 +137,7 @@ func NodeHost[G any](n groups.Node, pick func(groups.Node) G) Host[G] {
 
 type sharedHost[G any] struct{ pick func(groups.Node) G }
 
+// Group implements Host.
 func (h sharedHost[G]) Group() (G, error) {
 	n, err := SharedNode()
 	if err != nil {
@@ -151,4 +152,5 @@ type nodeHost[G any] struct {
 	pick func(groups.Node) G
 }
 
+// Group implements Host.
 func (h nodeHost[G]) Group() (G, error) { return h.pick(h.n), nil }

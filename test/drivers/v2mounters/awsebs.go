@@ -115,7 +115,7 @@ func (m *CSIProxyMounterV2) WriteVolumeCache(target string) error {
 	return err
 }
 
-// IsLikelyNotMountPoint: a path that is a link is a mount point.
+// IsLikelyNotMountPoint tells whether path is not a mount point: a link is one.
 func (m *CSIProxyMounterV2) IsLikelyNotMountPoint(path string) (bool, error) {
 	exists, err := m.ExistsPath(path)
 	if err != nil {
@@ -260,7 +260,7 @@ func (m *CSIProxyMounterV2) GetDeviceSize(devicePath string) (int64, error) {
 func (m *CSIProxyMounterV2) FindDevicePath(devicePath, volumeID string) (string, error) {
 	resp, err := m.DiskClient.ListDiskIDs(context.TODO(), &diskv2.ListDiskIDsRequest{})
 	if err != nil {
-		return "", fmt.Errorf("error listing disk ids: %q", err)
+		return "", fmt.Errorf("error listing disk ids: %w", err)
 	}
 	clean := strings.ReplaceAll(volumeID, "-", "")
 	for diskNumber, diskID := range resp.DiskIDs {

@@ -105,7 +105,7 @@ func (m *VSphereMounter) GetDiskNumber(ctx context.Context, diskID string) (stri
 func (m *VSphereMounter) FormatAndMount(ctx context.Context, source, target string) error {
 	diskNum, err := strconv.Atoi(source)
 	if err != nil {
-		return fmt.Errorf("parse %s failed with error: %v", source, err)
+		return fmt.Errorf("parse %s failed with error: %w", source, err)
 	}
 	if _, err := m.DiskClient.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: uint32(diskNum)}); err != nil {
 		return err

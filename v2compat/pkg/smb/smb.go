@@ -6,9 +6,9 @@
 package smb
 
 import (
+	implfs "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/filesystem"
 	impl "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/smb"
 	implapi "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/smb/hostapi"
-	implfs "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/filesystem"
 )
 
 // Interface is impl.Interface.
