@@ -64,7 +64,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
 	cd cmd && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	cd examples/csi-driver && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
 	@# The test and tool modules: their code is read as often as the rest.
-	for m in test/wirecompat test/drivers/upstreamwire test/admission test/manifests test/modules hack/image; do \
+	for m in test/wirecompat test/drivers/upstreamwire test/admission test/manifests test/modules hack/image v2compat test/v2compat; do \
 		(cd $$m && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...) || exit 1; \
 	done
 
@@ -130,6 +130,11 @@ test-windows: ## Run the Windows build of the tests under Wine (installs Wine if
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
 	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+.PHONY: v2compat
+v2compat: ## Upstream csi-proxy v2's library by one replace line: the v2compat module (its forwarders complete, built for linux and windows) and test/v2compat, which builds aws-ebs's and vSphere's v2 mounters with upstream's import paths for Windows through the replace line and runs their node flows on the simulated host (separate modules).
+	cd v2compat && GOOS=linux GOARCH=amd64 $(GO) vet ./... && GOOS=windows GOARCH=amd64 $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd test/v2compat && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: csi-sanity
 csi-sanity: ## csi-sanity against the example CSI driver (separate module): as root through the daemon and in library mode on loop disks, and on the simulated host.
@@ -230,7 +235,7 @@ hostile-load: ## As root: a driver's stage/publish flow next to a flooding calle
 	$(GO) test -count=1 -v -timeout=5m ./test/hostileload/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers v2compat csi-sanity admission test-windows manifests image-test modules ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.

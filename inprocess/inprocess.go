@@ -101,6 +101,10 @@ type Options struct {
 	// WMI_COM_SECURITY=0|false|no|off (upstream csi-proxy's) does the
 	// same for library mode and the daemon. Other hosts ignore it.
 	SkipCOMSecurity bool
+	// ClearReadOnlyOnOnline makes SetDiskState(online) clear the disk's
+	// read-only attribute too (--clear-read-only-on-online). Library mode
+	// can call SetDiskReadOnly itself; this mirrors the daemon's opt-in.
+	ClearReadOnlyOnOnline bool
 	// RequirePrivacy makes new SMB global mappings demand encryption
 	// (-require-privacy); nil means true, the daemon's default.
 	RequirePrivacy *bool
@@ -271,26 +275,27 @@ func nodeConfig(o Options) hostset.Config {
 		interval = 0 // only on Reload
 	}
 	return hostset.Config{
-		Host:                 o.Host,
-		WorkingDirs:          workingDirs(o),
-		RequirePrivacy:       o.RequirePrivacy == nil || *o.RequirePrivacy,
-		LinuxFilesystem:      o.LinuxFilesystem,
-		LinuxHostMountTable:  o.LinuxHostMountTable,
-		LinuxDiskReadTimeout: o.LinuxDiskReadTimeout,
-		SMBPermissions:       o.SMBPermissions,
-		Simulated:            o.Simulated,
-		SimConfigFile:        o.SimConfigFile,
-		SimDisks:             o.SimDisks,
-		AllowedServices:      o.AllowedServices,
-		MaxConcurrentFormats: o.MaxConcurrentFormats,
-		PolicyFile:           o.PolicyFile,
-		PolicyData:           o.PolicyData,
-		PolicyPresets:        o.PolicyPresets,
-		PolicyReloadInterval: interval,
-		AuditLog:             o.AuditLog,
-		AuditReads:           o.AuditReads,
-		AuditSync:            o.AuditSync,
-		NodeName:             o.NodeName,
+		Host:                  o.Host,
+		WorkingDirs:           workingDirs(o),
+		RequirePrivacy:        o.RequirePrivacy == nil || *o.RequirePrivacy,
+		LinuxFilesystem:       o.LinuxFilesystem,
+		LinuxHostMountTable:   o.LinuxHostMountTable,
+		LinuxDiskReadTimeout:  o.LinuxDiskReadTimeout,
+		SMBPermissions:        o.SMBPermissions,
+		Simulated:             o.Simulated,
+		SimConfigFile:         o.SimConfigFile,
+		SimDisks:              o.SimDisks,
+		AllowedServices:       o.AllowedServices,
+		ClearReadOnlyOnOnline: o.ClearReadOnlyOnOnline,
+		MaxConcurrentFormats:  o.MaxConcurrentFormats,
+		PolicyFile:            o.PolicyFile,
+		PolicyData:            o.PolicyData,
+		PolicyPresets:         o.PolicyPresets,
+		PolicyReloadInterval:  interval,
+		AuditLog:              o.AuditLog,
+		AuditReads:            o.AuditReads,
+		AuditSync:             o.AuditSync,
+		NodeName:              o.NodeName,
 	}
 }
 

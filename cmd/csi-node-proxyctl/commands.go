@@ -142,7 +142,9 @@ type globals struct {
 	simConfig       string
 	simDisks        stringList
 	allowedServices stringList
-	linuxFilesystem string
+	// clearReadOnlyOnOnline is the daemon's --clear-read-only-on-online.
+	clearReadOnlyOnOnline bool
+	linuxFilesystem       string
 	// linuxHostMountTable and linuxDiskReadTimeout are the Linux block
 	// backend's, as the daemon's flags of the same names.
 	linuxHostMountTable  string
@@ -212,6 +214,7 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.StringVar(&g.simConfig, "sim-config", "", "With --local --host=simulated: JSON `file` describing the simulated node, as the daemon's --sim-config")
 	fs.Var(&g.simDisks, "sim-disk", "With --local --host=simulated: an extra simulated disk, a `spec` such as size=10GiB,location=1:0:0:2 (repeatable)")
 	fs.Var(&g.allowedServices, "allowed-service", "With --local: the `name` of a service that system start-service and stop-service may touch (repeatable; default none)")
+	fs.BoolVar(&g.clearReadOnlyOnOnline, "clear-read-only-on-online", false, "With --local: disk online also clears its read-only attribute, as the daemon's --clear-read-only-on-online")
 	fs.StringVar(&g.linuxFilesystem, "linux-filesystem", "", "With --local --host=linux: the filesystem volume format creates, ext4 or xfs; empty means ext4, as the daemon's default")
 	fs.StringVar(&g.linuxHostMountTable, "linux-host-mount-table", "", "With --local --host=linux: the host's mount table (a mountinfo `file`), read besides this process's own, so that a disk mounted only on the host, outside the working directories, is never changed, as the daemon's --linux-host-mount-table; empty means the daemon's default, /proc/1/mountinfo, ignored when unreadable; none reads only this process's own table")
 	fs.DurationVar(&g.linuxDiskReadTimeout, "linux-disk-read-timeout", 0, "With --local --host=linux: how long a call waits for one disk's partition table, as the daemon's --linux-disk-read-timeout; 0 means the daemon's default, 10s")

@@ -38,6 +38,21 @@ type Interface interface {
 	// GetDiskState tells whether a disk is online.
 	//convgen:read
 	GetDiskState(context.Context, *GetDiskStateRequest) (*GetDiskStateResponse, error)
+	// SetDiskReadOnly sets or clears a disk's read-only attribute; asking
+	// for the current one succeeds and changes nothing. A disk re-attached
+	// to a VM can come back online read-only (kubernetes-csi/csi-proxy#437,
+	// vsphere-csi-driver#1631); upstream answers that in its v2 library
+	// only (kubernetes-csi/csi-proxy PR #438, commit 874f535), so no wire
+	// version carries this method: the client answers it
+	// errdefs.ErrUnimplemented, and pipe-mode drivers rely on the daemon's
+	// opt-in that clears the attribute when SetDiskState brings a disk
+	// online (docs/compatibility.md).
+	//convgen:mutates
+	SetDiskReadOnly(context.Context, *SetDiskReadOnlyRequest) (*SetDiskReadOnlyResponse, error)
+	// GetDiskReadOnly tells whether a disk is read-only (library mode
+	// only, as SetDiskReadOnly).
+	//convgen:read
+	GetDiskReadOnly(context.Context, *GetDiskReadOnlyRequest) (*GetDiskReadOnlyResponse, error)
 }
 
 // ListDiskLocationsRequest asks for every disk's location.
@@ -115,4 +130,23 @@ type GetDiskStateRequest struct {
 // GetDiskStateResponse tells whether the disk is online.
 type GetDiskStateResponse struct {
 	IsOnline bool
+}
+
+// SetDiskReadOnlyRequest names a disk and the wanted read-only attribute.
+type SetDiskReadOnlyRequest struct {
+	DiskNumber uint32 `guard:"disk"`
+	IsReadOnly bool   `guard:"-"`
+}
+
+// SetDiskReadOnlyResponse is empty.
+type SetDiskReadOnlyResponse struct{}
+
+// GetDiskReadOnlyRequest names a disk.
+type GetDiskReadOnlyRequest struct {
+	DiskNumber uint32 `guard:"disk"`
+}
+
+// GetDiskReadOnlyResponse tells whether the disk is read-only.
+type GetDiskReadOnlyResponse struct {
+	IsReadOnly bool
 }

@@ -24,4 +24,9 @@ type Host interface {
 	SetDiskOnline(ctx context.Context, disk uint32, online bool) error
 	// IsDiskOnline tells whether the disk is online.
 	IsDiskOnline(ctx context.Context, disk uint32) (bool, error)
+	// SetDiskReadOnly sets (true) or clears (false) the disk's read-only
+	// attribute; it is a no-op when the disk already has it.
+	SetDiskReadOnly(ctx context.Context, disk uint32, readOnly bool) error
+	// IsDiskReadOnly tells whether the disk is read-only.
+	IsDiskReadOnly(ctx context.Context, disk uint32) (bool, error)
 }

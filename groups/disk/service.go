@@ -12,12 +12,36 @@ import (
 type Service struct {
 	host  Host
 	locks keylock.Locks
+	// clearReadOnlyOnOnline makes SetDiskState(online) clear the disk's
+	// read-only attribute too (ServiceOptions).
+	clearReadOnlyOnOnline bool
 }
 
 var _ Interface = (*Service)(nil)
 
+// ServiceOptions tune a Service. The zero value is upstream csi-proxy's
+// pipe behaviour.
+type ServiceOptions struct {
+	// ClearReadOnlyOnOnline makes SetDiskState with IsOnline=true clear
+	// the disk's read-only attribute after bringing it online, within the
+	// same (gated, audited) call. It is for pipe-mode drivers, which cannot
+	// call SetDiskReadOnly (no wire version has it): a disk re-attached to a
+	// VM can come back online read-only and the first write of the pod
+	// fails (kubernetes-csi/csi-proxy#437, vsphere-csi-driver#1631).
+	// Upstream's pipes did this unconditionally for a while
+	// (kubernetes-csi/csi-proxy commit cf0b044, "Set-Disk -IsReadOnly
+	// $false" after Set-Disk -IsOffline); here it is opt-in, because it
+	// also clears a read-only attribute an administrator set on purpose.
+	ClearReadOnlyOnOnline bool
+}
+
 // NewService returns the disk group served by host.
 func NewService(host Host) *Service { return &Service{host: host} }
+
+// NewServiceWith returns the disk group served by host, tuned by opts.
+func NewServiceWith(host Host, opts ServiceOptions) *Service {
+	return &Service{host: host, clearReadOnlyOnOnline: opts.ClearReadOnlyOnOnline}
+}
 
 func (s *Service) lockDisk(ctx context.Context, n uint32) (func(), error) {
 	return s.locks.Lock(ctx, fmt.Sprintf("disk/%d", n))
@@ -93,6 +117,11 @@ func (s *Service) SetDiskState(ctx context.Context, req *SetDiskStateRequest) (*
 	if err := s.host.SetDiskOnline(ctx, req.DiskNumber, req.IsOnline); err != nil {
 		return nil, fmt.Errorf("set disk %d %s: %w", req.DiskNumber, onlineWord(req.IsOnline), err)
 	}
+	if req.IsOnline && s.clearReadOnlyOnOnline {
+		if err := s.host.SetDiskReadOnly(ctx, req.DiskNumber, false); err != nil {
+			return nil, fmt.Errorf("set disk %d online: clear its read-only attribute (the daemon's clear-read-only-on-online opt-in): %w", req.DiskNumber, err)
+		}
+	}
 	return &SetDiskStateResponse{}, nil
 }
 
@@ -103,6 +132,35 @@ func (s *Service) GetDiskState(ctx context.Context, req *GetDiskStateRequest) (*
 		return nil, fmt.Errorf("state of disk %d: %w", req.DiskNumber, err)
 	}
 	return &GetDiskStateResponse{IsOnline: online}, nil
+}
+
+// SetDiskReadOnly implements Interface.
+func (s *Service) SetDiskReadOnly(ctx context.Context, req *SetDiskReadOnlyRequest) (*SetDiskReadOnlyResponse, error) {
+	unlock, err := s.lockDisk(ctx, req.DiskNumber)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.host.SetDiskReadOnly(ctx, req.DiskNumber, req.IsReadOnly); err != nil {
+		return nil, fmt.Errorf("set disk %d %s: %w", req.DiskNumber, readOnlyWord(req.IsReadOnly), err)
+	}
+	return &SetDiskReadOnlyResponse{}, nil
+}
+
+// GetDiskReadOnly implements Interface.
+func (s *Service) GetDiskReadOnly(ctx context.Context, req *GetDiskReadOnlyRequest) (*GetDiskReadOnlyResponse, error) {
+	readOnly, err := s.host.IsDiskReadOnly(ctx, req.DiskNumber)
+	if err != nil {
+		return nil, fmt.Errorf("read-only attribute of disk %d: %w", req.DiskNumber, err)
+	}
+	return &GetDiskReadOnlyResponse{IsReadOnly: readOnly}, nil
+}
+
+func readOnlyWord(readOnly bool) string {
+	if readOnly {
+		return "read-only"
+	}
+	return "read-write"
 }
 
 func onlineWord(online bool) string {

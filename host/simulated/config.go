@@ -107,6 +107,10 @@ type DiskSpec struct {
 	// Offline attaches the disk offline, as Windows does with the SAN
 	// policy OfflineShared.
 	Offline bool `json:"offline,omitempty"`
+	// ReadOnly attaches the disk with its read-only attribute set
+	// (MSFT_Disk.IsReadOnly), as a vSphere PVSCSI disk can come back
+	// after re-attach (kubernetes-csi/csi-proxy#437).
+	ReadOnly bool `json:"readOnly,omitempty"`
 	// Partitioned initialises the disk with GPT and one data partition
 	// holding a RAW volume, as PartitionDisk would.
 	Partitioned bool `json:"partitioned,omitempty"`

@@ -215,6 +215,11 @@ func TestParseDiskFlag(t *testing.T) {
 	if d.Number == nil || *d.Number != 4 || d.Size != 1<<30 || !d.Offline || d.FileSystem != "NTFS" || d.DriveLetter != "E" || d.Partitioned {
 		t.Errorf("ParseDiskFlag = %+v", d)
 	}
+	d, err = simulated.ParseDiskFlag("size=1GiB,readonly,offline=false")
+	must(t, err)
+	if !d.ReadOnly || d.Offline {
+		t.Errorf("ParseDiskFlag(readonly) = %+v", d)
+	}
 	d, err = simulated.ParseDiskFlag("size=1GiB,bus=NVMe,location=3")
 	must(t, err)
 	if d.BusType != "NVMe" || d.Location != "3" {

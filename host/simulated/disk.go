@@ -136,6 +136,40 @@ func (v diskView) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
 	return online, err
 }
 
+// SetDiskReadOnly implements disk.Host. Like Windows (MSFT_Disk
+// SetAttributes), it works on online and offline disks; setting the
+// attribute the disk has changes nothing.
+func (v diskView) SetDiskReadOnly(ctx context.Context, n uint32, readOnly bool) error {
+	return v.onDisk(ctx, n, func(d *diskState) error {
+		d.readOnly = readOnly
+		return nil
+	})
+}
+
+// IsDiskReadOnly implements disk.Host.
+func (v diskView) IsDiskReadOnly(ctx context.Context, n uint32) (bool, error) {
+	var readOnly bool
+	err := v.onDisk(ctx, n, func(d *diskState) error {
+		readOnly = d.readOnly
+		return nil
+	})
+	return readOnly, err
+}
+
+// SetDiskReadOnlyAttribute sets or clears disk n's read-only attribute
+// from outside, as a hypervisor re-attaching a disk read-only does
+// (kubernetes-csi/csi-proxy#437): for tests of what a driver does next.
+func (h *Host) SetDiskReadOnlyAttribute(n uint32, readOnly bool) error {
+	return h.locked(func(w *world) error {
+		d, err := w.disk(n)
+		if err != nil {
+			return err
+		}
+		d.readOnly = readOnly
+		return nil
+	})
+}
+
 // onDisk runs f on disk n under the world's lock, the shape of every call
 // that acts on one attached disk and needs nothing else of the world: a
 // missing disk is answered by world.disk in one wording for them all.
@@ -223,6 +257,8 @@ type DiskInfo struct {
 	Number uint32
 	Size   int64
 	Online bool
+	// ReadOnly is the disk's read-only attribute.
+	ReadOnly bool
 	// PartitionStyle is "RAW" or "GPT".
 	PartitionStyle string
 	// BusType is "NVMe" for a disk on the NVMe bus and "SCSI" for any
@@ -257,7 +293,7 @@ func (h *Host) ListDisks() []DiskInfo {
 	var out []DiskInfo
 	_ = h.locked(func(w *world) error {
 		for _, d := range w.sortedDisks() {
-			di := DiskInfo{Number: d.number, Size: d.size, Online: d.online, PartitionStyle: "RAW",
+			di := DiskInfo{Number: d.number, Size: d.size, Online: d.online, ReadOnly: d.readOnly, PartitionStyle: "RAW",
 				BusType: "SCSI", Page83: d.page83, Serial: d.serial, System: d.system}
 			if d.gpt {
 				di.PartitionStyle = "GPT"

@@ -1,6 +1,7 @@
 package simulated_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"regexp"
@@ -340,5 +341,46 @@ func TestPartitionOfflineRAWDisk(t *testing.T) {
 	d := h.ListDisks()[1]
 	if !d.Online || d.PartitionStyle != "GPT" || len(d.Partitions) != 1 || d.Partitions[0].Type != "Basic" {
 		t.Errorf("offline RAW disk after PartitionDisk: %+v; want online, GPT, one Basic partition", d)
+	}
+}
+
+// TestDiskReadOnlyAttribute: a disk attached read-only reports it, the
+// attribute changes on online and offline disks alike, a hypervisor can
+// set it behind the driver's back (SetDiskReadOnlyAttribute, a re-attach
+// as in kubernetes-csi/csi-proxy#437), and ListDisks shows it.
+func TestDiskReadOnlyAttribute(t *testing.T) {
+	h, err := simulated.New(simulated.Config{WorkingDirs: []string{`C:\var\lib\kubelet`},
+		Disks: []simulated.DiskSpec{{Size: 1 << 30, ReadOnly: true, Offline: true}, {Size: 1 << 30}}})
+	must(t, err)
+	ctx := context.Background()
+	d := h.Disk()
+	ro := func(n uint32) bool {
+		t.Helper()
+		v, err := d.IsDiskReadOnly(ctx, n)
+		must(t, err)
+		return v
+	}
+	if !ro(1) || ro(2) {
+		t.Fatalf("read-only: disk 1 %v, disk 2 %v; want true, false", ro(1), ro(2))
+	}
+	must(t, d.SetDiskReadOnly(ctx, 1, false)) // offline
+	must(t, d.SetDiskReadOnly(ctx, 1, false)) // again
+	if ro(1) {
+		t.Error("disk 1 still read-only")
+	}
+	must(t, h.SetDiskReadOnlyAttribute(2, true))
+	if !ro(2) {
+		t.Error("SetDiskReadOnlyAttribute did not set the attribute")
+	}
+	for _, di := range h.ListDisks() {
+		if want := di.Number == 2; di.ReadOnly != want {
+			t.Errorf("ListDisks: disk %d ReadOnly %v", di.Number, di.ReadOnly)
+		}
+	}
+	if _, err := d.IsDiskReadOnly(ctx, 9); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("IsDiskReadOnly(9) = %v; want NotFound", err)
+	}
+	if err := h.SetDiskReadOnlyAttribute(9, true); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("SetDiskReadOnlyAttribute(9) = %v; want NotFound", err)
 	}
 }

@@ -62,23 +62,26 @@ func ParseDiskFlag(s string) (DiskSpec, error) {
 			d.FileSystem = val
 		case "letter":
 			d.DriveLetter = val
-		case "offline", "partitioned":
+		case "offline", "partitioned", "readonly":
 			b := true
 			if hasVal {
 				b, err = strconv.ParseBool(val)
 			}
-			if key == "offline" {
+			switch key {
+			case "offline":
 				d.Offline = b
-			} else {
+			case "readonly":
+				d.ReadOnly = b
+			default:
 				d.Partitioned = b
 			}
 		default:
-			return DiskSpec{}, fmt.Errorf("disk %q: unknown key %q (want size, number, bus, location, page83, serial, fs, letter, offline, partitioned)", s, key)
+			return DiskSpec{}, fmt.Errorf("disk %q: unknown key %q (want size, number, bus, location, page83, serial, fs, letter, offline, partitioned, readonly)", s, key)
 		}
 		if err != nil {
 			return DiskSpec{}, fmt.Errorf("disk %q: %s: %w", s, key, err)
 		}
-		if !hasVal && key != "offline" && key != "partitioned" {
+		if !hasVal && key != "offline" && key != "partitioned" && key != "readonly" {
 			return DiskSpec{}, fmt.Errorf("disk %q: %s needs a value (%s=...)", s, key, key)
 		}
 	}

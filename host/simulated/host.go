@@ -179,6 +179,7 @@ type diskState struct {
 	number   uint32
 	size     int64
 	online   bool
+	readOnly bool // MSFT_Disk.IsReadOnly
 	gpt      bool
 	system   bool
 	nvme     bool      // on the NVMe bus: location holds the PCI bus number
@@ -358,6 +359,7 @@ func (w *world) buildDisk(spec DiskSpec) *diskState {
 	d := &diskState{
 		size:     int64(spec.Size),
 		online:   !spec.Offline,
+		readOnly: spec.ReadOnly,
 		nvme:     nvme,
 		location: loc,
 		page83:   spec.Page83,

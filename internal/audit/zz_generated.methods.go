@@ -6,12 +6,14 @@ package audit
 // Interface changes the node: its //convgen:mutates or //convgen:read.
 var modelMutates = map[string]map[string]bool{
 	"disk": {
+		"GetDiskReadOnly":   false,
 		"GetDiskState":      false,
 		"GetDiskStats":      false,
 		"ListDiskIDs":       false,
 		"ListDiskLocations": false,
 		"PartitionDisk":     true,
 		"Rescan":            true,
+		"SetDiskReadOnly":   true,
 		"SetDiskState":      true,
 	},
 	"filesystem": {

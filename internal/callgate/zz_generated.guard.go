@@ -40,6 +40,11 @@ type diskGuard struct {
 
 var _ disk.Interface = diskGuard{}
 
+// GetDiskReadOnly runs the disk group's GetDiskReadOnly through the gate.
+func (x diskGuard) GetDiskReadOnly(ctx context.Context, r *disk.GetDiskReadOnlyRequest) (*disk.GetDiskReadOnlyResponse, error) {
+	return run(ctx, x.g, "disk", "GetDiskReadOnly", r, x.s.GetDiskReadOnly)
+}
+
 // GetDiskState runs the disk group's GetDiskState through the gate.
 func (x diskGuard) GetDiskState(ctx context.Context, r *disk.GetDiskStateRequest) (*disk.GetDiskStateResponse, error) {
 	return run(ctx, x.g, "disk", "GetDiskState", r, x.s.GetDiskState)
@@ -68,6 +73,11 @@ func (x diskGuard) PartitionDisk(ctx context.Context, r *disk.PartitionDiskReque
 // Rescan runs the disk group's Rescan through the gate.
 func (x diskGuard) Rescan(ctx context.Context, r *disk.RescanRequest) (*disk.RescanResponse, error) {
 	return run(ctx, x.g, "disk", "Rescan", r, x.s.Rescan)
+}
+
+// SetDiskReadOnly runs the disk group's SetDiskReadOnly through the gate.
+func (x diskGuard) SetDiskReadOnly(ctx context.Context, r *disk.SetDiskReadOnlyRequest) (*disk.SetDiskReadOnlyResponse, error) {
+	return run(ctx, x.g, "disk", "SetDiskReadOnly", r, x.s.SetDiskReadOnly)
 }
 
 // SetDiskState runs the disk group's SetDiskState through the gate.
@@ -299,6 +309,9 @@ func (x volumeGuard) WriteVolumeCache(ctx context.Context, r *volume.WriteVolume
 // and fails every confining rule).
 func appendArgs(req any, dst []policy.Arg) ([]policy.Arg, bool) {
 	switch r := req.(type) {
+	case *disk.GetDiskReadOnlyRequest:
+		dst = append(dst, policy.Arg{Field: "disk_number", Kind: policy.ArgDisk, Disk: r.DiskNumber})
+		return dst, true
 	case *disk.GetDiskStateRequest:
 		dst = append(dst, policy.Arg{Field: "disk_number", Kind: policy.ArgDisk, Disk: r.DiskNumber})
 		return dst, true
@@ -313,6 +326,9 @@ func appendArgs(req any, dst []policy.Arg) ([]policy.Arg, bool) {
 		dst = append(dst, policy.Arg{Field: "disk_number", Kind: policy.ArgDisk, Disk: r.DiskNumber})
 		return dst, true
 	case *disk.RescanRequest:
+		return dst, true
+	case *disk.SetDiskReadOnlyRequest:
+		dst = append(dst, policy.Arg{Field: "disk_number", Kind: policy.ArgDisk, Disk: r.DiskNumber})
 		return dst, true
 	case *disk.SetDiskStateRequest:
 		dst = append(dst, policy.Arg{Field: "disk_number", Kind: policy.ArgDisk, Disk: r.DiskNumber})

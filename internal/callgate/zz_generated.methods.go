@@ -4,11 +4,13 @@ package callgate
 
 // Methods are the method names of each API group, over every version the
 // daemon serves (the older versions' names included), each once, oldest
-// version first: the names a policy rule may list (read only). The daemon
-// and library mode both take them from here; library mode links no wire
-// code, so convgen writes them out from the wire stubs.
+// version first, then the model methods no wire version has (library
+// mode's only, such as disk SetDiskReadOnly), by name: the names a policy
+// rule may list (read only). The daemon and library mode both take them
+// from here; library mode links no wire code, so convgen writes them out
+// from the wire stubs and the group models.
 var Methods = map[string][]string{
-	"disk":        {"ListDiskLocations", "PartitionDisk", "Rescan", "GetDiskNumberByName", "ListDiskIDs", "DiskStats", "SetAttachState", "GetAttachState", "GetDiskStats", "SetDiskState", "GetDiskState"},
+	"disk":        {"ListDiskLocations", "PartitionDisk", "Rescan", "GetDiskNumberByName", "ListDiskIDs", "DiskStats", "SetAttachState", "GetAttachState", "GetDiskStats", "SetDiskState", "GetDiskState", "GetDiskReadOnly", "SetDiskReadOnly"},
 	"filesystem":  {"PathExists", "Mkdir", "Rmdir", "LinkPath", "IsMountPoint", "CreateSymlink", "IsSymlink", "RmdirContents"},
 	"iscsi":       {"AddTargetPortal", "DiscoverTargetPortal", "RemoveTargetPortal", "ListTargetPortals", "ConnectTarget", "DisconnectTarget", "GetTargetDisks", "SetMutualChapSecret"},
 	"smb":         {"NewSmbGlobalMapping", "RemoveSmbGlobalMapping"},

@@ -167,6 +167,14 @@ type Config struct {
 	// node at once (--max-concurrent-formats); 0 leaves them unbounded
 	// (volume.Service.SetMaxConcurrentFormats).
 	MaxConcurrentFormats int
+	// ClearReadOnlyOnOnline makes SetDiskState(online) clear the disk's
+	// read-only attribute too (--clear-read-only-on-online;
+	// disk.ServiceOptions): the remedy for pipe-mode drivers, which
+	// cannot call SetDiskReadOnly, when a re-attached disk comes back
+	// read-only (kubernetes-csi/csi-proxy#437). The clear is part of the
+	// SetDiskState call, so the policy decides on and the audit log
+	// records that call.
+	ClearReadOnlyOnOnline bool
 	// PolicyFile is the YAML authorisation policy (--policy), reloaded
 	// every PolicyReloadInterval when it changes and by Node.Reload; ""
 	// means none unless PolicyData is given: every call is allowed.
@@ -370,6 +378,11 @@ next:
 // StartService and StopService to allowedServices. The result is what
 // both the daemon's gRPC adapters serve and library mode guards.
 func (s Set) Services(allowedServices []string) (groups.Set, error) {
+	return s.ServicesWith(allowedServices, disk.ServiceOptions{})
+}
+
+// ServicesWith is Services with the disk group tuned by diskOptions.
+func (s Set) ServicesWith(allowedServices []string, diskOptions disk.ServiceOptions) (groups.Set, error) {
 	paths, err := hostpath.NewPolicy(s.Style, s.WorkingDirs)
 	if err != nil {
 		return groups.Set{}, err
@@ -380,7 +393,7 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	vol.SetReformatCheck(policy.CheckReformat)
 	shares := smb.NewService(s.SMB, paths)
 	return groups.Set{
-		Disk:       disk.NewService(s.Disk),
+		Disk:       disk.NewServiceWith(s.Disk, diskOptions),
 		Volume:     vol,
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
 		SMB:        shares,

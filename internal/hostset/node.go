@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
@@ -130,7 +131,7 @@ func NewNode(cfg Config, hooks Hooks) (n *Node, err error) {
 	if hooks.Instrument != nil {
 		n.Backends = hooks.Instrument(built)
 	}
-	if n.Groups, err = n.Backends.Services(cfg.AllowedServices); err != nil {
+	if n.Groups, err = n.Backends.ServicesWith(cfg.AllowedServices, disk.ServiceOptions{ClearReadOnlyOnOnline: cfg.ClearReadOnlyOnOnline}); err != nil {
 		return n, err
 	}
 	if cfg.MaxConcurrentFormats < 0 {

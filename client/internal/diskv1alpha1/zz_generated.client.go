@@ -74,22 +74,32 @@ func (c *Client) Rescan(ctx context.Context, in *disk.RescanRequest) (*disk.Resc
 
 // ListDiskIDs is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) ListDiskIDs(context.Context, *disk.ListDiskIDsRequest) (*disk.ListDiskIDsResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk ListDiskIDs: the disk v1alpha1 API the client uses has no such call; a daemon serving a newer disk version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk ListDiskIDs: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // GetDiskStats is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetDiskStats(context.Context, *disk.GetDiskStatsRequest) (*disk.GetDiskStatsResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskStats: the disk v1alpha1 API the client uses has no such call; a daemon serving a newer disk version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskStats: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // SetDiskState is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) SetDiskState(context.Context, *disk.SetDiskStateRequest) (*disk.SetDiskStateResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk SetDiskState: the disk v1alpha1 API the client uses has no such call; a daemon serving a newer disk version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk SetDiskState: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // GetDiskState is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetDiskState(context.Context, *disk.GetDiskStateRequest) (*disk.GetDiskStateResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskState: the disk v1alpha1 API the client uses has no such call; a daemon serving a newer disk version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskState: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
+}
+
+// SetDiskReadOnly is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) SetDiskReadOnly(context.Context, *disk.SetDiskReadOnlyRequest) (*disk.SetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk SetDiskReadOnly: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
+}
+
+// GetDiskReadOnly is not in the disk v1alpha1 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) GetDiskReadOnly(context.Context, *disk.GetDiskReadOnlyRequest) (*disk.GetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskReadOnly: the disk v1alpha1 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelListDiskLocationsRequest converts a model ListDiskLocationsRequest into the wire's.

@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta2"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/diskid"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
@@ -117,6 +118,16 @@ func (c *Client) GetDiskState(ctx context.Context, in *disk.GetDiskStateRequest)
 		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetAttachStateResponse(resp), nil
+}
+
+// SetDiskReadOnly is not in the disk v1beta2 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) SetDiskReadOnly(context.Context, *disk.SetDiskReadOnlyRequest) (*disk.SetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk SetDiskReadOnly: the disk v1beta2 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
+}
+
+// GetDiskReadOnly is not in the disk v1beta2 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) GetDiskReadOnly(context.Context, *disk.GetDiskReadOnlyRequest) (*disk.GetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskReadOnly: the disk v1beta2 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelListDiskLocationsRequest converts a model ListDiskLocationsRequest into the wire's.

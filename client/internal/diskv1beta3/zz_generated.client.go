@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta3"
+	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 )
@@ -116,6 +117,16 @@ func (c *Client) GetDiskState(ctx context.Context, in *disk.GetDiskStateRequest)
 		return nil, errgrpc.FromGRPC(err)
 	}
 	return toModelGetDiskStateResponse(resp), nil
+}
+
+// SetDiskReadOnly is not in the disk v1beta3 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) SetDiskReadOnly(context.Context, *disk.SetDiskReadOnlyRequest) (*disk.SetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk SetDiskReadOnly: the disk v1beta3 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
+}
+
+// GetDiskReadOnly is not in the disk v1beta3 API: it fails with errdefs.ErrUnimplemented.
+func (c *Client) GetDiskReadOnly(context.Context, *disk.GetDiskReadOnlyRequest) (*disk.GetDiskReadOnlyResponse, error) {
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "disk GetDiskReadOnly: the disk v1beta3 API the client uses has no such call (a newer disk version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelListDiskLocationsRequest converts a model ListDiskLocationsRequest into the wire's.

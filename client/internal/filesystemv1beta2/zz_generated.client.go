@@ -73,7 +73,7 @@ func (c *Client) Rmdir(ctx context.Context, in *filesystem.RmdirRequest) (*files
 
 // RmdirContents is not in the filesystem v1beta2 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) RmdirContents(context.Context, *filesystem.RmdirContentsRequest) (*filesystem.RmdirContentsResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "filesystem RmdirContents: the filesystem v1beta2 API the client uses has no such call; a daemon serving a newer filesystem version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "filesystem RmdirContents: the filesystem v1beta2 API the client uses has no such call (a newer filesystem version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // CreateSymlink calls v1beta2.Filesystem/CreateSymlink.

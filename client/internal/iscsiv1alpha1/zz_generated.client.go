@@ -121,7 +121,7 @@ func (c *Client) GetTargetDisks(ctx context.Context, in *iscsi.GetTargetDisksReq
 
 // SetMutualChapSecret is not in the iscsi v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) SetMutualChapSecret(context.Context, *iscsi.SetMutualChapSecretRequest) (*iscsi.SetMutualChapSecretResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "iscsi SetMutualChapSecret: the iscsi v1alpha1 API the client uses has no such call; a daemon serving a newer iscsi version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "iscsi SetMutualChapSecret: the iscsi v1alpha1 API the client uses has no such call (a newer iscsi version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelAddTargetPortalRequest converts a model AddTargetPortalRequest into the wire's.

@@ -145,7 +145,7 @@ func (c *Client) GetVolumeIDFromTargetPath(ctx context.Context, in *volume.GetVo
 
 // GetClosestVolumeIDFromTargetPath is not in the volume v1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetClosestVolumeIDFromTargetPath(context.Context, *volume.GetClosestVolumeIDFromTargetPathRequest) (*volume.GetClosestVolumeIDFromTargetPathResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // WriteVolumeCache calls v1.Volume/WriteVolumeCache.

@@ -114,27 +114,27 @@ func (c *Client) ResizeVolume(ctx context.Context, in *volume.ResizeVolumeReques
 
 // GetVolumeStats is not in the volume v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetVolumeStats(context.Context, *volume.GetVolumeStatsRequest) (*volume.GetVolumeStatsResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetVolumeStats: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetVolumeStats: the volume v1alpha1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // GetDiskNumberFromVolumeID is not in the volume v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetDiskNumberFromVolumeID(context.Context, *volume.GetDiskNumberFromVolumeIDRequest) (*volume.GetDiskNumberFromVolumeIDResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetDiskNumberFromVolumeID: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetDiskNumberFromVolumeID: the volume v1alpha1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // GetVolumeIDFromTargetPath is not in the volume v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetVolumeIDFromTargetPath(context.Context, *volume.GetVolumeIDFromTargetPathRequest) (*volume.GetVolumeIDFromTargetPathResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetVolumeIDFromTargetPath: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetVolumeIDFromTargetPath: the volume v1alpha1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // GetClosestVolumeIDFromTargetPath is not in the volume v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetClosestVolumeIDFromTargetPath(context.Context, *volume.GetClosestVolumeIDFromTargetPathRequest) (*volume.GetClosestVolumeIDFromTargetPathResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1alpha1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // WriteVolumeCache is not in the volume v1alpha1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) WriteVolumeCache(context.Context, *volume.WriteVolumeCacheRequest) (*volume.WriteVolumeCacheResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1alpha1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1alpha1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelListVolumesOnDiskRequest converts a model ListVolumesOnDiskRequest into the wire's.

@@ -150,12 +150,12 @@ func (c *Client) GetVolumeIDFromTargetPath(ctx context.Context, in *volume.GetVo
 
 // GetClosestVolumeIDFromTargetPath is not in the volume v1beta1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) GetClosestVolumeIDFromTargetPath(context.Context, *volume.GetClosestVolumeIDFromTargetPathRequest) (*volume.GetClosestVolumeIDFromTargetPathResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1beta1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume GetClosestVolumeIDFromTargetPath: the volume v1beta1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // WriteVolumeCache is not in the volume v1beta1 API: it fails with errdefs.ErrUnimplemented.
 func (c *Client) WriteVolumeCache(context.Context, *volume.WriteVolumeCacheRequest) (*volume.WriteVolumeCacheResponse, error) {
-	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1beta1 API the client uses has no such call; a daemon serving a newer volume version has it")
+	return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "volume WriteVolumeCache: the volume v1beta1 API the client uses has no such call (a newer volume version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)")
 }
 
 // fromModelListVolumesOnDiskRequest converts a model ListVolumesOnDiskRequest into the wire's.

@@ -146,7 +146,7 @@ func generateClient(cfg Config, gv *groupVersion) ([]byte, error) {
 			g.p("\n// %s is not in the %s %s API: it fails with errdefs.ErrUnimplemented.\n", name, gv.group, gv.version)
 			g.p("func (c *Client) %s(context.Context, *%s.%s) (*%s.%s, error) {\n", name, g.modelPkg, mReq, g.modelPkg, mResp)
 			g.p("\treturn nil, errdefs.Errorf(errdefs.ErrUnimplemented, %q)\n}\n",
-				fmt.Sprintf("%s %s: the %s %s API the client uses has no such call; a daemon serving a newer %s version has it", gv.group, name, gv.group, gv.version, gv.group))
+				fmt.Sprintf("%s %s: the %s %s API the client uses has no such call (a newer %s version may have it; a method no wire version has, such as disk SetDiskReadOnly, is library mode's only)", gv.group, name, gv.group, gv.version, gv.group))
 			continue
 		}
 		sig := rpc.Type().(*types.Signature)

@@ -97,6 +97,22 @@ func (w diskHost) IsDiskOnline(ctx context.Context, a1 uint32) (bool, error) {
 	return r0, err
 }
 
+// SetDiskReadOnly times the wrapped Host's SetDiskReadOnly.
+func (w diskHost) SetDiskReadOnly(ctx context.Context, a1 uint32, readOnly bool) error {
+	t := begin(w.o, GroupDisk, "SetDiskReadOnly")
+	err := w.h.SetDiskReadOnly(ctx, a1, readOnly)
+	t.done(err)
+	return err
+}
+
+// IsDiskReadOnly times the wrapped Host's IsDiskReadOnly.
+func (w diskHost) IsDiskReadOnly(ctx context.Context, a1 uint32) (bool, error) {
+	t := begin(w.o, GroupDisk, "IsDiskReadOnly")
+	r0, err := w.h.IsDiskReadOnly(ctx, a1)
+	t.done(err)
+	return r0, err
+}
+
 // Filesystem returns h with every operation timed into o; a nil o returns h.
 func Filesystem(h filesystem.Host, o Observer) filesystem.Host {
 	if o == nil {

@@ -119,6 +119,11 @@ func Cases(tb testing.TB) []Case {
 			Want:     func(c *hostset.Config) { c.MaxConcurrentFormats = 2 },
 		},
 		{
+			Name: "clear read-only on online", Daemon: []string{"--clear-read-only-on-online"}, Local: []string{"--clear-read-only-on-online"},
+			Options: inprocess.Options{ClearReadOnlyOnOnline: true},
+			Want:    func(c *hostset.Config) { c.ClearReadOnlyOnOnline = true },
+		},
+		{
 			Name: "linux filesystem", Daemon: []string{"--linux-filesystem=xfs"}, Local: []string{"--linux-filesystem=xfs"},
 			Options: inprocess.Options{LinuxFilesystem: "xfs"},
 			Want:    func(c *hostset.Config) { c.LinuxFilesystem = "xfs" },

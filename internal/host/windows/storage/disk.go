@@ -279,6 +279,41 @@ func (d diskHost) SetDiskOnline(ctx context.Context, n uint32, online bool) erro
 	return err
 }
 
+// IsDiskReadOnly implements disk.Host with IOCTL_DISK_GET_DISK_ATTRIBUTES:
+// DISK_ATTRIBUTE_READ_ONLY, the attribute MSFT_Disk.IsReadOnly shows.
+func (d diskHost) IsDiskReadOnly(_ context.Context, n uint32) (bool, error) {
+	var attrs uint64
+	err := d.b.onDisk(n, modeQuery, func(h handle) error {
+		var err error
+		attrs, err = d.b.diskAttributes(h, n)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return attrs&diskAttributeReadOnly != 0, nil
+}
+
+// SetDiskReadOnly implements disk.Host as upstream's v2 library does
+// (kubernetes-csi/csi-proxy PR #438, commit 874f535, pkg/disk/hostapi):
+// the attribute is read first and nothing is done when it already has the
+// wanted value; the change is MSFT_Disk.SetAttributes(IsReadOnly), which
+// persists and keeps the storage provider's view in step, for the same
+// reason SetDiskOnline uses MSFT_Disk.Online rather than
+// IOCTL_DISK_SET_DISK_ATTRIBUTES (whose side effects are unconfirmed,
+// fact sheet windows-apis.md). The read uses the IOCTL, as IsDiskOnline.
+func (d diskHost) SetDiskReadOnly(ctx context.Context, n uint32, readOnly bool) error {
+	cur, err := d.IsDiskReadOnly(ctx, n)
+	if err != nil {
+		return err
+	}
+	if cur == readOnly {
+		return nil
+	}
+	_, err = d.b.storageCall(ctx, diskQuery(n), "SetAttributes", wmi.Arg("IsReadOnly", readOnly))
+	return err
+}
+
 // Rescan implements disk.Host with MSFT_StorageSetting.UpdateHostStorageCache,
 // as upstream: it refreshes the storage provider's view of disks,
 // partitions and volumes (new LUNs, new sizes). IOCTL_DISK_UPDATE_PROPERTIES

@@ -36,6 +36,10 @@ const fileDeviceDisk = 7
 // diskAttributeOffline is DISK_ATTRIBUTE_OFFLINE in GET_DISK_ATTRIBUTES.
 const diskAttributeOffline = 0x1
 
+// diskAttributeReadOnly is DISK_ATTRIBUTE_READ_ONLY in GET_DISK_ATTRIBUTES
+// (fact sheet windows-apis.md, IOCTL_DISK_GET_DISK_ATTRIBUTES).
+const diskAttributeReadOnly = 0x2
+
 // Reparse tags and file attributes (winnt.h; fact sheet §3.1).
 const (
 	fileAttributeDirectory    = 0x10

@@ -162,6 +162,9 @@ func (m *winModel) diskIoctl(h *modelHandle, code uint32, in []byte, outLen int)
 		if d.offline {
 			attrs |= diskAttributeOffline
 		}
+		if d.readOnly {
+			attrs |= diskAttributeReadOnly
+		}
 		return fixed(diskAttributesBuf(attrs))(in, outLen)
 	}
 	return nil, errno(errInvalidFunction)

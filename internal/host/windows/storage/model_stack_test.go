@@ -24,8 +24,11 @@ import (
 // interfaces matching the group Services' method signatures) run against
 // it the way they run against the simulated host.
 type modelStack struct {
-	Model      *winModel
-	Disk       *disk.Service
+	Model *winModel
+	Disk  *disk.Service
+	// DiskHost is the backend under Disk, for a Service with other
+	// ServiceOptions.
+	DiskHost   disk.Host
 	Volume     *volume.Service
 	Filesystem *filesystem.Service
 }
@@ -51,6 +54,7 @@ func newModelStack(t testing.TB, cfg simulated.Config) *modelStack {
 	return &modelStack{
 		Model:      m,
 		Disk:       disk.NewService(b.Disk()),
+		DiskHost:   b.Disk(),
 		Volume:     volume.NewService(b.Volume(), paths),
 		Filesystem: filesystem.NewService(modelFS{m}, paths),
 	}
@@ -71,7 +75,7 @@ func modelDisksLike(h *simulated.Host) []modelDiskSpec {
 	for _, d := range h.ListDisks() {
 		spec := modelDiskSpec{
 			Number: d.Number, Size: d.Size, Location: d.Location, BusType: d.BusType, Page83: d.Page83, Serial: d.Serial,
-			Offline: !d.Online, System: d.System, Style: partitionStyleRAW,
+			Offline: !d.Online, ReadOnly: d.ReadOnly, System: d.System, Style: partitionStyleRAW,
 		}
 		if d.PartitionStyle == "GPT" {
 			spec.Style = partitionStyleGPT

@@ -98,13 +98,15 @@ type modelDisk struct {
 	iface   string // device interface path, as CM_Get_Device_Interface_List lists it
 	size    int64
 	offline bool // DISK_ATTRIBUTE_OFFLINE, MSFT_Disk.IsOffline
-	system  bool // holds the boot and system partitions
-	style   uint32
-	parts   []*modelPartition // sorted by offset
-	scsi    *scsiAddress      // nil: IOCTL_SCSI_GET_ADDRESS is not supported
-	ids     []storageID       // the device's VPD page 0x83 descriptors
-	serial  string
-	busType uint32
+	// readOnly is DISK_ATTRIBUTE_READ_ONLY, MSFT_Disk.IsReadOnly.
+	readOnly bool
+	system   bool // holds the boot and system partitions
+	style    uint32
+	parts    []*modelPartition // sorted by offset
+	scsi     *scsiAddress      // nil: IOCTL_SCSI_GET_ADDRESS is not supported
+	ids      []storageID       // the device's VPD page 0x83 descriptors
+	serial   string
+	busType  uint32
 	// pciBus is the PCI bus of an NVMe disk's controller, which its
 	// MSFT_Disk.Location names ("Integrated : Bus N : Device 0 : ...").
 	pciBus uint8
@@ -222,7 +224,9 @@ type modelDiskSpec struct {
 	Page83  string
 	Serial  string
 	Offline bool
-	System  bool
+	// ReadOnly attaches the disk with DISK_ATTRIBUTE_READ_ONLY set.
+	ReadOnly bool
+	System   bool
 	// Style is partitionStyleRAW, partitionStyleGPT or partitionStyleMBR.
 	Style      uint32
 	Partitions []modelPartitionSpec
@@ -276,14 +280,15 @@ func (m *winModel) attach(spec modelDiskSpec) {
 		number: spec.Number,
 		// The form Hyper-V SCSI disks show (fact sheet §1.1); the instance
 		// part is unique per disk.
-		iface:   fmt.Sprintf(`\\?\scsi#disk&ven_msft&prod_virtual_disk#5&2a7b6c9&0&%06d#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, spec.Number),
-		size:    spec.Size,
-		offline: spec.Offline,
-		system:  spec.System,
-		style:   spec.Style,
-		ids:     modelDeviceIDs(spec.Page83),
-		serial:  spec.Serial,
-		busType: modelBusSCSI,
+		iface:    fmt.Sprintf(`\\?\scsi#disk&ven_msft&prod_virtual_disk#5&2a7b6c9&0&%06d#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, spec.Number),
+		size:     spec.Size,
+		offline:  spec.Offline,
+		readOnly: spec.ReadOnly,
+		system:   spec.System,
+		style:    spec.Style,
+		ids:      modelDeviceIDs(spec.Page83),
+		serial:   spec.Serial,
+		busType:  modelBusSCSI,
 	}
 	if strings.EqualFold(spec.BusType, "NVMe") {
 		// The NVMe miniport answers IOCTL_SCSI_GET_ADDRESS with zeros

@@ -51,7 +51,7 @@ func (m *winModel) instances(class string) ([]modelInstance, error) {
 			}
 			out = append(out, modelInstance{disk: d, props: wmi.Props{
 				"Number": int64(d.number), "Path": d.iface, "Location": loc, "Size": u64(d.size),
-				"IsOffline": d.offline, "PartitionStyle": msftPartitionStyle[d.style], "SerialNumber": d.serial,
+				"IsOffline": d.offline, "IsReadOnly": d.readOnly, "PartitionStyle": msftPartitionStyle[d.style], "SerialNumber": d.serial,
 				"BusType": int64(d.busType), "IsSystem": d.system, "IsBoot": d.system, "NumberOfPartitions": int64(len(d.parts)),
 			}})
 		case strings.EqualFold(class, classPartition):
@@ -366,6 +366,15 @@ func (m *winModel) invoke(in modelInstance, class, method string, args modelArgs
 			return nil, modelCriticalDisk
 		}
 		in.disk.offline = key == "msft_disk.offline"
+		return nil, wmi.Success
+	case "msft_disk.setattributes":
+		// MSFT_Disk.SetAttributes(IsReadOnly, Signature, Guid): the model
+		// keeps the one attribute the backend sets; it works on online and
+		// offline disks alike (Learn "SetAttributes method of the
+		// MSFT_Disk class").
+		if args.has("IsReadOnly") {
+			in.disk.readOnly = args.flag("IsReadOnly")
+		}
 		return nil, wmi.Success
 	case "msft_disk.refresh":
 		return nil, wmi.Success

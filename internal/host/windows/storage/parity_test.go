@@ -53,6 +53,9 @@ var parityPathNames = strings.NewReplacer(parityStage2, "staging2", parityStage,
 // parityNVMeDisk is the number of the parity world's NVMe disk.
 var parityNVMeDisk uint32 = 7
 
+// parityReadOnlyDisk is the number of the parity world's read-only disk.
+var parityReadOnlyDisk uint32 = 8
+
 // parityConfig is the world every scenario starts from: the system disk
 // 0 (C:) and data disks covering the states drivers meet.
 func parityConfig() simulated.Config {
@@ -74,6 +77,9 @@ func parityConfig() simulated.Config {
 			// upstream's Location parse gives it no LUN, so azuredisk's
 			// FindDiskByLun("0") cannot pick it.
 			{Number: &parityNVMeDisk, Size: 1 << 30, BusType: "NVMe", Location: "2", Page83: "eui.0025385b71b0ae2b", Serial: "0025_385B_71B0_AE2B."},
+			// 8: formatted, offline and read-only, as a vSphere PVSCSI disk
+			// comes back after re-attach (kubernetes-csi/csi-proxy#437).
+			{Number: &parityReadOnlyDisk, Size: 1 << 30, Location: "1:0:0:8", Serial: "SIM-DATA-0008", Offline: true, ReadOnly: true, FileSystem: "NTFS"},
 		},
 	}
 }
@@ -81,8 +87,11 @@ func parityConfig() simulated.Config {
 // parityWorld is one side of the comparison.
 type parityWorld struct {
 	disks *disk.Service
-	vols  *volume.Service
-	fs    *filesystem.Service
+	// disksClearRO is the disk group with the daemon's opt-in
+	// ClearReadOnlyOnOnline, over the same host.
+	disksClearRO *disk.Service
+	vols         *volume.Service
+	fs           *filesystem.Service
 	// label names a volume ID structurally: "disk1/part1".
 	label      func(id string) string
 	writeFile  func(path string, size int) error
@@ -99,9 +108,10 @@ func simulatedWorld(t *testing.T, cfg simulated.Config) *parityWorld {
 		t.Fatal(err)
 	}
 	return &parityWorld{
-		disks: disk.NewService(h.Disk()),
-		vols:  volume.NewService(h.Volume(), paths),
-		fs:    filesystem.NewService(h.Filesystem(), paths),
+		disks:        disk.NewService(h.Disk()),
+		disksClearRO: disk.NewServiceWith(h.Disk(), disk.ServiceOptions{ClearReadOnlyOnOnline: true}),
+		vols:         volume.NewService(h.Volume(), paths),
+		fs:           filesystem.NewService(h.Filesystem(), paths),
 		label: func(id string) string {
 			for _, v := range h.ListVolumes() {
 				if strings.EqualFold(v.ID, id) {
@@ -119,9 +129,10 @@ func windowsWorld(t *testing.T, cfg simulated.Config) *parityWorld {
 	s := newModelStack(t, cfg)
 	m := s.Model
 	return &parityWorld{
-		disks: s.Disk,
-		vols:  s.Volume,
-		fs:    s.Filesystem,
+		disks:        s.Disk,
+		disksClearRO: disk.NewServiceWith(s.DiskHost, disk.ServiceOptions{ClearReadOnlyOnOnline: true}),
+		vols:         s.Volume,
+		fs:           s.Filesystem,
 		label: func(id string) string {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -201,6 +212,16 @@ func (r *parityRun) setOnline(n uint32, online bool) {
 func (r *parityRun) diskState(n uint32) {
 	s, err := r.w.disks.GetDiskState(r.ctx, &disk.GetDiskStateRequest{DiskNumber: n})
 	r.record(fmt.Sprintf("GetDiskState(%d)", n), value(s, func() bool { return s.IsOnline }), err)
+}
+
+func (r *parityRun) readOnly(n uint32) {
+	s, err := r.w.disks.GetDiskReadOnly(r.ctx, &disk.GetDiskReadOnlyRequest{DiskNumber: n})
+	r.record(fmt.Sprintf("GetDiskReadOnly(%d)", n), value(s, func() bool { return s.IsReadOnly }), err)
+}
+
+func (r *parityRun) setReadOnly(n uint32, readOnly bool) {
+	_, err := r.w.disks.SetDiskReadOnly(r.ctx, &disk.SetDiskReadOnlyRequest{DiskNumber: n, IsReadOnly: readOnly})
+	r.record(fmt.Sprintf("SetDiskReadOnly(%d, %v)", n, readOnly), "", err)
 }
 
 func (r *parityRun) diskStats(n uint32) {
@@ -479,6 +500,29 @@ var parityScenarios = []parityScenario{
 		r.volumeStats(a)
 		r.setOnline(1, false)
 		r.unmount(a, parityStage) // azuredisk-style unstage after offline
+	}},
+	{"read-only after re-attach", func(r *parityRun) {
+		n := parityReadOnlyDisk
+		r.readOnly(n)
+		r.setOnline(n, true) // without the opt-in: online, still read-only
+		r.diskState(n)
+		r.readOnly(n)
+		r.setReadOnly(n, false) // what vsphere's mounter can call in library mode (PR #438)
+		r.readOnly(n)
+		r.setReadOnly(n, false) // again: nothing to do
+		r.setReadOnly(n, true)
+		r.readOnly(n)
+		r.setOnline(n, false)
+		r.setReadOnly(n, false) // an offline disk's attribute changes too
+		r.readOnly(n)
+		r.setReadOnly(n, true)
+		_, err := r.w.disksClearRO.SetDiskState(r.ctx, &disk.SetDiskStateRequest{DiskNumber: n, IsOnline: true})
+		r.record(fmt.Sprintf("SetDiskState(%d, true) with ClearReadOnlyOnOnline", n), "", err)
+		r.diskState(n)
+		r.readOnly(n)
+		r.readOnly(1)
+		r.setReadOnly(99, true) // no such disk
+		r.readOnly(99)
 	}},
 	{"disk number", func(r *parityRun) {
 		a := r.newVolume(2)

@@ -1,0 +1,24 @@
+// Package api is upstream v2's pkg/volume/hostapi (kubernetes-csi/csi-proxy
+// branch library-development at e776c65; package clause api, as there):
+// New returns what pkg/volume.New takes. Upstream's talks to Windows; this
+// one is the volume group of csi-node-proxy's library-mode node (package
+// upstreamv2), so every call passes the daemon's validation, policy and
+// audit.
+package api
+
+import (
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	model "github.com/csi-node-proxy/csi-node-proxy/groups/volume"
+	"github.com/csi-node-proxy/csi-node-proxy/upstreamv2"
+)
+
+// HostAPI is upstream v2's volume HostAPI: here the way to the volume group.
+type HostAPI = upstreamv2.Host[model.Interface]
+
+// New returns the volume group of the process's shared library-mode node
+// (upstreamv2.Configure, upstreamv2.SharedNode), built on first use.
+func New() HostAPI { return upstreamv2.SharedHost(groups.Node.Volume) }
+
+// NewForNode returns the volume group of node n, for a driver or test that
+// built its own node (inprocess.New). Not in upstream.
+func NewForNode(n groups.Node) HostAPI { return upstreamv2.NodeHost(n, groups.Node.Volume) }

@@ -1,0 +1,17 @@
+// Package api forwards to github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/disk/hostapi
+// (upstream v2's pkg/disk/hostapi, whose package clause is api too).
+package api
+
+import (
+	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	impl "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/disk/hostapi"
+)
+
+// HostAPI is impl.HostAPI.
+type HostAPI = impl.HostAPI
+
+// New is impl.New.
+func New() HostAPI { return impl.New() }
+
+// NewForNode is impl.NewForNode.
+func NewForNode(n groups.Node) HostAPI { return impl.NewForNode(n) }
