@@ -127,6 +127,10 @@ test-windows: ## Run the Windows build of the tests under Wine (installs Wine if
 	timeout 1200 hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_PACKAGES)
 	cd cmd && timeout 600 ../hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_CMD_PACKAGES)
 
+.PHONY: layout-oracle
+layout-oracle: ## Compare every Win32 figure the Windows code defines by hand (struct layouts, offsets, IOCTL codes, flags, error codes, GUIDs, //sys parameter lists) with x86_64-w64-mingw32-gcc's for the SDK declarations (cmd/internal/winlayout; needs gcc-mingw-w64-x86-64).
+	CSI_NODE_PROXY_LAYOUT_ORACLE=1 $(GO) test -C cmd -count=1 -run '^TestLayoutOracle$$' -v ./internal/winlayout/ | grep -E '^(---|===|ok|FAIL|\s+oracle_test)' ; exit $${PIPESTATUS[0]}
+
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
 	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
@@ -221,7 +225,7 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 	$(GO) test -race -count=1 ./test/hostile/
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules layout-oracle ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.
