@@ -19,7 +19,7 @@ const mingwCC = "x86_64-w64-mingw32-gcc"
 // cHeaders are the headers every C figure may use: mingw-w64's SDK
 // headers where they are right, and msdocs.h, this package's
 // transcriptions of Microsoft's documentation where they are not.
-var cHeaders = []string{"windows.h", "winioctl.h", "ntddscsi.h", "virtdisk.h", "winternl.h", "wbemcli.h", "winerror.h", "stddef.h", "msdocs.h"}
+var cHeaders = []string{"windows.h", "winioctl.h", "ntddscsi.h", "virtdisk.h", "winternl.h", "wbemcli.h", "winerror.h", "diskguid.h", "stddef.h", "msdocs.h"}
 
 // cProgram is the generated C: one constant array per figure, so that the
 // assembly output holds every value and nothing has to run. A "params"
@@ -56,6 +56,18 @@ func cProgram(figs []figure) (main, guids string) {
 			fmt.Fprintf(&m, "const unsigned long long fig_%d[] = {(unsigned long long)(%s)};\n", i, f.C)
 		}
 	}
+	// Under Wine the same figures are printed by running the program
+	// (wineMain), a cross-check of the values read from the assembly.
+	m.WriteString("#ifdef ORACLE_MAIN\n#include <stdio.h>\nint main(void) {\n")
+	for i, f := range figs {
+		if kind, rest := cKind(f.C); kind == "guid" {
+			_, sym, _ := strings.Cut(rest, " ")
+			fmt.Fprintf(&m, "\t{ const unsigned char *b = (const unsigned char *)&%s; printf(\"%d guid\"); for (int j = 0; j < 16; j++) printf(\" %%u\", b[j]); printf(\"\\n\"); }\n", sym, i)
+			continue
+		}
+		fmt.Fprintf(&m, "\tprintf(\"%d\"); for (unsigned j = 0; j < sizeof fig_%d / 8; j++) printf(\" %%llu\", fig_%d[j]); printf(\"\\n\");\n", i, i, i)
+	}
+	m.WriteString("\treturn 0;\n}\n#endif\n")
 	return m.String(), g.String()
 }
 
@@ -105,8 +117,7 @@ func compileFigures(dir string, figs []figure) ([]string, error) {
 			if len(b) != 16 {
 				return nil, fmt.Errorf("%s: %s is not a 16-byte GUID in the assembly (%d bytes)", f.Go, sym, len(b))
 			}
-			out[i] = fmt.Sprintf("%08x-%04x-%04x-%x-%x", binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint16(b[4:]),
-				binary.LittleEndian.Uint16(b[6:]), b[8:10], b[10:16])
+			out[i] = formatGUID(b)
 		default:
 			b := mainSyms[fmt.Sprintf("fig_%d", i)]
 			if len(b) == 0 || len(b)%8 != 0 {
@@ -124,6 +135,12 @@ func compileFigures(dir string, figs []figure) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// formatGUID formats a GUID's 16 bytes as the Go side does.
+func formatGUID(b []byte) string {
+	return fmt.Sprintf("%08x-%04x-%04x-%x-%x", binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint16(b[4:]),
+		binary.LittleEndian.Uint16(b[6:]), b[8:10], b[10:16])
 }
 
 // compileToData compiles src with -S and returns the bytes of every data

@@ -12,7 +12,7 @@ import (
 // declaration. A figure the code no longer has fails like a mismatch.
 func TestLayoutOracle(t *testing.T) {
 	if os.Getenv("CSI_NODE_PROXY_LAYOUT_ORACLE") == "" {
-		t.Skip("the layout oracle runs in make layout-oracle (CSI_NODE_PROXY_LAYOUT_ORACLE=1; needs " + mingwCC + ")")
+		t.Skip("the layout oracle runs in make layout-oracle (CSI_NODE_PROXY_LAYOUT_ORACLE=1, or =wine to cross-check the values by running the program under Wine; needs " + mingwCC + ")")
 	}
 	if _, err := exec.LookPath(mingwCC); err != nil {
 		t.Fatalf("%s is not installed (Debian: apt-get install gcc-mingw-w64-x86-64): %v", mingwCC, err)
@@ -21,13 +21,26 @@ func TestLayoutOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	cvals, err := compileFigures(dir, figures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("CSI_NODE_PROXY_LAYOUT_ORACLE") == "wine" {
+		wvals, err := figuresUnderWine(dir, figures)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range figures {
+			if wvals[i] != cvals[i] {
+				t.Errorf("%s: the assembly says %s, the program under Wine printed %q", f.C, cvals[i], wvals[i])
+			}
+		}
+		t.Logf("%d figures printed under Wine agree with the assembly", len(figures))
+	}
 	tree, err := loadGoTree(root)
 	if err != nil {
 		t.Fatalf("loading the Go code for windows/amd64: %v", err)
-	}
-	cvals, err := compileFigures(t.TempDir(), figures)
-	if err != nil {
-		t.Fatal(err)
 	}
 	mismatches := 0
 	for i, f := range figures {
