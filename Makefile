@@ -85,7 +85,7 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # run includes every fuzz target's seed corpus (testdata/fuzz), which go
 # test runs as ordinary test cases.
 unit: ## Run the root and cmd modules' tests with the race detector (with the hostile-input suite and the fuzz seed corpora).
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$')
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$' -e '/test/hostileload$$')
 	$(GO) test -C cmd -race -count=1 ./...
 	$(GO) test -race -count=1 ./test/linuxe2e/
 	$(GO) test -race -count=1 ./test/hostile/
@@ -224,6 +224,15 @@ fuzz: ## Fuzz every validator for FUZZTIME inputs each (15 targets, about 2.5 mi
 hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend, host snapshot before/after (also part of unit).
 	$(GO) test -race -count=1 ./test/hostile/
 
+# The hostile-load suite (test/hostileload, as root; skipped otherwise): the
+# daemon in a 512 MiB memory cgroup serving a driver while another user
+# floods it (docs/security.md, "Resource bounds"). Without the race
+# detector: its memory and latency figures are the shipped build's. -v
+# prints them. About 40 s with the daemon's build cached, on two cores.
+.PHONY: hostile-load
+hostile-load: ## As root: a driver's stage/publish flow next to a flooding caller, the daemon in a 512 MiB cgroup; prints memory, latency and audit figures.
+	$(GO) test -count=1 -v -timeout=5m ./test/hostileload/
+
 # One build configuration for every build without the race detector: static
 # (CGO_ENABLED=0) and -trimpath, as the release binaries are built
 # (hack/release.sh). Then make cross, make vet, the separate modules' tests,
@@ -238,7 +247,7 @@ $(NORACE_TARGETS): export CGO_ENABLED := 0
 $(NORACE_TARGETS): export GOFLAGS := -trimpath $(GOFLAGS)
 
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules layout-oracle ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers csi-sanity admission test-windows manifests image-test modules layout-oracle ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing, the Windows layout oracle.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.

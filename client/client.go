@@ -67,6 +67,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -100,6 +101,15 @@ type Options struct {
 	// Default DefaultPipePrefix; tests set another to keep their pipes
 	// apart.
 	PipePrefix string
+	// EndpointPrefix begins each endpoint's name,
+	// <EndpointPrefix>-<group>-<version>: the daemon's --endpoint-prefix.
+	// Default DefaultEndpointPrefix, upstream's csi-proxy-* names. A
+	// driver moved to a csi-node-proxy running beside upstream's csi-proxy
+	// during a migration (docs/migration.md, "Running both side by side")
+	// gives the second daemon's prefix here, e.g. "csi-node-proxy", and
+	// needs no dialer of its own. 1 to 40 ASCII letters, digits, '.', '_'
+	// or '-', beginning with a letter or digit, as the daemon accepts.
+	EndpointPrefix string
 	// Groups are the groups the driver needs: any of disk, volume,
 	// filesystem, smb, iscsi and system. Dial fails unless every group
 	// listed answers, so a deployment that lacks one is caught at start-up;
@@ -136,6 +146,9 @@ func (o Options) withDefaults() Options {
 	if o.PipePrefix == "" {
 		o.PipePrefix = DefaultPipePrefix
 	}
+	if o.EndpointPrefix == "" {
+		o.EndpointPrefix = DefaultEndpointPrefix
+	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
 	}
@@ -156,7 +169,9 @@ type GroupVersion struct {
 
 // Endpoint is the name of a group-version's endpoint,
 // csi-proxy-<group>-<version>, as upstream names its pipes.
-func Endpoint(group, version string) string { return "csi-proxy-" + group + "-" + version }
+func Endpoint(group, version string) string {
+	return DefaultEndpointPrefix + "-" + group + "-" + version
+}
 
 // groupVersion is one entry of the generated registry (builtIn): a
 // group-version this client is built with and how to make its stub.
@@ -234,6 +249,9 @@ var _ groups.Node = (*Client)(nil)
 // versions tried (a deployment mismatch that retrying cannot fix).
 func Dial(ctx context.Context, o Options) (*Client, error) {
 	o = o.withDefaults()
+	if err := checkEndpointPrefix(o.EndpointPrefix); err != nil {
+		return nil, err
+	}
 	plan, err := o.plan()
 	if err != nil {
 		return nil, err
@@ -340,7 +358,7 @@ func (o Options) plan() ([]groupPlan, error) {
 
 // address is where a group-version's endpoint is on this OS.
 func (o Options) address(group, version string) string {
-	return endpointAddress(o, Endpoint(group, version))
+	return endpointAddress(o, o.endpoint(group, version))
 }
 
 // negotiate returns a connection to the first of p's versions the daemon
@@ -354,7 +372,7 @@ func (c *Client) negotiate(ctx context.Context, p groupPlan) (*grpc.ClientConn, 
 			return cc, gv, nil
 		}
 		if ctx.Err() != nil {
-			return nil, groupVersion{}, errdefs.Errorf(errdefs.ErrUnavailable, "%s: dialing %s: %v", p.group, Endpoint(p.group, v), ctx.Err())
+			return nil, groupVersion{}, errdefs.Errorf(errdefs.ErrUnavailable, "%s: dialing %s: %v", p.group, c.opts.endpoint(p.group, v), ctx.Err())
 		}
 		probed[v] = err
 	}
@@ -405,7 +423,7 @@ func (o Options) noCommonVersion(ctx context.Context, p groupPlan, probed map[st
 	case answered:
 		fmt.Fprintf(&msg, "server serves none of them (its endpoints answer without serving them)")
 	default:
-		fmt.Fprintf(&msg, "server serves none of them (no %s endpoint answered %s)", Endpoint(p.group, "*"), o.where())
+		fmt.Fprintf(&msg, "server serves none of them (no %s endpoint answered %s)", o.endpoint(p.group, "*"), o.where())
 	}
 	switch len(stale) {
 	case 0:
@@ -500,6 +518,9 @@ func (o Options) probe(ctx context.Context, gv groupVersion) (*grpc.ClientConn, 
 // list, not an error; bad Options give errdefs.ErrInvalidArgument.
 func Served(ctx context.Context, o Options) ([]GroupVersion, error) {
 	o = o.withDefaults()
+	if err := checkEndpointPrefix(o.EndpointPrefix); err != nil {
+		return nil, err
+	}
 	plan, err := o.plan()
 	if err != nil {
 		return nil, err
@@ -511,7 +532,7 @@ func Served(ctx context.Context, o Options) ([]GroupVersion, error) {
 			cc, err := o.probe(ctx, gv)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, errdefs.Errorf(errdefs.ErrUnavailable, "probing %s: %v", Endpoint(p.group, v), ctx.Err())
+					return nil, errdefs.Errorf(errdefs.ErrUnavailable, "probing %s: %v", o.endpoint(p.group, v), ctx.Err())
 				}
 				continue
 			}
@@ -553,6 +574,11 @@ func (c *Client) Filesystem() filesystem.Interface { return c.groups.Filesystem 
 
 // SMB returns the SMB group.
 func (c *Client) SMB() smb.Interface { return c.groups.SMB }
+
+// SMBMappings returns csi-node-proxy's own SMB mappings group, served on
+// its own endpoint (csi-proxy-smbmappings-v1alpha1); upstream's daemon
+// does not serve it, so there its calls fail as a missing group's do.
+func (c *Client) SMBMappings() smbmappings.Interface { return c.groups.SMBMappings }
 
 // ISCSI returns the iSCSI group.
 func (c *Client) ISCSI() iscsi.Interface { return c.groups.ISCSI }

@@ -39,7 +39,7 @@ func (o Options) unknownEndpoints(group string) []string {
 	if err != nil {
 		return nil
 	}
-	prefix := Endpoint(group, "")
+	prefix := o.endpoint(group, "")
 	var out []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), socketSuffix)

@@ -36,11 +36,11 @@ func TestNegotiateAllVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"disk": "v1", "volume": "v2alpha1", "filesystem": "v2alpha1", "smb": "v1", "iscsi": "v1alpha2", "system": "v1alpha1"}
+	want := map[string]string{"disk": "v1", "volume": "v2alpha1", "filesystem": "v2alpha1", "smb": "v1", "iscsi": "v1alpha2", "system": "v1alpha1", "smbmappings": "v1alpha1"}
 	if got := c.Versions(); !reflect.DeepEqual(got, want) {
 		t.Errorf("negotiated %v, want %v", got, want)
 	}
-	waitConns(t, d.dir, 6, "after Dial")
+	waitConns(t, d.dir, 7, "after Dial")
 	// Calls reuse the group's connection: none is added.
 	for range 3 {
 		if _, err := c.Disk().ListDiskIDs(ctx, nil); err != nil {
@@ -50,7 +50,7 @@ func TestNegotiateAllVersions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitConns(t, d.dir, 6, "after calls")
+	waitConns(t, d.dir, 7, "after calls")
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

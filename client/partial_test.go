@@ -72,8 +72,8 @@ func TestDialDefaultsConnectWhatAnswers(t *testing.T) {
 	for g := range missing {
 		names = append(names, g)
 	}
-	if len(names) != 3 || missing["smb"] == nil || missing["iscsi"] == nil || missing["system"] == nil {
-		t.Errorf("Missing %v, want smb, iscsi and system", missing)
+	if len(names) != 4 || missing["smb"] == nil || missing["iscsi"] == nil || missing["system"] == nil || missing["smbmappings"] == nil {
+		t.Errorf("Missing %v, want smb, iscsi, system and smbmappings", missing)
 	}
 	_, err = c.SMB().RemoveSmbGlobalMapping(context.Background(), nil)
 	for _, want := range []string{

@@ -34,7 +34,7 @@ func (r *recorder) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.
 func stubOf(gv groupVersion, conn grpc.ClientConnInterface) reflect.Value {
 	c := &Client{}
 	gv.bind(conn, &c.groups)
-	accessor := map[string]string{"disk": "Disk", "volume": "Volume", "filesystem": "Filesystem", "smb": "SMB", "iscsi": "ISCSI", "system": "System"}[gv.group]
+	accessor := map[string]string{"disk": "Disk", "volume": "Volume", "filesystem": "Filesystem", "smb": "SMB", "iscsi": "ISCSI", "system": "System", "smbmappings": "SMBMappings"}[gv.group]
 	return reflect.ValueOf(c).MethodByName(accessor).Call(nil)[0]
 }
 
@@ -226,8 +226,10 @@ func TestKnownVersionsNewestFirst(t *testing.T) {
 		"filesystem": "v2alpha1 v1 v1beta2 v1beta1 v1alpha1",
 		"iscsi":      "v1alpha2 v1alpha1",
 		"smb":        "v1 v1beta2 v1beta1 v1alpha1",
-		"system":     "v1alpha1",
-		"volume":     "v2alpha1 v1 v1beta3 v1beta2 v1beta1 v1alpha1",
+		// csi-node-proxy's own group, on an endpoint upstream does not have.
+		"smbmappings": "v1alpha1",
+		"system":      "v1alpha1",
+		"volume":      "v2alpha1 v1 v1beta3 v1beta2 v1beta1 v1alpha1",
 	}
 	got := KnownVersions()
 	if len(got) != len(want) {
@@ -238,7 +240,7 @@ func TestKnownVersionsNewestFirst(t *testing.T) {
 			t.Errorf("%s: %s, want %s", g, s, vs)
 		}
 	}
-	if s := strings.Join(KnownGroups(), " "); s != "disk filesystem iscsi smb system volume" {
+	if s := strings.Join(KnownGroups(), " "); s != "disk filesystem iscsi smb smbmappings system volume" {
 		t.Errorf("KnownGroups: %s", s)
 	}
 }

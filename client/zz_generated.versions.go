@@ -17,6 +17,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/filesystemv2alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/iscsiv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/iscsiv1alpha2"
+	"github.com/csi-node-proxy/csi-node-proxy/client/internal/smbmappingsv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/smbv1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/smbv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/client/internal/smbv1beta1"
@@ -39,6 +40,7 @@ import (
 //	filesystem: v2alpha1, v1, v1beta2, v1beta1, v1alpha1
 //	iscsi:      v1alpha2, v1alpha1
 //	smb:        v1, v1beta2, v1beta1, v1alpha1
+//	smbmappings: v1alpha1
 //	system:     v1alpha1
 //	volume:     v2alpha1, v1, v1beta3, v1beta2, v1beta1, v1alpha1
 var builtIn = []groupVersion{
@@ -58,6 +60,7 @@ var builtIn = []groupVersion{
 	{group: "smb", version: "v1beta2", service: smbv1beta2.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1beta2.New(cc) }},
 	{group: "smb", version: "v1beta1", service: smbv1beta1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1beta1.New(cc) }},
 	{group: "smb", version: "v1alpha1", service: smbv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMB = smbv1alpha1.New(cc) }},
+	{group: "smbmappings", version: "v1alpha1", service: smbmappingsv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.SMBMappings = smbmappingsv1alpha1.New(cc) }},
 	{group: "system", version: "v1alpha1", service: systemv1alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.System = systemv1alpha1.New(cc) }},
 	{group: "volume", version: "v2alpha1", service: volumev2alpha1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev2alpha1.New(cc) }},
 	{group: "volume", version: "v1", service: volumev1.ServiceName, bind: func(cc grpc.ClientConnInterface, s *groups.Set) { s.Volume = volumev1.New(cc) }},

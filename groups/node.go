@@ -5,6 +5,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -35,13 +36,15 @@ type Node interface {
 	Close() error
 }
 
-// Set is the six groups of one node as values, one implementation each:
+// Set is the six groups of one node as values, one implementation each,
+// plus csi-node-proxy's own SMBMappings group:
 // what package hostset builds on a host backend, what the daemon's gRPC
 // adapters serve (each adapter takes its group's field) and what library
 // mode puts its call gate in front of. It is the one shape of "the six
 // groups" inside csi-node-proxy, so a seventh group or a renamed one is
 // one field here rather than a copy in every layer that passes them on.
-// Node is the same six behind methods, for drivers; a Set is not a Node
+// Node is the same six behind methods, for drivers (without SMBMappings,
+// see its field); a Set is not a Node
 // because a Node also owns what it must Close.
 //
 // A field may be nil where a caller serves fewer groups (a test serving
@@ -60,4 +63,9 @@ type Set struct {
 	ISCSI iscsi.Interface
 	// System is the system group.
 	System system.Interface
+	// SMBMappings is csi-node-proxy's own group, the hygiene of SMB
+	// global mappings (package smbmappings). It is not on Node, so that a
+	// driver's own Node implementations keep compiling: reach it through
+	// inprocess.Node.SMBMappings or client.Client.SMBMappings.
+	SMBMappings smbmappings.Interface
 }

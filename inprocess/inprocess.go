@@ -45,6 +45,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -85,6 +86,21 @@ type Options struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// MaxConcurrentFormats bounds how many FormatVolume calls run on the
+	// node at once (--max-concurrent-formats); more wait for one to end,
+	// or for their context. 0 leaves them unbounded. A driver that
+	// throttled its own formats (azuredisk's maxConcurrentFormat) sets
+	// this instead.
+	MaxConcurrentFormats int
+	// SkipCOMSecurity keeps library mode from calling the process-wide
+	// CoInitializeSecurity before its first WMI call on the Windows host:
+	// a driver process that sets COM security itself (or whose host
+	// process does) must be the only one to, since a process sets it
+	// once. It is process-wide and permanent: once a Node was made with
+	// it, no Node of the process calls it. The environment variable
+	// WMI_COM_SECURITY=0|false|no|off (upstream csi-proxy's) does the
+	// same for library mode and the daemon. Other hosts ignore it.
+	SkipCOMSecurity bool
 	// RequirePrivacy makes new SMB global mappings demand encryption
 	// (-require-privacy); nil means true, the daemon's default.
 	RequirePrivacy *bool
@@ -228,6 +244,9 @@ func New(ctx context.Context, o Options) (*Node, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if o.SkipCOMSecurity {
+		wmi.SkipCOMSecurity()
+	}
 	return newNode(o, nodeHooks(o))
 }
 
@@ -258,6 +277,7 @@ func nodeConfig(o Options) hostset.Config {
 		SimConfigFile:        o.SimConfigFile,
 		SimDisks:             o.SimDisks,
 		AllowedServices:      o.AllowedServices,
+		MaxConcurrentFormats: o.MaxConcurrentFormats,
 		PolicyFile:           o.PolicyFile,
 		PolicyData:           o.PolicyData,
 		PolicyReloadInterval: interval,

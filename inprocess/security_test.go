@@ -16,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -50,10 +51,12 @@ func TestEveryMethodGuarded(t *testing.T) {
 	groups := map[string]reflect.Value{
 		"disk": reflect.ValueOf(n.Disk()), "volume": reflect.ValueOf(n.Volume()), "filesystem": reflect.ValueOf(n.Filesystem()),
 		"smb": reflect.ValueOf(n.SMB()), "iscsi": reflect.ValueOf(n.ISCSI()), "system": reflect.ValueOf(n.System()),
+		"smbmappings": reflect.ValueOf(n.SMBMappings()),
 	}
 	ifaces := map[string]reflect.Type{
 		"disk": reflect.TypeFor[disk.Interface](), "volume": reflect.TypeFor[volume.Interface](), "filesystem": reflect.TypeFor[filesystem.Interface](),
 		"smb": reflect.TypeFor[smb.Interface](), "iscsi": reflect.TypeFor[iscsi.Interface](), "system": reflect.TypeFor[system.Interface](),
+		"smbmappings": reflect.TypeFor[smbmappings.Interface](),
 	}
 	var want []string
 	calls := 0
@@ -76,8 +79,8 @@ func TestEveryMethodGuarded(t *testing.T) {
 			want = append(want, group+"."+m.Name)
 		}
 	}
-	if calls != 38 {
-		t.Errorf("%d methods called; the six groups have 38", calls)
+	if calls != 41 {
+		t.Errorf("%d methods called; the seven groups (upstream's six and smbmappings) have 41", calls)
 	}
 	lines := readAudit(t, log)
 	var got []string

@@ -7,6 +7,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
@@ -22,6 +23,9 @@ func (n *Node) ISCSI() iscsi.Interface { return n.set.ISCSI }
 
 // SMB returns the SMB group.
 func (n *Node) SMB() smb.Interface { return n.set.SMB }
+
+// SMBMappings returns the SMB mappings group.
+func (n *Node) SMBMappings() smbmappings.Interface { return n.set.SMBMappings }
 
 // System returns the system group.
 func (n *Node) System() system.Interface { return n.set.System }

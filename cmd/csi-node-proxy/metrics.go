@@ -39,17 +39,18 @@ type buildDoc struct {
 
 // httpExtras is what the metrics listener serves besides /metrics and
 // /healthz: /readyz, which asks the server once it exists (before, the
-// daemon is not ready) and shows the identity warnings once there are
-// any, and the JSON documents.
-func httpExtras(cfg Config, live *atomic.Pointer[server.Server], warnings *atomic.Pointer[identityWarnings], deps *server.Deprecations) metrics.Extra {
+// daemon is not ready) and the container runtime (runtimeReadiness), and
+// shows the identity warnings once there are any, and the JSON
+// documents.
+func httpExtras(cfg Config, live *atomic.Pointer[server.Server], warnings *atomic.Pointer[identityWarnings], rt *atomic.Pointer[runtimeReadiness], deps *server.Deprecations) metrics.Extra {
 	return metrics.Extra{
-		Warnings: func() []string { return warnings.Load().get() },
+		Warnings: func() []string { return append(warnings.Load().get(), rt.Load().warnings()...) },
 		Ready: func(ctx context.Context) error {
 			s := live.Load()
 			if s == nil {
 				return errors.New("starting")
 			}
-			return s.Ready(ctx)
+			return errors.Join(s.Ready(ctx), rt.Load().check(ctx))
 		},
 		JSON: map[string]func() any{
 			versionPath: func() any {
@@ -112,6 +113,9 @@ func instrumentHost(h hostset.Set, m *metrics.Metrics, backend string) hostset.S
 	h.SMB = hostmetrics.SMB(h.SMB, o)
 	h.ISCSI = hostmetrics.ISCSI(h.ISCSI, o)
 	h.System = hostmetrics.System(h.System, o)
+	if h.SMBMappings != nil {
+		h.SMBMappings = hostmetrics.SMBMappings(h.SMBMappings, o)
+	}
 	return h
 }
 

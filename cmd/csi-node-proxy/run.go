@@ -62,8 +62,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	// "starting" until live holds the server.
 	var live atomic.Pointer[server.Server]
 	var warnings atomic.Pointer[identityWarnings]
+	var runtimeReady atomic.Pointer[runtimeReadiness]
 	deps := server.NewDeprecations(0)
-	mx, stopMetrics, err := startMetrics(cfg, httpExtras(cfg, &live, &warnings, deps))
+	mx, stopMetrics, err := startMetrics(cfg, httpExtras(cfg, &live, &warnings, &runtimeReady, deps))
 	if err != nil {
 		return err
 	}
@@ -89,8 +90,12 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	defer closeNode(node)
 	logSecurity(node)
 	idWarnings.update(node.Gate.Policy.Policy(), ids.identity)
-	warnings.Store(idWarnings)   // /readyz shows them from now on
+	warnings.Store(idWarnings) // /readyz shows them from now on
+	if ids.cri != nil {
+		runtimeReady.Store(&runtimeReadiness{r: ids.cri, selectors: func() []string { return node.Gate.Policy.Policy().WorkloadSelectors() }})
+	}
 	trackSecurity(mx, node.Gate) // metrics.go
+	mx.TrackSMBMappings(node.Groups.SMBMappings)
 	if cfg.PipeGroup != "" {
 		if cfg.Transport.PipeSDDL, err = pipeSDDL(cfg.PipeGroup); err != nil {
 			return err

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"k8s.io/klog/v2"
@@ -26,7 +28,7 @@ func addSecurityFlags(set *flag.FlagSet, cfg *Config) {
 	set.BoolVar(&cfg.AuditReads, "audit-reads", false, "Also audit calls that only read (calls that change the node and denied calls are always audited)")
 	set.BoolVar(&cfg.AuditSync, "audit-sync", false, "fsync the audit file after every record, before the call it records goes ahead (intent) or is answered (outcome), so records survive a crash of the node, not only of the daemon; a failed fsync fails the record like a failed write. Each change then waits for a disk flush")
 	set.StringVar(&cfg.NodeName, "node-name", "", "The node's name in every audit record, so records collected from many nodes say where each call ran; the default is $NODE_NAME (the shipped DaemonSets set it from spec.nodeName), else the host name")
-	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", cri.DefaultEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container and for the ServiceAccount token mounted into it (read below -kubelet-path), which policy rules can select by (namespaces, podNames, containerNames, serviceAccounts). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers. Empty asks no runtime")
+	set.StringVar(&cfg.CRIEndpoint, "cri-endpoint", cri.DefaultEndpoint, "The node's container runtime (CRI) socket, unix:///path or npipe:////./pipe/name, asked for the pod namespace, pod name and container name of each caller in a container and for the ServiceAccount token mounted into it (read below -kubelet-path), which policy rules can select by (namespaces, podNames, containerNames, serviceAccounts). A runtime that is missing or down does not stop the daemon: its callers are then identified without them (and such rules do not match them) until it answers; it is a warning at start and on /readyz, which fails while the policy selects callers by them. Each question is bounded at 500 ms and a failure remembered for 3 s; a runtime that restarts (a new socket file) is reconnected to. Mount the runtime's directory, not its socket file, into a container: the runtime makes a new socket file at each start. Empty asks no runtime")
 	set.StringVar(&cfg.KubeletCgroupRoot, "kubelet-cgroup-root", identity.DefaultCgroupRoot, "The kubelet's --cgroup-root (Linux): a caller's cgroup names its pod only below it (<root>/kubepods/... under the cgroupfs driver, the root's slices then kubepods.slice under systemd), so a delegated cgroup subtree (an unprivileged LXC container, a systemd user subtree) cannot pose as a pod. The default is kubelet's: /; kind nodes use /kubelet")
 	set.StringVar(&cfg.PipeGroup, "pipe-group", "", "Local group (a SID, or on Windows a name) given read/write access to the pipes next to Administrators and SYSTEM, for least-privilege HostProcess drivers (Windows only)")
 }
@@ -148,7 +150,57 @@ func setupCallers(cfg Config) (callers, error) {
 	}
 	c.cri, c.identity.Workloads = r, r
 	klog.InfoS("Asking the container runtime for callers' pods and containers", "criEndpoint", cfg.CRIEndpoint, "serviceAccountTokensBelow", cc.KubeletPath)
+	if err := r.Check(context.Background()); err != nil {
+		klog.Warningf("The container runtime does not answer (%v): callers' pod namespaces, pod names, container names and ServiceAccounts stay unknown, and policy rules selecting by them do not match, until it does; /readyz says so meanwhile", err)
+	}
 	return c, nil
+}
+
+// runtimeReadiness is the container runtime's part of /readyz: the
+// runtime is asked (within cri.DefaultTimeout) whether it answers. When
+// it does not, and the policy selects callers by what only the runtime
+// tells (namespaces, podNames, containerNames, serviceAccounts), the
+// daemon is not ready: drivers those rules admit are refused. Otherwise
+// it is a warning: no caller depends on the runtime.
+type runtimeReadiness struct {
+	r *cri.Resolver
+	// selectors returns the policy's selector fields that need the
+	// runtime (policy.Policy.WorkloadSelectors).
+	selectors func() []string
+	// warning is the last check's warning, for /readyz's warnings:
+	// check runs first, in the same request.
+	warning atomic.Pointer[string]
+}
+
+// check asks the runtime and returns the error that makes the daemon
+// unready, or nil (keeping a warning for warnings).
+func (rr *runtimeReadiness) check(ctx context.Context) error {
+	if rr == nil {
+		return nil
+	}
+	err := rr.r.Check(ctx)
+	if err == nil {
+		rr.warning.Store(nil)
+		return nil
+	}
+	if sel := rr.selectors(); len(sel) > 0 {
+		rr.warning.Store(nil)
+		return fmt.Errorf("%w; the policy selects callers by what it tells (%s)", err, strings.Join(sel, ", "))
+	}
+	w := "the container runtime does not answer: " + err.Error()
+	rr.warning.Store(&w)
+	return nil
+}
+
+// warnings returns the last check's warning, if any.
+func (rr *runtimeReadiness) warnings() []string {
+	if rr == nil {
+		return nil
+	}
+	if w := rr.warning.Load(); w != nil {
+		return []string{*w}
+	}
+	return nil
 }
 
 // close closes the connection to the container runtime.

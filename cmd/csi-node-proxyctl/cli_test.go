@@ -19,6 +19,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -35,6 +36,7 @@ type simNode struct {
 	v    volume.Interface
 	f    filesystem.Interface
 	s    smb.Interface
+	m    smbmappings.Interface
 	i    iscsi.Interface
 	sys  system.Interface
 }
@@ -47,6 +49,10 @@ func (n *simNode) ISCSI() iscsi.Interface           { return n.i }
 func (n *simNode) System() system.Interface         { return n.sys }
 func (n *simNode) Close() error                     { return nil }
 
+// SMBMappings is the SMB mappings group, as client.Client and
+// inprocess.Node have it.
+func (n *simNode) SMBMappings() smbmappings.Interface { return n.m }
+
 // newSimNode builds a simNode on cfg.
 func newSimNode(t *testing.T, cfg simulated.Config, allowed ...string) *simNode {
 	t.Helper()
@@ -58,12 +64,14 @@ func newSimNode(t *testing.T, cfg simulated.Config, allowed ...string) *simNode 
 	if err != nil {
 		t.Fatal(err)
 	}
+	shares := smb.NewService(h.SMB(), paths)
 	return &simNode{
 		host: h,
+		m:    smbmappings.NewService(h.SMBMappingsGroup(), shares, paths),
 		d:    disk.NewService(h.Disk()),
 		v:    volume.NewService(h.Volume(), paths),
 		f:    filesystem.NewService(h.Filesystem(), paths),
-		s:    smb.NewService(h.SMB(), paths),
+		s:    shares,
 		i:    iscsi.NewService(h.ISCSI()),
 		sys:  system.NewService(h.System(), allowed),
 	}

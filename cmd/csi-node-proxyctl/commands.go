@@ -32,6 +32,10 @@ type command struct {
 	group string
 	// name is the verb: "list", "online".
 	name string
+	// api is the API group the command dials when it is not group's
+	// (apiGroup): smb ls, gc and reconcile call csi-node-proxy's own
+	// smbmappings group.
+	api string
 	// args are the positional arguments in order; optional ones come
 	// last.
 	args []argSpec
@@ -104,14 +108,14 @@ var commandGroups = []groupInfo{
 	{"disk", "the node's disks: list, IDs, size, online state, partitioning, rescan"},
 	{"volume", "volumes on the disks: list, stats, format, mount, resize, which disk or path"},
 	{"fs", "paths inside the working directories: exists, mkdir, rmdir, symlinks"},
-	{"smb", "node-wide SMB mappings: map, unmap"},
+	{"smb", "node-wide SMB mappings: map, unmap, and list, repair or collect them (ls, reconcile, gc)"},
 	{"iscsi", "iSCSI portals, targets, sessions and their disks"},
 	{"system", "BIOS serial number and host services"},
 }
 
 // commands is the command tree, built once from each group's file.
 var commands = slices.Concat(topCommands(), []command{deprecationsCommand(), completionCommand()}, diskCommands(), volumeCommands(), fsCommands(),
-	smbCommands(), iscsiCommands(), systemCommands())
+	smbCommands(), smbMappingCommands(), iscsiCommands(), systemCommands())
 
 // lookup finds a command by group and name ("" group for top-level).
 func lookup(group, name string) *command {
@@ -251,7 +255,11 @@ func (c *call) connect() (groups.Node, error) {
 	if open == nil {
 		open = openNode
 	}
-	n, err := open(c.ctx, c.g, c.cmd.group)
+	dial := c.cmd.group
+	if c.cmd.api != "" {
+		dial = c.cmd.api
+	}
+	n, err := open(c.ctx, c.g, dial)
 	var usage *usageError
 	switch {
 	case errors.As(err, &usage):

@@ -218,6 +218,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile, metricsAddr st
 		{"filesystem", "v2alpha1,v1,v1beta2,v1beta1,v1alpha1"},
 		{"iscsi", "v1alpha2,v1alpha1"},
 		{"smb", "v1,v1beta2,v1beta1,v1alpha1"},
+		{"smbmappings", "v1alpha1"},
 		{"system", "v1alpha1"},
 		{"volume", "v2alpha1,v1,v1beta3,v1beta2,v1beta1,v1alpha1"},
 	}
@@ -240,7 +241,8 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile, metricsAddr st
 			table: versionTable, json: `{"cli": {"version": "` + e2eVersion + `"}, "mode": "daemon",
 			"groups": [{"group": "disk", "served": ["v1","v1beta3","v1beta2","v1beta1","v1alpha1"], "negotiated": "v1"},
 			{"group": "filesystem", "negotiated": "v2alpha1"}, {"group": "iscsi", "negotiated": "v1alpha2"},
-			{"group": "smb", "negotiated": "v1"}, {"group": "system", "served": ["v1alpha1"], "negotiated": "v1alpha1"},
+			{"group": "smb", "negotiated": "v1"}, {"group": "smbmappings", "served": ["v1alpha1"], "negotiated": "v1alpha1"},
+			{"group": "system", "served": ["v1alpha1"], "negotiated": "v1alpha1"},
 			{"group": "volume", "negotiated": "v2alpha1"}]}`},
 		// The CLI negotiates v1 and newer, so no deprecated version has
 		// been called (TestDeprecations makes a beta call).
@@ -248,7 +250,7 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile, metricsAddr st
 			json: `{"address": ` + jsonQuote(metricsAddr) + `, "uses": [], "untracked": 0}`},
 		{args: []string{"completion", "bash"}, msg: strings.TrimSuffix(mustScript("bash"), "\n"), json: `{"shell": "bash", "script": ` + jsonQuote(mustScript("bash")) + `}`},
 		{args: []string{"health"}, table: healthTable, json: `{"healthy": true, "mode": "daemon", "missing": [],
-			"groups": [{"group": "disk"}, {"group": "filesystem"}, {"group": "iscsi"}, {"group": "smb"}, {"group": "system"}, {"group": "volume"}]}`},
+			"groups": [{"group": "disk"}, {"group": "filesystem"}, {"group": "iscsi"}, {"group": "smb"}, {"group": "smbmappings"}, {"group": "system"}, {"group": "volume"}]}`},
 
 		// disk reads.
 		{args: []string{"disk", "list"}, table: [][]string{
@@ -375,6 +377,17 @@ func everyStep(ntfs, raw, ntfsSize, pwFile, chapFile, mutualFile, metricsAddr st
 			json: `{"remote_path": ` + q(share+`\pvc-1`) + `, "local_path": "C:\\csi\\smb1", "username": "CONTOSO\\csi", "action": "mapped"}`},
 		{args: []string{"fs", "is-symlink", `C:\csi\smb1`}, table: [][]string{{"PATH", "SYMLINK"}, {`C:\csi\smb1`, "yes"}}, json: `{"is_symlink": true}`},
 		{args: []string{"smb", "unmap", share, "--yes"}, msg: share + " is unmapped", json: `{"remote_path": ` + q(share) + `, "action": "unmapped"}`},
+		// The link stays: the share is Missing, referenced, so gc keeps
+		// nothing to remove and reconcile maps it again.
+		{args: []string{"smb", "ls"}, table: [][]string{{"REMOTE", "STATUS", "AGE", "LINKS", "LINK"}, {share, "Missing", "-", "1", `C:\csi\smb1`}},
+			json: `{"mappings": [{"remote_path": ` + q(share) + `, "status": "Missing", "links": ["C:\\csi\\smb1"], "age_seconds": 0}]}`},
+		{args: []string{"smb", "gc"}, msg: "would remove (dry run; --apply removes) 0 unreferenced mapping(s)", json: `{"dry_run": true, "removed": [], "kept_young": []}`},
+		{args: []string{"smb", "reconcile", share, "--user", `CONTOSO\csi`, "--password-file", pwFile}, code: exitDeclined, stderr: "pass --yes"},
+		{args: []string{"smb", "reconcile", share, "--user", `CONTOSO\csi`, "--password-file", pwFile, "--yes"},
+			msg:  share + ": created (was Missing, 1 link(s))",
+			json: `{"remote_path": ` + q(share) + `, "action": "Created", "previous_status": "Missing", "links": ["C:\\csi\\smb1"]}`},
+		{args: []string{"smb", "gc", "--apply", "--grace", "1s", "--yes"}, msg: "removed 0 unreferenced mapping(s)", json: `{"dry_run": false, "removed": [], "kept_young": []}`},
+		{args: []string{"smb", "unmap", share, "--yes"}, msg: share + " is unmapped", json: `{"action": "unmapped"}`},
 		{args: []string{"smb", "map", share, "--user", `CONTOSO\csi`, "--password-file", "-", "--yes"}, stdin: "wrong-" + smbPassword + "\n",
 			code: exitPermission, stderr: "smb map: "},
 		{args: []string{"smb", "map", share, "--user", `CONTOSO\csi`, "--password-file", "-", "--yes"}, stdin: smbPassword + "\n",

@@ -239,13 +239,13 @@ func TestNoDaemon(t *testing.T) {
 			t.Errorf("version -o %s: exit %d, stdout %q, stderr %q", format, code, out, errOut)
 		}
 		out, errOut, code = runCLI(t, "", "--socket-dir", empty, "-o", format, "health")
-		if code != exitUnavailable || !strings.Contains(errOut, "not served: disk, filesystem, iscsi, smb, system, volume") {
+		if code != exitUnavailable || !strings.Contains(errOut, "not served: disk, filesystem, iscsi, smb, smbmappings, system, volume") {
 			t.Errorf("health -o %s: exit %d, stderr %q", format, code, errOut)
 		}
 		if format == formatJSON && !strings.Contains(out, `"healthy": false`) {
 			t.Errorf("health -o json: %s", out)
 		}
-		if format == formatTable && !strings.Contains(out, "disk        NOT SERVED  -") {
+		if format == formatTable && !strings.Contains(out, "disk         NOT SERVED  -") {
 			t.Errorf("health: %s", out)
 		}
 	}
@@ -283,7 +283,7 @@ func TestHealthOfSomeGroups(t *testing.T) {
 		}
 	}
 	out, _, _ := d.cli(t, "", "health")
-	for _, want := range []string{"disk        ok          v1\n", "smb         NOT SERVED  -\n", "volume      ok          v2alpha1,v1,v1beta3,v1beta2,v1beta1,v1alpha1\n"} {
+	for _, want := range []string{"disk         ok          v1\n", "smb          NOT SERVED  -\n", "volume       ok          v2alpha1,v1,v1beta3,v1beta2,v1beta1,v1alpha1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("health table lacks %q:\n%s", want, out)
 		}
@@ -306,8 +306,8 @@ func TestLocal(t *testing.T) {
 		{[]string{"system", "bios-serial"}, exitOK, "CLI-E2E-SERIAL-42", `"serial_number": "CLI-E2E-SERIAL-42"`},
 		{[]string{"fs", "exists", `C:\csi`}, exitOK, `C:\csi  yes`, `"exists": true`},
 		{[]string{"fs", "exists", `C:\Windows`}, exitPermission, "", ""},
-		{[]string{"version"}, exitOK, "disk        inprocess  inprocess", `"mode": "local"`},
-		{[]string{"health"}, exitOK, "system      ok      inprocess", `"healthy": true`},
+		{[]string{"version"}, exitOK, "disk         inprocess  inprocess", `"mode": "local"`},
+		{[]string{"health"}, exitOK, "system       ok      inprocess", `"healthy": true`},
 		{[]string{"system", "start-service", "MSiSCSI", "--yes"}, exitPermission, "", ""},
 	} {
 		for _, format := range []string{formatTable, formatJSON} {

@@ -3,6 +3,7 @@ package smb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf16"
 
@@ -118,20 +119,55 @@ func checkUsername(u string) error {
 	return nil
 }
 
+// CheckCredentials validates a user name and password as every request
+// that maps a share does: the user name must be one an account could
+// have; the password is opaque, and only its length is checked, so that
+// no refusal tells anything about its content. A backend refuses what it
+// cannot carry (the Linux one a NUL).
+func CheckCredentials(username, password string) error {
+	if err := checkUsername(username); err != nil {
+		return err
+	}
+	if len(password) > 1024 {
+		return errdefs.Errorf(errdefs.ErrInvalidArgument, "password is longer than 1024 bytes")
+	}
+	return nil
+}
+
+// WithShares runs f with the SMB backend while holding the per-share
+// locks of shares (lower-cased \\server\share roots, as ParseRemotePath
+// returns them), taken in sorted order so that two callers never wait for
+// each other. NewSmbGlobalMapping and RemoveSmbGlobalMapping take the
+// same locks, so f sees no mapping of these shares change under it: the
+// SMB mappings group repairs and collects mappings through it.
+func (s *Service) WithShares(ctx context.Context, shares []string, f func(Host) error) error {
+	keys := append([]string(nil), shares...)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var unlocks []func()
+	defer func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}()
+	for _, k := range keys {
+		unlock, err := s.locks.Lock(ctx, k)
+		if err != nil {
+			return err
+		}
+		unlocks = append(unlocks, unlock)
+	}
+	return f(s.host)
+}
+
 // NewSmbGlobalMapping implements Interface.
 func (s *Service) NewSmbGlobalMapping(ctx context.Context, req *NewSmbGlobalMappingRequest) (*NewSmbGlobalMappingResponse, error) {
 	share, full, err := ParseRemotePath(req.RemotePath)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUsername(req.Username); err != nil {
+	if err := CheckCredentials(req.Username, req.Password); err != nil {
 		return nil, err
-	}
-	// The password is opaque: only its length is checked here, so that
-	// no refusal tells anything about its content. A backend refuses what
-	// it cannot carry (the Linux one a NUL).
-	if len(req.Password) > 1024 {
-		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "password is longer than 1024 bytes")
 	}
 	m := Mapping{Share: share, RemotePath: full, Username: req.Username, Password: req.Password}
 	if req.LocalPath != "" {

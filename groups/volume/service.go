@@ -28,6 +28,48 @@ type Service struct {
 	paths  *hostpath.Policy
 	locks  keylock.Locks
 	idRule func(string) error
+	// reformat judges a FormatVolume of a formatted volume; nil refuses
+	// every one (SetReformatCheck).
+	reformat func(ctx context.Context, volumeID string) error
+	// formats, when not nil, holds a token per FormatVolume running on
+	// the host (SetMaxConcurrentFormats).
+	formats chan struct{}
+}
+
+// SetMaxConcurrentFormats bounds how many FormatVolume calls run on the
+// host at once, n > 0; 0 leaves them unbounded. A call past the bound
+// waits, holding its volume's lock, until a format ends or its context is
+// done (then it fails Canceled or DeadlineExceeded, having changed
+// nothing). Formatting is the slowest thing a node does (minutes on a
+// large Windows volume), and several at once on one node slow each other
+// down until drivers' retries race them (azuredisk#2690): the drivers'
+// own pkg/os throttles them the same way (azuredisk-csi-driver's
+// maxConcurrentFormat). Call it before serving.
+func (s *Service) SetMaxConcurrentFormats(n int) {
+	s.formats = nil
+	if n > 0 {
+		s.formats = make(chan struct{}, n)
+	}
+}
+
+// SetReformatCheck installs the judge of FormatVolume calls that find the
+// volume already formatted: nil lets the format erase it, an error
+// (wrapping errdefs.ErrFailedPrecondition, saying why) refuses it.
+// Without one, or given nil, every such call is refused, as drivers
+// expect (a second format is a bug that destroys data). hostset installs
+// policy.CheckReformat, which follows the allowReformat setting of the
+// policy rule that allowed the call; the model cannot import the policy
+// itself (the client links this package). Call it before serving.
+func (s *Service) SetReformatCheck(check func(ctx context.Context, volumeID string) error) {
+	s.reformat = check
+}
+
+// checkReformat applies the reformat judge, or refuses.
+func (s *Service) checkReformat(ctx context.Context, volumeID string) error {
+	if s.reformat == nil {
+		return errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is already formatted; refusing to erase it", volumeID)
+	}
+	return s.reformat(ctx, volumeID)
 }
 
 var _ Interface = (*Service)(nil)
@@ -204,7 +246,19 @@ func (s *Service) FormatVolume(ctx context.Context, req *FormatVolumeRequest) (*
 		return nil, fmt.Errorf("check format of volume %s: %w", req.VolumeID, err)
 	}
 	if formatted {
-		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "volume %s is already formatted; refusing to erase it", req.VolumeID)
+		// Refused unless the Reformat hook allows it (the policy's
+		// allowReformat), judged now, under the volume's lock.
+		if err := s.checkReformat(ctx, req.VolumeID); err != nil {
+			return nil, err
+		}
+	}
+	if s.formats != nil {
+		select {
+		case s.formats <- struct{}{}:
+			defer func() { <-s.formats }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("format volume %s: waiting for one of the %d formats allowed at once to end: %w", req.VolumeID, cap(s.formats), ctx.Err())
+		}
 	}
 	if err := s.host.FormatVolume(ctx, req.VolumeID); err != nil {
 		return nil, fmt.Errorf("format volume %s: %w", req.VolumeID, err)

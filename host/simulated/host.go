@@ -9,12 +9,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/disk"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
@@ -34,12 +36,13 @@ type Host struct {
 
 // Compile-time checks that the views implement the backend interfaces.
 var (
-	_ disk.Host       = diskView{}
-	_ volume.Host     = volumeView{}
-	_ filesystem.Host = fsView{}
-	_ smb.Host        = smbView{}
-	_ iscsi.Host      = iscsiView{}
-	_ system.Host     = systemView{}
+	_ disk.Host        = diskView{}
+	_ volume.Host      = volumeView{}
+	_ filesystem.Host  = fsView{}
+	_ smb.Host         = smbView{}
+	_ smbmappings.Host = smbMappingsView{}
+	_ iscsi.Host       = iscsiView{}
+	_ system.Host      = systemView{}
 )
 
 // Disk returns the disk group backend.
@@ -53,6 +56,11 @@ func (h *Host) Filesystem() filesystem.Host { return fsView{h} }
 
 // SMB returns the SMB group backend.
 func (h *Host) SMB() smb.Host { return smbView{h} }
+
+// SMBMappingsGroup returns the SMB mappings group backend (csi-node-proxy's
+// own group: listing the SMB global mappings and the links into them).
+// It is not called SMBMappings, the name of the snapshot tests take.
+func (h *Host) SMBMappingsGroup() smbmappings.Host { return smbMappingsView{h} }
 
 // ISCSI returns the iSCSI group backend.
 func (h *Host) ISCSI() iscsi.Host { return iscsiView{h} }
@@ -137,6 +145,9 @@ type world struct {
 
 	shares   map[string]*share   // lower-case \\server\share -> share
 	mappings map[string]*mapping // lower-case \\server\share -> global mapping
+	// now is the clock SMB mappings are stamped with; nil is time.Now
+	// (SetClock).
+	now func() time.Time
 
 	portals      map[string]iscsi.Portal // registered portals by portalKey
 	targets      []*target

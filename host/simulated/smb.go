@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
@@ -20,6 +21,9 @@ const (
 	// SMBDisconnected is a stale mapping: the server dropped the session.
 	// NewSmbGlobalMapping removes and re-creates it.
 	SMBDisconnected SMBStatus = "Disconnected"
+	// SMBUnavailable is a mapping whose share cannot be reached; like
+	// Disconnected, only re-creating it helps.
+	SMBUnavailable SMBStatus = "Unavailable"
 )
 
 // share is a share the simulated network offers, with its files.
@@ -36,6 +40,7 @@ type mapping struct {
 	share    *share
 	username string
 	status   SMBStatus
+	created  time.Time // the world's clock when the mapping was made
 }
 
 func (w *world) addShare(s SMBShare) error {
@@ -124,12 +129,12 @@ func (v smbView) NewSmbGlobalMapping(ctx context.Context, m smb.Mapping) error {
 				if pl.dir == nil || pl.n != nil && !sameLink {
 					return errdefs.Errorf(errdefs.ErrAlreadyExists, "local path %q already exists", lp)
 				}
-				w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK}
+				w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK, created: w.clock()}
 			}
 			return w.link(wk, pl, lp, m.RemotePath, true)
 		}
 		if existing == nil {
-			w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK}
+			w.mappings[key] = &mapping{share: sh, username: m.Username, status: SMBOK, created: w.clock()}
 		}
 		return nil
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/filesystemv2alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/iscsiv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/iscsiv1alpha2"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbmappingsv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbv1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbv1alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbv1beta1"
@@ -48,6 +49,7 @@ var generated = []API{
 	{Group: "smb", Version: "v1beta1", Service: smbv1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1beta1.Register(s, g.SMB) }},
 	{Group: "smb", Version: "v1beta2", Service: smbv1beta2.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1beta2.Register(s, g.SMB) }},
 	{Group: "smb", Version: "v1", Service: smbv1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbv1.Register(s, g.SMB) }},
+	{Group: "smbmappings", Version: "v1alpha1", Service: smbmappingsv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { smbmappingsv1alpha1.Register(s, g.SMBMappings) }},
 	{Group: "system", Version: "v1alpha1", Service: systemv1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { systemv1alpha1.Register(s, g.System) }},
 	{Group: "volume", Version: "v1alpha1", Service: volumev1alpha1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1alpha1.Register(s, g.Volume) }},
 	{Group: "volume", Version: "v1beta1", Service: volumev1beta1.ServiceName, Register: func(s grpc.ServiceRegistrar, g groups.Set) { volumev1beta1.Register(s, g.Volume) }},

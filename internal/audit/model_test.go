@@ -7,6 +7,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
@@ -27,6 +28,9 @@ func TestModelRecords(t *testing.T) {
 			map[string]any{"target_portal": map[string]any{"target_address": "10.0.0.1", "target_port": float64(3260)}, "iqn": "iqn.2001-04.com.example:t",
 				"auth_type": iscsi.AuthMutualCHAP.String(), "chap_username": "u", "chap_secret": audit.Redacted}},
 		{&smb.RemoveSmbGlobalMappingRequest{}, map[string]any{}},
+		{&smbmappings.ReconcileSmbGlobalMappingRequest{RemotePath: `\\srv\share`, Username: "u", Password: "hunter2-secret"},
+			map[string]any{"remote_path": `\\srv\share`, "username": "u", "password": audit.Redacted}},
+		{&smbmappings.CollectSmbGlobalMappingsRequest{DryRun: true}, map[string]any{"dry_run": true}},
 	}
 	for _, c := range cases {
 		var b strings.Builder

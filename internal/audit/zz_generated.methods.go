@@ -36,6 +36,11 @@ var modelMutates = map[string]map[string]bool{
 		"NewSmbGlobalMapping":    true,
 		"RemoveSmbGlobalMapping": true,
 	},
+	"smbmappings": {
+		"CollectSmbGlobalMappings":  true,
+		"ListSmbGlobalMappings":     false,
+		"ReconcileSmbGlobalMapping": true,
+	},
 	"system": {
 		"GetBIOSSerialNumber": false,
 		"GetService":          false,
@@ -97,6 +102,11 @@ var wireMethods = map[string]map[string]string{
 	"smb": {
 		"NewSmbGlobalMapping":    "NewSmbGlobalMapping",
 		"RemoveSmbGlobalMapping": "RemoveSmbGlobalMapping",
+	},
+	"smbmappings": {
+		"CollectSmbGlobalMappings":  "CollectSmbGlobalMappings",
+		"ListSmbGlobalMappings":     "ListSmbGlobalMappings",
+		"ReconcileSmbGlobalMapping": "ReconcileSmbGlobalMapping",
 	},
 	"system": {
 		"GetBIOSSerialNumber": "GetBIOSSerialNumber",

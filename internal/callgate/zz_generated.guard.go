@@ -10,6 +10,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
@@ -21,12 +22,13 @@ import (
 // request, whatever API version carried it.
 func (g *Gate) Guard(s groups.Set) groups.Set {
 	return groups.Set{
-		Disk:       diskGuard{g: g, s: s.Disk},
-		Filesystem: filesystemGuard{g: g, s: s.Filesystem},
-		ISCSI:      iscsiGuard{g: g, s: s.ISCSI},
-		SMB:        smbGuard{g: g, s: s.SMB},
-		System:     systemGuard{g: g, s: s.System},
-		Volume:     volumeGuard{g: g, s: s.Volume},
+		Disk:        diskGuard{g: g, s: s.Disk},
+		Filesystem:  filesystemGuard{g: g, s: s.Filesystem},
+		ISCSI:       iscsiGuard{g: g, s: s.ISCSI},
+		SMB:         smbGuard{g: g, s: s.SMB},
+		SMBMappings: smbmappingsGuard{g: g, s: s.SMBMappings},
+		System:      systemGuard{g: g, s: s.System},
+		Volume:      volumeGuard{g: g, s: s.Volume},
 	}
 }
 
@@ -175,6 +177,29 @@ func (x smbGuard) NewSmbGlobalMapping(ctx context.Context, r *smb.NewSmbGlobalMa
 // RemoveSmbGlobalMapping runs the smb group's RemoveSmbGlobalMapping through the gate.
 func (x smbGuard) RemoveSmbGlobalMapping(ctx context.Context, r *smb.RemoveSmbGlobalMappingRequest) (*smb.RemoveSmbGlobalMappingResponse, error) {
 	return run(ctx, x.g, "smb", "RemoveSmbGlobalMapping", r, x.s.RemoveSmbGlobalMapping)
+}
+
+// smbmappingsGuard is the smbmappings group behind the gate.
+type smbmappingsGuard struct {
+	g *Gate
+	s smbmappings.Interface
+}
+
+var _ smbmappings.Interface = smbmappingsGuard{}
+
+// CollectSmbGlobalMappings runs the smbmappings group's CollectSmbGlobalMappings through the gate.
+func (x smbmappingsGuard) CollectSmbGlobalMappings(ctx context.Context, r *smbmappings.CollectSmbGlobalMappingsRequest) (*smbmappings.CollectSmbGlobalMappingsResponse, error) {
+	return run(ctx, x.g, "smbmappings", "CollectSmbGlobalMappings", r, x.s.CollectSmbGlobalMappings)
+}
+
+// ListSmbGlobalMappings runs the smbmappings group's ListSmbGlobalMappings through the gate.
+func (x smbmappingsGuard) ListSmbGlobalMappings(ctx context.Context, r *smbmappings.ListSmbGlobalMappingsRequest) (*smbmappings.ListSmbGlobalMappingsResponse, error) {
+	return run(ctx, x.g, "smbmappings", "ListSmbGlobalMappings", r, x.s.ListSmbGlobalMappings)
+}
+
+// ReconcileSmbGlobalMapping runs the smbmappings group's ReconcileSmbGlobalMapping through the gate.
+func (x smbmappingsGuard) ReconcileSmbGlobalMapping(ctx context.Context, r *smbmappings.ReconcileSmbGlobalMappingRequest) (*smbmappings.ReconcileSmbGlobalMappingResponse, error) {
+	return run(ctx, x.g, "smbmappings", "ReconcileSmbGlobalMapping", r, x.s.ReconcileSmbGlobalMapping)
 }
 
 // systemGuard is the system group behind the gate.
@@ -331,6 +356,12 @@ func appendArgs(req any, dst []policy.Arg) ([]policy.Arg, bool) {
 		dst = append(dst, policy.Arg{Field: "local_path", Kind: policy.ArgPath, Value: r.LocalPath})
 		return dst, true
 	case *smb.RemoveSmbGlobalMappingRequest:
+		return dst, true
+	case *smbmappings.CollectSmbGlobalMappingsRequest:
+		return dst, true
+	case *smbmappings.ListSmbGlobalMappingsRequest:
+		return dst, true
+	case *smbmappings.ReconcileSmbGlobalMappingRequest:
 		return dst, true
 	case *system.GetBIOSSerialNumberRequest:
 		return dst, true

@@ -8,10 +8,11 @@ package callgate
 // and library mode both take them from here; library mode links no wire
 // code, so convgen writes them out from the wire stubs.
 var Methods = map[string][]string{
-	"disk":       {"ListDiskLocations", "PartitionDisk", "Rescan", "GetDiskNumberByName", "ListDiskIDs", "DiskStats", "SetAttachState", "GetAttachState", "GetDiskStats", "SetDiskState", "GetDiskState"},
-	"filesystem": {"PathExists", "Mkdir", "Rmdir", "LinkPath", "IsMountPoint", "CreateSymlink", "IsSymlink", "RmdirContents"},
-	"iscsi":      {"AddTargetPortal", "DiscoverTargetPortal", "RemoveTargetPortal", "ListTargetPortals", "ConnectTarget", "DisconnectTarget", "GetTargetDisks", "SetMutualChapSecret"},
-	"smb":        {"NewSmbGlobalMapping", "RemoveSmbGlobalMapping"},
-	"system":     {"GetBIOSSerialNumber", "StartService", "StopService", "GetService"},
-	"volume":     {"ListVolumesOnDisk", "MountVolume", "DismountVolume", "IsVolumeFormatted", "FormatVolume", "ResizeVolume", "VolumeStats", "GetVolumeDiskNumber", "GetVolumeIDFromMount", "WriteVolumeCache", "UnmountVolume", "GetVolumeStats", "GetDiskNumberFromVolumeID", "GetVolumeIDFromTargetPath", "GetClosestVolumeIDFromTargetPath"},
+	"disk":        {"ListDiskLocations", "PartitionDisk", "Rescan", "GetDiskNumberByName", "ListDiskIDs", "DiskStats", "SetAttachState", "GetAttachState", "GetDiskStats", "SetDiskState", "GetDiskState"},
+	"filesystem":  {"PathExists", "Mkdir", "Rmdir", "LinkPath", "IsMountPoint", "CreateSymlink", "IsSymlink", "RmdirContents"},
+	"iscsi":       {"AddTargetPortal", "DiscoverTargetPortal", "RemoveTargetPortal", "ListTargetPortals", "ConnectTarget", "DisconnectTarget", "GetTargetDisks", "SetMutualChapSecret"},
+	"smb":         {"NewSmbGlobalMapping", "RemoveSmbGlobalMapping"},
+	"smbmappings": {"ListSmbGlobalMappings", "ReconcileSmbGlobalMapping", "CollectSmbGlobalMappings"},
+	"system":      {"GetBIOSSerialNumber", "StartService", "StopService", "GetService"},
+	"volume":      {"ListVolumesOnDisk", "MountVolume", "DismountVolume", "IsVolumeFormatted", "FormatVolume", "ResizeVolume", "VolumeStats", "GetVolumeDiskNumber", "GetVolumeIDFromMount", "WriteVolumeCache", "UnmountVolume", "GetVolumeStats", "GetDiskNumberFromVolumeID", "GetVolumeIDFromTargetPath", "GetClosestVolumeIDFromTargetPath"},
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -162,6 +163,10 @@ type Config struct {
 	// AllowedServices are the only services StartService and StopService
 	// may touch (--allowed-service).
 	AllowedServices []string
+	// MaxConcurrentFormats bounds how many FormatVolume calls run on the
+	// node at once (--max-concurrent-formats); 0 leaves them unbounded
+	// (volume.Service.SetMaxConcurrentFormats).
+	MaxConcurrentFormats int
 	// PolicyFile is the YAML authorisation policy (--policy), reloaded
 	// every PolicyReloadInterval when it changes and by Node.Reload; ""
 	// means none unless PolicyData is given: every call is allowed.
@@ -198,6 +203,9 @@ type Set struct {
 	SMB        smb.Host
 	ISCSI      iscsi.Host
 	System     system.Host
+	// SMBMappings is the backend of csi-node-proxy's own SMB mappings
+	// group; its changes go through SMB.
+	SMBMappings smbmappings.Host
 	// Simulated is the simulated host behind the groups when Host is
 	// Simulated, for tests that arrange or inspect the node (AddDisk,
 	// ListVolumes); nil otherwise.
@@ -285,14 +293,15 @@ func newSimulated(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("simulated host: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       h.Disk(),
-		Volume:     h.Volume(),
-		Filesystem: h.Filesystem(),
-		SMB:        h.SMB(),
-		ISCSI:      h.ISCSI(),
-		System:     h.System(),
-		Simulated:  h,
+		Style:       hostpath.Windows,
+		Disk:        h.Disk(),
+		Volume:      h.Volume(),
+		Filesystem:  h.Filesystem(),
+		SMB:         h.SMB(),
+		ISCSI:       h.ISCSI(),
+		System:      h.System(),
+		SMBMappings: h.SMBMappingsGroup(),
+		Simulated:   h,
 	}, nil
 }
 
@@ -326,13 +335,14 @@ func newWindows(cfg Config) (Set, error) {
 		return Set{}, fmt.Errorf("windows system backend: %w", err)
 	}
 	return Set{
-		Style:      hostpath.Windows,
-		Disk:       st.Disk(),
-		Volume:     st.Volume(),
-		Filesystem: fs,
-		SMB:        sm,
-		ISCSI:      initiator,
-		System:     svc,
+		Style:       hostpath.Windows,
+		Disk:        st.Disk(),
+		Volume:      st.Volume(),
+		Filesystem:  fs,
+		SMB:         sm,
+		ISCSI:       initiator,
+		System:      svc,
+		SMBMappings: sm,
 	}, nil
 }
 
@@ -360,12 +370,20 @@ func (s Set) Services(allowedServices []string) (groups.Set, error) {
 	if err != nil {
 		return groups.Set{}, err
 	}
+	vol := volume.NewService(s.Volume, paths)
+	// A formatted volume is erased only where the allowing policy rule's
+	// allowReformat says so (the decision the call gate put in ctx).
+	vol.SetReformatCheck(policy.CheckReformat)
+	shares := smb.NewService(s.SMB, paths)
 	return groups.Set{
 		Disk:       disk.NewService(s.Disk),
-		Volume:     volume.NewService(s.Volume, paths),
+		Volume:     vol,
 		Filesystem: filesystem.NewService(s.Filesystem, paths),
-		SMB:        smb.NewService(s.SMB, paths),
+		SMB:        shares,
 		ISCSI:      iscsi.NewService(s.ISCSI),
 		System:     system.NewService(s.System, allowedServices),
+		// The mappings group changes mappings through the SMB group's
+		// Service, under its per-share locks.
+		SMBMappings: smbmappings.NewService(s.SMBMappings, shares, paths),
 	}, nil
 }

@@ -59,14 +59,15 @@ func newLinux(cfg Config) (Set, error) {
 	// backend holds between calls.
 	services := systemd.New(systemd.DefaultSysfsRoot, systemd.NewDBus(""))
 	return Set{
-		Style:      hostpath.POSIX,
-		Disk:       blocks.Disk(),
-		Volume:     blocks.Volume(),
-		Filesystem: fs,
-		SMB:        smbHost,
-		ISCSI:      initiator,
-		System:     services,
-		Closer:     services,
+		Style:       hostpath.POSIX,
+		Disk:        blocks.Disk(),
+		Volume:      blocks.Volume(),
+		Filesystem:  fs,
+		SMB:         smbHost,
+		SMBMappings: smbHost,
+		ISCSI:       initiator,
+		System:      services,
+		Closer:      services,
 	}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
@@ -131,6 +132,12 @@ func NewNode(cfg Config, hooks Hooks) (n *Node, err error) {
 	}
 	if n.Groups, err = n.Backends.Services(cfg.AllowedServices); err != nil {
 		return n, err
+	}
+	if cfg.MaxConcurrentFormats < 0 {
+		return n, fmt.Errorf("max concurrent formats %d is negative: give 0 for no bound", cfg.MaxConcurrentFormats)
+	}
+	if vol, ok := n.Groups.Volume.(*volume.Service); ok { // as Services built it
+		vol.SetMaxConcurrentFormats(cfg.MaxConcurrentFormats)
 	}
 	store, err := loadPolicy(cfg, n.Backends)
 	if err != nil {

@@ -295,10 +295,14 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 		return nil, nil, ErrTooManyConnections
 	}
 	caller, proc := c.identify(conn, c.opts, accepted)
-	// The runtime is asked while the slot is held: its timeout bounds
-	// the wait, and a flood of connections cannot flood it.
-	caller = resolveWorkload(c.opts, caller)
 	<-c.slots
+	// The runtime is asked after the slot is freed: a runtime that is
+	// slow or down must not let a caller with no rights, opening
+	// connections from a container the runtime does not know, fill the
+	// slots and get drivers' connections refused (issue 23). The
+	// resolver bounds what that costs it: one question per container at
+	// a time, failures remembered for seconds, each within its timeout.
+	caller = resolveWorkload(c.opts, caller)
 	ai := AuthInfo{Caller: caller, process: proc}
 	if proc == nil {
 		return conn, ai, nil

@@ -39,6 +39,9 @@
 //	csi_node_proxy_audit_log_healthy                                              gauge, 1 or 0
 //	csi_node_proxy_audit_suppressed_denials_total                                 counter
 //	csi_node_proxy_policy_reload_failures_total                                   counter
+//	csi_node_proxy_smb_global_mappings                                            gauge
+//	csi_node_proxy_smb_global_mappings_not_ok                                     gauge
+//	csi_node_proxy_smb_global_mappings_observed_timestamp_seconds                 gauge
 //
 // plus the standard go_* and process_* collectors and the scrape handler's
 // promhttp_metric_handler_* series.
@@ -131,6 +134,7 @@ type Metrics struct {
 
 	auditLog atomic.Pointer[audit.Logger]
 	policy   atomic.Pointer[policy.Store]
+	smbMaps  atomic.Pointer[SMBMappingCensus]
 }
 
 // New creates the collectors and registers them, with the Go and process
@@ -253,6 +257,7 @@ func New(build version.Info) *Metrics {
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
 		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
 		buildInfo, auditFailures, auditTorn, auditSuppressed, auditHealthy, policyFailures,
+		smbMappingsCollector{m},
 	)
 	return m
 }

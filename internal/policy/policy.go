@@ -43,7 +43,6 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/k8sname"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
@@ -79,6 +78,13 @@ type Rule struct {
 	// this rule allows: the rule that allows a call decides, and a rule
 	// without them leaves the daemon's.
 	SMBPermissions *SMBPermissions `json:"smbPermissions,omitempty"`
+	// AllowReformat lets the rule's callers' volume.FormatVolume erase a
+	// volume that already carries a file system, which is refused
+	// otherwise (FailedPrecondition), when the volume is mounted and
+	// every one of its mounts lies beneath the rule's PathRoots (see
+	// CheckReformat). sig-storage-local-static-provisioner's Windows
+	// deleter wipes a released volume that way. It needs PathRoots.
+	AllowReformat bool `json:"allowReformat,omitempty"`
 }
 
 // CallerSelector matches a caller. Every field that is set must match; at
@@ -272,66 +278,15 @@ func Compile(f File, o Options) (*Policy, error) {
 		for _, err := range validateSMBPermissions(r.SMBPermissions) {
 			bad("%s: %w", where, err)
 		}
+		if r.AllowReformat && len(r.PathRoots) == 0 {
+			bad("%s: allowReformat needs pathRoots: it lets callers erase volumes mounted only beneath them", where)
+		}
 		p.rules = append(p.rules, cr)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return p, nil
-}
-
-func validateSelector(c CallerSelector) []error {
-	var errs []error
-	set := len(c.UIDs) + len(c.GIDs) + len(c.ContainerIDs) + len(c.PodUIDs) + len(c.WindowsAccounts) + len(c.WindowsGroups) +
-		len(c.Namespaces) + len(c.PodNames) + len(c.ContainerNames) + len(c.ServiceAccounts)
-	switch {
-	case c.Any && set > 0:
-		errs = append(errs, errors.New("any cannot be combined with other fields"))
-	case !c.Any && set == 0:
-		errs = append(errs, errors.New("empty: name namespaces, podNames, containerNames, serviceAccounts, uids, gids, containerIDs, podUIDs, windowsAccounts or windowsGroups, or say any: true"))
-	}
-	for _, n := range c.Namespaces {
-		if !k8sname.IsDNSLabel(n) {
-			errs = append(errs, fmt.Errorf("namespaces: %q is not a namespace (lower-case RFC 1123 label)", n))
-		}
-	}
-	for _, n := range c.PodNames {
-		if _, err := path.Match(n, ""); err != nil || !podNamePattern.MatchString(n) {
-			errs = append(errs, fmt.Errorf("podNames: %q is not a pod name or pattern (lower-case letters, digits, '-', '.', and * ? [...])", n))
-		}
-	}
-	for _, n := range c.ContainerNames {
-		if !k8sname.IsDNSLabel(n) {
-			errs = append(errs, fmt.Errorf("containerNames: %q is not a container name (lower-case RFC 1123 label)", n))
-		}
-	}
-	for _, sa := range c.ServiceAccounts {
-		ns, name, ok := strings.Cut(sa, "/")
-		if !ok || !k8sname.IsDNSLabel(ns) || !k8sname.IsDNSSubdomain(name) {
-			errs = append(errs, fmt.Errorf("serviceAccounts: %q is not namespace/name (a namespace, '/', and a ServiceAccount name: lower-case RFC 1123 subdomain)", sa))
-		}
-	}
-	for _, id := range c.ContainerIDs {
-		if !hex64.MatchString(id) {
-			errs = append(errs, fmt.Errorf("containerIDs: %q is not a full container ID (64 lower-case hex digits)", id))
-		}
-	}
-	for _, u := range c.PodUIDs {
-		if !k8sname.IsPodUID(u) {
-			errs = append(errs, fmt.Errorf("podUIDs: %q is not a pod UID", u))
-		}
-	}
-	for _, a := range c.WindowsAccounts {
-		if strings.TrimSpace(a) == "" || strings.TrimSpace(a) != a {
-			errs = append(errs, fmt.Errorf("windowsAccounts: %q: want DOMAIN\\name or a SID", a))
-		}
-	}
-	for _, g := range c.WindowsGroups {
-		if !sidForm.MatchString(g) {
-			errs = append(errs, fmt.Errorf("windowsGroups: %q is not a SID (S-1-5-32-544 ...); groups are matched by SID", g))
-		}
-	}
-	return errs
 }
 
 func validateAllow(a Allow, known map[string][]string) []error {
@@ -440,6 +395,10 @@ type Decision struct {
 	// where the Linux SMB backend reads it. Read only: it is the rule's
 	// own, shared by every call the rule allows.
 	SMBPermissions *SMBPermissions
+	// reformat is set when the allowing rule has allowReformat and the
+	// call is volume.FormatVolume: what CheckReformat needs to judge the
+	// volume when the Service finds it formatted. Nil otherwise.
+	reformat *reformatGrant
 }
 
 // NoRuleReason is the Reason of a denial because no rule lets the caller
@@ -474,7 +433,7 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 			reason = r.checkObjects(ctx, p, c)
 		}
 		if reason == "" {
-			return Decision{Allowed: true, Rule: r.Name, SMBPermissions: r.SMBPermissions}
+			return Decision{Allowed: true, Rule: r.Name, SMBPermissions: r.SMBPermissions, reformat: r.reformatGrant(p, c)}
 		}
 		if pathReason == "" {
 			pathReason = reason

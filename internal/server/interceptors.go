@@ -46,7 +46,14 @@ func recoverPanics(endpoint string) grpc.UnaryServerInterceptor {
 // logged when the call begins (so a call that hangs shows up) and the
 // response when it ends, both redacted. Handlers below never log their
 // errors: this is the one place. Every line names the caller.
-func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnaryServerInterceptor {
+//
+// The lines of calls that failed through the caller's fault (a denial,
+// a bad request) are rate-limited per caller by faults, at the audit
+// log's denial rate, each saying how many it left out: otherwise a
+// caller no rule admits grows the daemon's log by a line per call it
+// makes, however fast (issue 23). Failures of the daemon or the host are
+// always logged.
+func logCalls(endpoint string, callLevel, payloadLevel klog.Level, lines *callLog, faults *audit.DenialLimiter) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		level := callLevel
 		if isHealth(info.FullMethod) {
@@ -76,13 +83,16 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level) grpc.UnarySer
 				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d,
 					"response", renderPayload(resp))
 			} else {
-				klog.V(level).InfoS("call", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d)
+				lines.write(callLine{level: level, endpoint: endpoint, method: info.FullMethod, caller: callerOf(), code: code, duration: d})
 			}
 		case callerFault(code):
 			// The caller's mistake or the node's state, not a daemon
 			// fault: visible at the default level, not as an error.
-			klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d,
-				"err", status.Convert(err).Message())
+			c, _ := grpccreds.FromContext(ctx)
+			if ok, skipped := faults.Admit(c); ok {
+				klog.InfoS("call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", c.String(), "code", code, "duration", d,
+					"err", status.Convert(err).Message(), "suppressed", skipped)
+			}
 		default:
 			klog.ErrorS(err, "call failed", "endpoint", endpoint, "method", info.FullMethod, "caller", callerOf(), "code", code, "duration", d)
 		}

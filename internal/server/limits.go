@@ -49,7 +49,8 @@ const (
 	DefaultMaxHeaderListSize = 16 << 10
 	// DefaultConnectionTimeout bounds a new connection's handshake
 	// (identification and the HTTP/2 preface): 10 s. Identification may
-	// wait 2 s for the container runtime; a connection that sends nothing
+	// wait 2 s for a slot and 500 ms for the container runtime
+	// (cri.DefaultTimeout); a connection that sends nothing
 	// (upstream's client opens one per NewClient and leaves it) is closed
 	// after this instead of gRPC's two minutes.
 	DefaultConnectionTimeout = 10 * time.Second

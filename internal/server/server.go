@@ -61,7 +61,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -171,6 +170,9 @@ type Server struct {
 	done    chan struct{} // closed when every Serve has returned
 
 	conns *connLimits // shared by every endpoint's listener
+	// callLog writes successful calls' lines for every endpoint; Stop
+	// closes it once no call runs.
+	callLog *callLog
 }
 
 // endpoint is one group-version's server and, once started, its listener.
@@ -196,11 +198,12 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 	}
 	lim := cfg.Limits
-	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}}
+	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog()}
 	// The per-caller bounds hold over every endpoint together: a caller
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
 	calls := &callLimiter{max: lim.MaxCallsPerCaller}
+	failureLines := audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
 	containerConns := &counter{}
 	seen := map[string]bool{}
 	for _, api := range apis {
@@ -226,7 +229,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		g := newGuard(name, api, cfg, o)
 		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), calls.unary, g.unary}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel))
+		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog, failureLines))
 		if cfg.Metrics != nil {
 			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)
@@ -244,7 +247,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 			// CPU under 16 clients (docs/benchmarks.md). A worker's
 			// stack stays grown. gRPC still starts a goroutine when
 			// every worker is busy.
-			grpc.NumStreamWorkers(streamWorkers()),
+			grpc.NumStreamWorkers(streamWorkers(lim.MaxConcurrentStreams)),
 		)
 		gs := grpc.NewServer(opts...)
 		hs := health.NewServer()
@@ -315,8 +318,12 @@ func (s *Server) Start() error {
 			}
 		}()
 	}
+	s.callLog.start()
 	go func() {
 		s.wg.Wait()
+		// Serve has returned everywhere: no new call starts. A call
+		// still running writes its own line once the log is closed.
+		s.callLog.close()
 		close(s.done)
 	}()
 	return nil
@@ -407,9 +414,18 @@ func (s *Server) String() string {
 	return b.String()
 }
 
-// streamWorkers is how many gRPC stream workers each endpoint keeps: one
-// per CPU the daemon may use, at most 8, since every group-version has
-// its own server and drivers make few calls at once.
-func streamWorkers() uint32 {
-	return uint32(min(max(runtime.GOMAXPROCS(0), 1), 8))
+// streamWorkers is how many gRPC stream workers each endpoint keeps: as
+// many as one connection may have calls in progress (maxStreams,
+// Limits.MaxConcurrentStreams), at most 64. One busy driver (kubelet
+// staging many volumes through one node plugin) fills its connection's
+// streams; with fewer workers than that (it was one per CPU) gRPC started
+// a goroutine for each call past them, whose stack the handler chain grew
+// again: 12% of the daemon's CPU with 16 calls on one connection, and a
+// throughput of 0.67 against a bare server (docs/benchmarks.md). An idle
+// worker costs its stack, a few KiB.
+func streamWorkers(maxStreams int) uint32 {
+	if maxStreams <= 0 {
+		maxStreams = DefaultMaxConcurrentStreams
+	}
+	return uint32(min(maxStreams, 64))
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	smbadapter "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/smbv1"
 	systemadapter "github.com/csi-node-proxy/csi-node-proxy/internal/adapter/systemv1alpha1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
@@ -609,5 +610,34 @@ func TestStopRightAfterStart(t *testing.T) {
 		if left, _ := os.ReadDir(cfg.Transport.SocketDir); len(left) > 0 {
 			t.Fatalf("run %d: %s still holds %s after Stop", i, cfg.Transport.SocketDir, left[0].Name())
 		}
+	}
+}
+
+// A caller's failed calls (its fault: here NotFound) are logged at the
+// audit log's denial rate, a burst of 100, then one per 10 s, the next
+// line saying how many were left out; without the bound a caller no rule
+// admits grew the daemon's log by a line per call (issue 23). The
+// daemon's own failures are always logged.
+func TestCallerFaultLinesRateLimited(t *testing.T) {
+	logs := captureLogs(t, 0)
+	s := start(t, testConfig(t), systemAPI(newFakeSystem()))
+	c := systemv1alpha1.NewSystemClient(dial(t, s.Endpoints()[0].Address))
+	const calls = audit.DefaultDenialBurst + 50
+	for range calls {
+		if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "missing"}); status.Code(err) != codes.NotFound {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "plain"}); status.Code(err) != codes.Internal {
+			t.Fatal(err)
+		}
+	}
+	out := logs.String()
+	if n := strings.Count(out, `code="NotFound"`); n != audit.DefaultDenialBurst {
+		t.Errorf("%d lines of %d NotFound calls, want %d", n, calls, audit.DefaultDenialBurst)
+	}
+	if n := strings.Count(out, `code="Internal"`); n != 3 {
+		t.Errorf("%d lines of 3 Internal failures, want 3", n)
 	}
 }

@@ -160,7 +160,7 @@ func generateRegistry(cfg Config, gvs []*groupVersion) ([]byte, error) {
 
 // initialisms are the group names Go spells in capitals as a field name
 // (smb is SMB, iscsi is ISCSI), as the Set type of the model root does.
-var initialisms = map[string]string{"smb": "SMB", "iscsi": "ISCSI"}
+var initialisms = map[string]string{"smb": "SMB", "iscsi": "ISCSI", "smbmappings": "SMBMappings"}
 
 // setField is the name of group's field in the model root's Set: the
 // group's name capitalised, or its initialism.

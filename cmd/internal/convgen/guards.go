@@ -276,7 +276,7 @@ func generateGateGuards(cfg Config, groups []*modelGroup) ([]byte, error) {
 }
 
 // titles are how prose names a group where it is not its name.
-var titles = map[string]string{"smb": "SMB", "iscsi": "iSCSI"}
+var titles = map[string]string{"smb": "SMB", "iscsi": "iSCSI", "smbmappings": "SMB mappings"}
 
 func generateNodeAccessors(cfg Config, groups []*modelGroup) ([]byte, error) {
 	var b bytes.Buffer

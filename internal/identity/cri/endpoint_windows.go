@@ -28,3 +28,15 @@ func dial(endpoint string) (string, []grpc.DialOption, error) {
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return winio.DialPipeContext(ctx, pipe) }),
 	}, nil
 }
+
+// socketPath is "" for a named pipe: a pipe has no inode to compare, and
+// a runtime that restarts breaks the connections to its pipe.
+func socketPath(string) string { return "" }
+
+// socketInode is never called on Windows (socketPath is "").
+func socketInode(string) (uint64, error) { return 0, nil }
+
+// dialSocket is never called on Windows (socketPath is "").
+func dialSocket(context.Context, string, func(uint64)) (net.Conn, error) {
+	return nil, errNoEndpointScheme
+}

@@ -9,18 +9,20 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 )
 
 // Group names, the group label of every observation.
 const (
-	GroupDisk       = "disk"
-	GroupFilesystem = "filesystem"
-	GroupISCSI      = "iscsi"
-	GroupSMB        = "smb"
-	GroupSystem     = "system"
-	GroupVolume     = "volume"
+	GroupDisk        = "disk"
+	GroupFilesystem  = "filesystem"
+	GroupISCSI       = "iscsi"
+	GroupSMB         = "smb"
+	GroupSMBMappings = "smbmappings"
+	GroupSystem      = "system"
+	GroupVolume      = "volume"
 )
 
 // Disk returns h with every operation timed into o; a nil o returns h.
@@ -269,6 +271,38 @@ func (w smbHost) RemoveSmbGlobalMapping(ctx context.Context, share string) error
 	err := w.h.RemoveSmbGlobalMapping(ctx, share)
 	t.done(err)
 	return err
+}
+
+// SMBMappings returns h with every operation timed into o; a nil o returns h.
+func SMBMappings(h smbmappings.Host, o Observer) smbmappings.Host {
+	if o == nil {
+		return h
+	}
+	return smbmappingsHost{h: h, o: o}
+}
+
+// smbmappingsHost times every method of the smbmappings.Host it wraps.
+type smbmappingsHost struct {
+	h smbmappings.Host
+	o Observer
+}
+
+var _ smbmappings.Host = smbmappingsHost{}
+
+// ListSmbGlobalMappings times the wrapped Host's ListSmbGlobalMappings.
+func (w smbmappingsHost) ListSmbGlobalMappings(ctx context.Context) ([]smbmappings.Mapping, error) {
+	t := begin(w.o, GroupSMBMappings, "ListSmbGlobalMappings")
+	r0, err := w.h.ListSmbGlobalMappings(ctx)
+	t.done(err)
+	return r0, err
+}
+
+// ListSmbLinks times the wrapped Host's ListSmbLinks.
+func (w smbmappingsHost) ListSmbLinks(ctx context.Context, roots []string) ([]smbmappings.Link, error) {
+	t := begin(w.o, GroupSMBMappings, "ListSmbLinks")
+	r0, err := w.h.ListSmbLinks(ctx, roots)
+	t.done(err)
+	return r0, err
 }
 
 // System returns h with every operation timed into o; a nil o returns h.

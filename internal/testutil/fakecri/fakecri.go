@@ -2,8 +2,10 @@
 // RuntimeService protocol over a Unix socket, so the daemon's identity code
 // (internal/identity/cri) is tested against the wire it meets on a node.
 // ContainerStatus answers from a table of containers with their labels and
-// mounts; every other method is the generated Unimplemented one, since the
-// daemon asks a runtime nothing else. The identity package's tests and the
+// mounts; Version answers for the daemon's readiness check; every other
+// method is the generated Unimplemented one, since the daemon asks a
+// runtime nothing else. Stall makes it hang, as a runtime stuck while it
+// stops does. The identity package's tests and the
 // deployment test share it, so what a runtime answers is written once.
 package fakecri
 
@@ -32,6 +34,34 @@ type Runtime struct {
 	mu         sync.Mutex
 	containers map[string]container // container ID → what the runtime reports
 	calls      int
+	stalled    bool
+}
+
+// Stall makes every call from now on wait until its caller gives up, as
+// a runtime that hangs (while it stops, say) does.
+func (r *Runtime) Stall() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stalled = true
+}
+
+// stall waits for ctx to end if the runtime is stalled, and tells so.
+func (r *Runtime) stall(ctx context.Context) bool {
+	r.mu.Lock()
+	stalled := r.stalled
+	r.mu.Unlock()
+	if stalled {
+		<-ctx.Done()
+	}
+	return stalled
+}
+
+// Version answers as containerd does, for readiness checks.
+func (r *Runtime) Version(ctx context.Context, _ *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	if r.stall(ctx) {
+		return nil, ctx.Err()
+	}
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: "fakecri", RuntimeVersion: "test", RuntimeApiVersion: "v1"}, nil
 }
 
 // container is what the runtime reports of one container.
@@ -54,7 +84,10 @@ func (r *Runtime) Add(id string, labels map[string]string, mounts []*runtimeapi.
 
 // ContainerStatus reports a known container as running, with its labels
 // and mounts, and an unknown one as codes.NotFound, as containerd does.
-func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	if r.stall(ctx) {
+		return nil, ctx.Err()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++

@@ -113,6 +113,12 @@ func Cases(tb testing.TB) []Case {
 			Want:    func(c *hostset.Config) { c.AllowedServices = []string{"svc"} },
 		},
 		{
+			Name: "max concurrent formats", Daemon: []string{"--max-concurrent-formats=2"},
+			NotLocal: "a CLI call formats at most one volume; nothing to bound",
+			Options:  inprocess.Options{MaxConcurrentFormats: 2},
+			Want:     func(c *hostset.Config) { c.MaxConcurrentFormats = 2 },
+		},
+		{
 			Name: "linux filesystem", Daemon: []string{"--linux-filesystem=xfs"}, Local: []string{"--linux-filesystem=xfs"},
 			Options: inprocess.Options{LinuxFilesystem: "xfs"},
 			Want:    func(c *hostset.Config) { c.LinuxFilesystem = "xfs" },

@@ -7,5 +7,8 @@
 // It is a module of its own so that upstream's stubs are never linked
 // next to csi-node-proxy's generated protos (same proto full names: a
 // binary holding both panics at start-up). From the main module it
-// imports only the flows and the model group packages they use.
+// imports only the flows and the model group packages they use. The one
+// exception is the command bothclients, a binary of its own that links
+// both on purpose: TestProtobufRegistrationConflict shows the panic and
+// the documented ways through it.
 package upstreamwire

@@ -17,6 +17,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // Disk numbers of the fixture (their diskseq).
@@ -55,7 +56,7 @@ func patchFile(t *testing.T, path string, off int64, data []byte) {
 // would: sysfs size and the device file.
 func (fx *fixture) growDisk(t *testing.T, name string, size int64) {
 	t.Helper()
-	writeFile(t, filepath.Join(fx.sysfs, "block", name, "size"), fmt.Sprint(size/512))
+	blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", name, "size"), fmt.Sprint(size/512))
 	if err := os.Truncate(filepath.Join(fx.dev, name), size); err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +102,11 @@ func fakeMkfs(t *testing.T) func(argv []string) ([]byte, error) {
 		}
 		switch argv[0] {
 		case "mkfs.ext4":
-			for _, p := range extSuperblock(uint64(fi.Size()/4096), 0x4, 0x40, 0) {
-				patchFile(t, dev, int64(p.off), p.data)
+			for _, p := range blockfixture.ExtSuperblock(uint64(fi.Size()/4096), 0x4, 0x40, 0) {
+				patchFile(t, dev, int64(p.Off), p.Data)
 			}
 		case "mkfs.xfs":
-			patchFile(t, dev, 0, append([]byte("XFSB"), append(be32b(4096), be64b(uint64(fi.Size()/4096))...)...))
+			patchFile(t, dev, 0, append([]byte("XFSB"), append(blockfixture.BE32(4096), blockfixture.BE64(uint64(fi.Size()/4096))...)...))
 		}
 		return nil, nil
 	}
@@ -148,7 +149,7 @@ func TestDiskListings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if colonsOK {
+	if blockfixture.ColonsOK {
 		want := map[uint32]*disk.DiskLocation{
 			nSDA: {Adapter: "2", Bus: "0", Target: "1", LUNID: "3"},
 			nSDB: {Adapter: "3", Bus: "0", Target: "0", LUNID: "1"},
@@ -182,7 +183,7 @@ func TestDiskListings(t *testing.T) {
 	_, err = svc.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: 11}) // dm-0: filtered out
 	wantErr(t, err, errdefs.ErrNotFound, "disk 11")
 
-	if colonsOK {
+	if blockfixture.ColonsOK {
 		st, err := svc.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nSDB})
 		if err != nil || st.IsOnline {
 			t.Errorf("sdb (SCSI state offline) online = %v, %v", st, err)

@@ -22,7 +22,8 @@
 //     named by its filesystem UUID. A clone's duplicate GUIDs are replaced
 //     when it is brought online;
 //   - format: mkfs.ext4 or mkfs.xfs, refused on anything the probe or
-//     blkid -p recognises; mount: e2fsck -p for ext, then mount(2) into a
+//     blkid -p recognises; mount: e2fsck -p for ext when its superblock
+//     says a check is due, then mount(2) into a
 //     directory,
 //     which is resolved beneath the working directories (package beneath)
 //     so a link that leads out of them is refused, and mounted on through

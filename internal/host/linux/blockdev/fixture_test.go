@@ -3,10 +3,8 @@ package blockdev
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // fixture is a private copy of blocktopo's sysfs fixture tree
@@ -32,15 +31,11 @@ type fixture struct {
 // backend's tests run on the same disks.
 var fixtureSysfs = filepath.Join("..", "blocktopo", "testdata", "sysfs")
 
-// colonsOK tells whether the OS allows ':' in file names (the SCSI
-// addresses of the fixture tree).
-var colonsOK = runtime.GOOS != "windows"
-
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	fx := &fixture{sysfs: filepath.Join(root, "sys"), dev: filepath.Join(root, "dev"), exec: &FakeExec{}}
-	if err := copyTree(fixtureSysfs, fx.sysfs); err != nil {
+	if err := blockfixture.CopyTree(fixtureSysfs, fx.sysfs); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(fx.dev, 0o755); err != nil {
@@ -87,42 +82,6 @@ func makeSparse(t *testing.T, path string, size int64) {
 	}
 	defer f.Close()
 	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// copyTree copies a fixture tree, turning %3A in names back into ':'.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if colonsOK {
-			rel = strings.ReplaceAll(rel, "%3A", ":")
-		}
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	})
-}
-
-// writeFile writes a fixture file, creating directories.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

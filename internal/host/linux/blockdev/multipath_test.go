@@ -11,6 +11,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // Disk numbers (diskseq) of the constructed multipath layout.
@@ -46,21 +47,21 @@ func addMultipathLayout(t *testing.T, fx *fixture) {
 			"dev": dev, "diskseq": fmt.Sprint(seq), "size": fmt.Sprint(size / 512), "ro": "0", "hidden": "0", "removable": "0",
 			"queue/logical_block_size": "512", "queue/physical_block_size": "512",
 		} {
-			writeFile(t, blk(name, attr), v+"\n")
+			blockfixture.WriteFile(t, blk(name, attr), v+"\n")
 		}
 		makeSparse(t, filepath.Join(fx.dev, name), size)
 	}
 	vpd80 := func(serial string) string { return string([]byte{0, 0x80, 0, byte(len(serial))}) + serial }
 	for i, p := range []struct{ name, dev, hctl string }{{"sdc", "8:32", "4:0:0:1"}, {"sdd", "8:48", "5:0:0:1"}} {
 		disk(p.name, p.dev, nPathC+i)
-		if colonsOK {
+		if blockfixture.ColonsOK {
 			if err := os.MkdirAll(blk(p.name, "device", "scsi_device", p.hctl), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
-		writeFile(t, blk(p.name, "device", "state"), "running\n")
-		writeFile(t, blk(p.name, "device", "wwid"), "naa."+mpathWWID+"\n")
-		writeFile(t, blk(p.name, "device", "vpd_pg80"), vpd80("SN-LUN-0001"))
+		blockfixture.WriteFile(t, blk(p.name, "device", "state"), "running\n")
+		blockfixture.WriteFile(t, blk(p.name, "device", "wwid"), "naa."+mpathWWID+"\n")
+		blockfixture.WriteFile(t, blk(p.name, "device", "vpd_pg80"), vpd80("SN-LUN-0001"))
 		if err := os.MkdirAll(blk(p.name, "holders", "dm-1"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -69,17 +70,17 @@ func addMultipathLayout(t *testing.T, fx *fixture) {
 		}
 	}
 	disk("dm-1", "253:1", nMpath)
-	writeFile(t, blk("dm-1", "dm", "name"), "mpatha\n")
-	writeFile(t, blk("dm-1", "dm", "uuid"), "mpath-3"+mpathWWID+"\n")
-	writeFile(t, blk("dm-1", "dm", "suspended"), "0\n")
+	blockfixture.WriteFile(t, blk("dm-1", "dm", "name"), "mpatha\n")
+	blockfixture.WriteFile(t, blk("dm-1", "dm", "uuid"), "mpath-3"+mpathWWID+"\n")
+	blockfixture.WriteFile(t, blk("dm-1", "dm", "suspended"), "0\n")
 
 	disk("sde", "8:64", nLVMPV)
 	if err := os.MkdirAll(blk("sde", "holders", "dm-3"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	disk("dm-3", "253:3", 25)
-	writeFile(t, blk("dm-3", "dm", "name"), "vg0-data\n")
-	writeFile(t, blk("dm-3", "dm", "uuid"), "LVM-Qm0fW1yQ2tq3bH8pZ7xJk3vT9sLpN4cRd8XyZ0a1b2c3d4e5f6g7h8i9j0k1l2m3\n")
+	blockfixture.WriteFile(t, blk("dm-3", "dm", "name"), "vg0-data\n")
+	blockfixture.WriteFile(t, blk("dm-3", "dm", "uuid"), "LVM-Qm0fW1yQ2tq3bH8pZ7xJk3vT9sLpN4cRd8XyZ0a1b2c3d4e5f6g7h8i9j0k1l2m3\n")
 	if err := os.MkdirAll(blk("dm-3", "slaves", "sde"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func addKpartxPartition(t *testing.T, fx *fixture, n int, size int64) {
 		"queue/logical_block_size": "512", "queue/physical_block_size": "512",
 		"dm/name": fmt.Sprintf("mpatha-part%d", n), "dm/uuid": fmt.Sprintf("part%d-mpath-3%s", n, mpathWWID),
 	} {
-		writeFile(t, blk("dm-2", attr), v+"\n")
+		blockfixture.WriteFile(t, blk("dm-2", attr), v+"\n")
 	}
 	for _, d := range []string{blk("dm-2", "slaves", "dm-1"), blk("dm-1", "holders", "dm-2")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // TestReplugWithoutDiskseq: on a kernel without diskseq (before 5.15) a
@@ -38,7 +39,7 @@ func TestReplugWithoutDiskseq(t *testing.T) {
 	if err := os.Rename(vdb, filepath.Join(fx.sysfs, "detached-vdb")); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(filepath.Join(fx.sysfs, "detached-vdb"), vdb); err != nil {
+	if err := blockfixture.CopyTree(filepath.Join(fx.sysfs, "detached-vdb"), vdb); err != nil {
 		t.Fatal(err)
 	}
 	after, err := b.ListDiskIDs(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // This file writes one signature of every kind FormatVolume must never
@@ -49,7 +50,7 @@ func tool(pkg string, argv ...string) func(t *testing.T, path string, size int64
 
 // patches writes byte strings at offsets; a negative offset counts from
 // the end of the device.
-func patches(p ...patch) func(t *testing.T, path string, size int64) {
+func patches(p ...blockfixture.Patch) func(t *testing.T, path string, size int64) {
 	return func(t *testing.T, path string, size int64) {
 		t.Helper()
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -58,11 +59,11 @@ func patches(p ...patch) func(t *testing.T, path string, size int64) {
 		}
 		defer f.Close()
 		for _, q := range p {
-			off := int64(q.off)
+			off := int64(q.Off)
 			if off < 0 {
 				off += size
 			}
-			if _, err := f.WriteAt(q.data, off); err != nil {
+			if _, err := f.WriteAt(q.Data, off); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -99,47 +100,47 @@ func signatureCases() []sigCase {
 		// it (btrfs on-disk format, "Superblock"); blkid also checks the
 		// crc32c of the superblock (its first 32 bytes) when csum_type is
 		// 0 (crc32c).
-		{"btrfs", "TYPE=btrfs", "btrfs", 16 * mb, patches(patch{65536, btrfsSuper()})},
+		{"btrfs", "TYPE=btrfs", "btrfs", 16 * mb, patches(blockfixture.Patch{65536, btrfsSuper()})},
 		// vfat: a FAT16 boot sector (Microsoft FAT specification §3.1,
 		// §3.2): BPB with 512-byte sectors, "FAT16   " at 54, 0x55AA.
-		{"vfat", "TYPE=vfat", "vfat", 16 * mb, patches(patch{0, fat16Boot()})},
+		{"vfat", "TYPE=vfat", "vfat", 16 * mb, patches(blockfixture.Patch{0, fat16Boot()})},
 		// NTFS: "NTFS    " OEM ID at 3, BPB, and an MFT record ("FILE")
 		// where the BPB's MFT cluster says (libblkid ntfs.c reads it).
 		{"ntfs", "TYPE=ntfs", "ntfs", 16 * mb, ntfsBoot()},
 		// exFAT: "EXFAT   " at 3 and the boot region checksum in sector
 		// 11 (Microsoft exFAT specification §3.1, §3.4).
-		{"exfat", "TYPE=exfat", "exfat", 16 * mb, patches(patch{0, exfatBootRegion()})},
+		{"exfat", "TYPE=exfat", "exfat", 16 * mb, patches(blockfixture.Patch{0, exfatBootRegion()})},
 		// F2FS: superblock at 1024, magic 0xF2F52010 (f2fs_fs.h).
-		{"f2fs", "TYPE=f2fs", "f2fs", 16 * mb, patches(patch{1024, at(512, 0, le32b(0xf2f52010), 4, le16b(1), 6, le16b(15), 8, le32b(9), 12, le32b(3), 16, le32b(9), 20, le32b(1))})},
+		{"f2fs", "TYPE=f2fs", "f2fs", 16 * mb, patches(blockfixture.Patch{1024, at(512, 0, blockfixture.LE32(0xf2f52010), 4, le16b(1), 6, le16b(15), 8, blockfixture.LE32(9), 12, blockfixture.LE32(3), 16, blockfixture.LE32(9), 20, blockfixture.LE32(1))})},
 		// LVM2 PV: "LABELONE" label in sector 1 with its CRC, "LVM2 001"
 		// at 24 (LVM2 label_header, lib/label/label.h).
-		{"LVM2 PV", "TYPE=LVM2_member", "LVM2_member", 16 * mb, patches(patch{512, lvm2Label()})},
+		{"LVM2 PV", "TYPE=LVM2_member", "LVM2_member", 16 * mb, patches(blockfixture.Patch{512, lvm2Label()})},
 		// md RAID 0.90: superblock in the last 64 KiB-aligned 64 KiB
 		// (md_p.h MD_NEW_SIZE_SECTORS), magic 0xa92b4efc, major version 0.
 		{"md 0.90", "TYPE=linux_raid_member", "linux_raid_member", 16 * mb, md090()},
 		// md RAID 1.2: superblock 4 KiB from the start (md_p.h struct
 		// mdp_superblock_1), with super_offset 8 and its checksum.
-		{"md 1.2", "TYPE=linux_raid_member", "linux_raid_member", 16 * mb, patches(patch{4096, md1Super(8)})},
+		{"md 1.2", "TYPE=linux_raid_member", "linux_raid_member", 16 * mb, patches(blockfixture.Patch{4096, md1Super(8)})},
 		// ZFS: uberblocks (magic 0x00bab10c) in the label's uberblock ring
 		// at 128 KiB of label 0 (ZFS On-Disk Specification §1.2, §1.3);
 		// libblkid ignores devices under 64 MiB, the ZFS minimum.
 		{"zfs", "TYPE=zfs_member", "zfs_member", 64 * mb, zfsLabel()},
 		// bcache: 16-byte magic at 4096+24 (bcache.h struct cache_sb).
-		{"bcache", "TYPE=bcache", "bcache", 16 * mb, patches(patch{4096, bcacheSuper()})},
+		{"bcache", "TYPE=bcache", "bcache", 16 * mb, patches(blockfixture.Patch{4096, bcacheSuper()})},
 		// LUKS1: "LUKS\xba\xbe", version 1 (LUKS On-Disk Format 1.2.3).
-		{"LUKS", "TYPE=crypto_LUKS", "crypto_LUKS", 16 * mb, patches(patch{0, at(592, 0, []byte("LUKS\xba\xbe"), 6, []byte{0, 1}, 8, []byte("aes"), 40, []byte("xts-plain64"), 72, []byte("sha256"), 168, []byte("0b6d8f9a-53c5-4bd4-9a4b-5d4a2e2ba4c1"))})},
+		{"LUKS", "TYPE=crypto_LUKS", "crypto_LUKS", 16 * mb, patches(blockfixture.Patch{0, at(592, 0, []byte("LUKS\xba\xbe"), 6, []byte{0, 1}, 8, []byte("aes"), 40, []byte("xts-plain64"), 72, []byte("sha256"), 168, []byte("0b6d8f9a-53c5-4bd4-9a4b-5d4a2e2ba4c1"))})},
 		// BitLocker: "-FVE-FS-" OEM ID at 3 of a boot sector (libblkid
 		// bitlocker.c; Windows 7 and later layout).
-		{"BitLocker", "TYPE=BitLocker", "BitLocker", 16 * mb, patches(patch{0, bitlockerBoot()}, patch{1 << 20, fveMetadata()})},
+		{"BitLocker", "TYPE=BitLocker", "BitLocker", 16 * mb, patches(blockfixture.Patch{0, bitlockerBoot()}, blockfixture.Patch{1 << 20, fveMetadata()})},
 		// Ceph BlueStore: "bluestore block device" at 0 (ceph
 		// os/bluestore/bluestore_types.h, bluestore_bdev_label_t).
-		{"ceph bluestore", "TYPE=ceph_bluestore", "ceph_bluestore", 16 * mb, patches(patch{0, []byte("bluestore block device\n")})},
+		{"ceph bluestore", "TYPE=ceph_bluestore", "ceph_bluestore", 16 * mb, patches(blockfixture.Patch{0, []byte("bluestore block device\n")})},
 		// ISO 9660: primary volume descriptor (type 1, "CD001") at
 		// sector 16 of 2 KiB, terminator (type 255) after it (ECMA-119 §8).
-		{"iso9660", "TYPE=iso9660", "iso9660", 16 * mb, patches(patch{32768, isoPVD()}, patch{34816, []byte("\xffCD001\x01")})},
+		{"iso9660", "TYPE=iso9660", "iso9660", 16 * mb, patches(blockfixture.Patch{32768, isoPVD()}, blockfixture.Patch{34816, []byte("\xffCD001\x01")})},
 		// A nested DOS partition table: one Linux partition entry and the
 		// boot signature 0x55AA (the MBR layout).
-		{"dos table", "PTTYPE=dos", "dos", 16 * mb, patches(patch{0, dosMBR()})},
+		{"dos table", "PTTYPE=dos", "dos", 16 * mb, patches(blockfixture.Patch{0, dosMBR()})},
 		// A nested GPT, written by this package's GPT codec.
 		{"gpt table", "PTTYPE=gpt", "gpt", 16 * mb, nestedGPT()},
 	}
@@ -203,7 +204,7 @@ func ntfsBoot() func(t *testing.T, path string, size int64) {
 	binary.LittleEndian.PutUint16(mft[20:], 56) // first attribute
 	binary.LittleEndian.PutUint32(mft[56:], 0xffffffff)
 	// Record 0 ($MFT) and record 3 ($Volume), which libblkid reads too.
-	return patches(patch{0, b}, patch{4 * 8 * 512, mft}, patch{4*8*512 + 3*1024, mft})
+	return patches(blockfixture.Patch{0, b}, blockfixture.Patch{4 * 8 * 512, mft}, blockfixture.Patch{4*8*512 + 3*1024, mft})
 }
 
 func exfatBootRegion() []byte {
@@ -276,7 +277,7 @@ func md090() func(t *testing.T, path string, size int64) {
 		binary.LittleEndian.PutUint32(sb[28:], 1) // level
 		binary.LittleEndian.PutUint32(sb[36:], 2) // raid disks
 		off := size&^(64<<10-1) - 64<<10
-		patches(patch{int(off), sb})(t, path, size)
+		patches(blockfixture.Patch{int(off), sb})(t, path, size)
 	}
 }
 
@@ -304,13 +305,13 @@ func md1Super(superOffset uint64) []byte {
 }
 
 func zfsLabel() func(t *testing.T, path string, size int64) {
-	var ps []patch
+	var ps []blockfixture.Patch
 	for i := int64(0); i < 8; i++ {
 		ub := make([]byte, 1024)
 		binary.LittleEndian.PutUint64(ub[0:], 0x00bab10c)
 		binary.LittleEndian.PutUint64(ub[8:], 5000) // version
 		binary.LittleEndian.PutUint64(ub[16:], uint64(100+i))
-		ps = append(ps, patch{int(128<<10 + i*1024), ub})
+		ps = append(ps, blockfixture.Patch{int(128<<10 + i*1024), ub})
 	}
 	return patches(ps...)
 }

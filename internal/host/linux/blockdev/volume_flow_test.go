@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // The disk and volume flows through the Services on the fake kernel: a
@@ -249,12 +250,12 @@ func TestDeviceReadOnlyDiskCountsOnline(t *testing.T) {
 	fx := newFixture(t)
 	b := fx.backend(t, Config{})
 	ctx := context.Background()
-	writeFile(t, filepath.Join(fx.sysfs, "block", "vdb", "ro"), "1") // attached read-only
+	blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", "vdb", "ro"), "1") // attached read-only
 	if on, _ := b.IsDiskOnline(ctx, nVDB); on {
 		t.Fatal("read-only disk reads online before SetDiskOnline")
 	}
 	// Our fake clears the flag like BLKROSET; the device keeps it.
-	fx.k.setReadOnlyHook = func(name string) { writeFile(t, filepath.Join(fx.sysfs, "block", name, "ro"), "1") }
+	fx.k.setReadOnlyHook = func(name string) { blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", name, "ro"), "1") }
 	if err := b.SetDiskOnline(ctx, nVDB, true); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestDeviceReadOnlyDiskCountsOnline(t *testing.T) {
 }
 
 func TestSCSIStateAndRescan(t *testing.T) {
-	if !colonsOK {
+	if !blockfixture.ColonsOK {
 		t.Skip("the fixture's SCSI addresses need ':' in file names")
 	}
 	fx := newFixture(t)
@@ -307,8 +308,8 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	dev := func(n string) string { return filepath.Join(fx.dev, n) }
 
 	// vdb holds the root filesystem directly on the whole disk.
-	for _, p := range extSuperblock(8192, 0x4, 0x40, 0) {
-		patchFile(t, dev("vdb"), int64(p.off), p.data)
+	for _, p := range blockfixture.ExtSuperblock(8192, 0x4, 0x40, 0) {
+		patchFile(t, dev("vdb"), int64(p.Off), p.Data)
 	}
 	fx.k.mountTable = []mountinfo.Mount{{ID: 1, Major: 254, Minor: 16, Root: "/", MountPoint: "/", FSType: "ext4", Source: dev("vdb")}}
 	b := fx.backend(t, Config{})

@@ -16,6 +16,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // Formatting and mounting on the fake kernel: which filesystems and sizes,
@@ -84,10 +85,10 @@ func TestMountTargetRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := filepath.Join(root, "full")
-	writeFile(t, filepath.Join(full, "data"), "x")
+	blockfixture.WriteFile(t, filepath.Join(full, "data"), "x")
 	wantErr(t, mount(full), errdefs.ErrFailedPrecondition, "not empty")
 	file := filepath.Join(root, "file")
-	writeFile(t, file, "x")
+	blockfixture.WriteFile(t, file, "x")
 	wantErr(t, mount(file), errdefs.ErrFailedPrecondition, "not a directory")
 	// A link as the target: refused either way, PermissionDenied when it
 	// leads out of the working directory (the caller tried to reach

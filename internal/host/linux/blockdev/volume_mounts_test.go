@@ -12,6 +12,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blocktopo"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // mountTable parses mountinfo text, one mount per line in the format of
@@ -128,8 +129,8 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 	b := fx.backend(t, Config{})
 
 	// vdb (254:16) holds ext4 with no partition table.
-	for _, p := range extSuperblock(1000, 0x4, 0x40, 0) {
-		patchFile(t, filepath.Join(fx.dev, "vdb"), int64(p.off), p.data)
+	for _, p := range blockfixture.ExtSuperblock(1000, 0x4, 0x40, 0) {
+		patchFile(t, filepath.Join(fx.dev, "vdb"), int64(p.Off), p.Data)
 	}
 	patchFile(t, filepath.Join(fx.dev, "vdb"), 1024+0x68, []byte("\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff\x01"))
 	whole, err := b.ListVolumesOnDisk(ctx, nVDB, 0)

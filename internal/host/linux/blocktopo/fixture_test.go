@@ -1,12 +1,11 @@
 package blocktopo
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // fixture is a private copy of testdata/sysfs plus a dev directory with a
@@ -16,15 +15,11 @@ type fixture struct {
 	sysfs, dev string
 }
 
-// colonsOK tells whether the OS allows ':' in file names (the SCSI
-// addresses of the fixture tree, stored as %3A).
-var colonsOK = runtime.GOOS != "windows"
-
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	fx := &fixture{sysfs: filepath.Join(root, "sys"), dev: filepath.Join(root, "dev")}
-	if err := copyTree(filepath.Join("testdata", "sysfs"), fx.sysfs); err != nil {
+	if err := blockfixture.CopyTree(filepath.Join("testdata", "sysfs"), fx.sysfs); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(fx.dev, 0o755); err != nil {
@@ -47,40 +42,4 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	return fx
-}
-
-// copyTree copies a fixture tree, turning %3A in names back into ':'.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if colonsOK {
-			rel = strings.ReplaceAll(rel, "%3A", ":")
-		}
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	})
-}
-
-// writeFile writes a fixture file, creating directories.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/mountinfo"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // Numbers of the fixture's disks: their diskseq.
@@ -95,7 +96,7 @@ func (fx *fixture) addKernelPartition(t *testing.T, n int, start, size int64, de
 	t.Helper()
 	dir := filepath.Join(fx.sysfs, "block", "loop3", fmt.Sprintf("loop3p%d", n))
 	for attr, v := range map[string]string{"partition": fmt.Sprint(n), "start": fmt.Sprint(start / 512), "size": fmt.Sprint(size / 512), "dev": dev} {
-		writeFile(t, filepath.Join(dir, attr), v+"\n")
+		blockfixture.WriteFile(t, filepath.Join(dir, attr), v+"\n")
 	}
 }
 
@@ -167,7 +168,7 @@ func TestReadDisksAndClasses(t *testing.T) {
 // read-only.
 func TestReadDeviceReadOnly(t *testing.T) {
 	fx := newFixture(t)
-	writeFile(t, filepath.Join(fx.sysfs, "block", "vdb", "ro"), "1\n")
+	blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", "vdb", "ro"), "1\n")
 	src := fx.source()
 	for _, tc := range []struct {
 		deviceRO map[uint32]bool
@@ -286,8 +287,8 @@ func TestReadWholeDiskVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range extSuperblock(1000, 0x4, 0x40, 0) {
-		if _, err := f.WriteAt(p.data, int64(p.off)); err != nil {
+	for _, p := range blockfixture.ExtSuperblock(1000, 0x4, 0x40, 0) {
+		if _, err := f.WriteAt(p.Data, int64(p.Off)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 func TestReadSysDisks(t *testing.T) {
@@ -35,7 +37,7 @@ func TestReadSysDisks(t *testing.T) {
 	if len(sda.Parts) != 1 || !reflect.DeepEqual(sda.Parts[0], KernelPartition{Name: "sda1", Number: 1, Dev: DevNum{8, 1}, Start: 1 << 20, Size: 126976 * 512}) {
 		t.Errorf("sda partitions = %+v", sda.Parts)
 	}
-	if colonsOK {
+	if blockfixture.ColonsOK {
 		if sda.SCSI == nil || *sda.SCSI != (SCSIAddress{"2", "0", "1", "3"}) || sda.SCSIState != "running" {
 			t.Errorf("sda SCSI = %+v %q", sda.SCSI, sda.SCSIState)
 		}
@@ -68,7 +70,7 @@ func TestReadSysDisks(t *testing.T) {
 		t.Fatalf("vanished disk: %v %v", after, err)
 	}
 	// A malformed attribute is an error naming the disk.
-	writeFile(t, filepath.Join(fx.sysfs, "block", "sda", "size"), "many\n")
+	blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", "sda", "size"), "many\n")
 	if _, err := ReadSysfsDisks(fx.sysfs, []string{"sda"}); err == nil {
 		t.Fatal("malformed size accepted")
 	}

@@ -39,8 +39,10 @@ type credential struct {
 }
 
 // smbMappings is the seam between the mapping logic and the host: the
-// three operations on MSFT_SmbGlobalMapping the logic needs.
+// operations on MSFT_SmbGlobalMapping the logic needs.
 type smbMappings interface {
+	// List returns every global mapping.
+	List(ctx context.Context) ([]mapping, error)
 	// Get returns the global mapping of share (\\server\share), found
 	// without case; ok is false when there is none.
 	Get(ctx context.Context, share string) (m mapping, ok bool, err error)

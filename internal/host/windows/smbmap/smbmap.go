@@ -58,6 +58,8 @@ type linker interface {
 	// CreateDirLink creates a directory symlink at link to target; an
 	// existing link to target is success.
 	CreateDirLink(ctx context.Context, target, link string) error
+	// ListLinks returns the links under roots, following none.
+	ListLinks(ctx context.Context, roots []string) ([]files.FoundLink, error)
 }
 
 var _ linker = (*files.Host)(nil)

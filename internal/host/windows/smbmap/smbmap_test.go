@@ -31,6 +31,15 @@ func (f *fakeMappings) Get(_ context.Context, share string) (mapping, bool, erro
 	return mapping{RemotePath: share, Status: st}, ok, nil
 }
 
+func (f *fakeMappings) List(context.Context) ([]mapping, error) {
+	f.calls = append(f.calls, "List")
+	var out []mapping
+	for share, st := range f.maps {
+		out = append(out, mapping{RemotePath: share, Status: st})
+	}
+	return out, nil
+}
+
 func (f *fakeMappings) Create(_ context.Context, share string, cred *credential, rp bool) error {
 	user := ""
 	if cred != nil {
@@ -58,11 +67,17 @@ func (f *fakeMappings) Remove(_ context.Context, share string) error {
 type fakeLinks struct {
 	state files.LinkState
 	calls []string
+	found []files.FoundLink // what ListLinks reports
 }
 
 func (l *fakeLinks) CheckLink(_ context.Context, link, target string) (files.LinkState, error) {
 	l.calls = append(l.calls, "CheckLink "+link+" "+target)
 	return l.state, nil
+}
+
+func (l *fakeLinks) ListLinks(_ context.Context, roots []string) ([]files.FoundLink, error) {
+	l.calls = append(l.calls, fmt.Sprintf("ListLinks %q", roots))
+	return l.found, nil
 }
 
 func (l *fakeLinks) CreateDirLink(_ context.Context, target, link string) error {

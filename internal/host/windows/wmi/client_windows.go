@@ -40,17 +40,24 @@ var security struct {
 	done bool
 }
 
+// coInitializeSecurity is go-ole's; a test counts the calls.
+var coInitializeSecurity = ole.CoInitializeSecurity
+
 // initSecurity calls CoInitializeSecurity once per process, lazily, on
 // the first WMI call rather than in init(): a process that never uses WMI
 // never touches COM. RPC_E_TOO_LATE means COM security is already set
-// (by an earlier call or implicitly), which is fine.
+// (by an earlier call or implicitly), which is fine. Turned off
+// (EnvCOMSecurity, SkipCOMSecurity), it is never called.
 func initSecurity() error {
+	if !COMSecurityWanted() {
+		return nil
+	}
 	security.Lock()
 	defer security.Unlock()
 	if security.done {
 		return nil
 	}
-	err := ole.CoInitializeSecurity(-1, rpcCAuthnLevelPktPrivacy, rpcCImpLevelImpersonate, 0)
+	err := coInitializeSecurity(-1, rpcCAuthnLevelPktPrivacy, rpcCImpLevelImpersonate, 0)
 	if err != nil && hresultOf(err) != hrRPCTooLate {
 		return comError("CoInitializeSecurity", err)
 	}

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
+)
+
+func testLine(i int) callLine {
+	return callLine{level: 2, endpoint: "ep", method: fmt.Sprintf("/m%d", i), caller: "uid 0", code: codes.OK}
+}
+
+// TestCallLogKeepsEveryLineInOrder: lines queued, written past a full
+// queue (by the call itself), and written after close all reach the log,
+// queued ones in order; close writes what is queued before it returns.
+func TestCallLogKeepsEveryLineInOrder(t *testing.T) {
+	logs := klogcapture.Capture(t, 2)
+	l := newCallLog()
+	// Not started: the queue fills, then calls write their own lines.
+	for i := range callLogQueue + 3 {
+		l.write(testLine(i))
+	}
+	if got := strings.Count(logs.String(), `"call"`); got != 3 {
+		t.Fatalf("%d lines written by calls past a full queue of %d, want 3", got, callLogQueue)
+	}
+	l.start()
+	l.write(testLine(callLogQueue + 3))
+	l.close()
+	out := logs.String()
+	if got := strings.Count(out, `"call"`); got != callLogQueue+4 {
+		t.Fatalf("%d lines after close, want %d", got, callLogQueue+4)
+	}
+	// The queue keeps its order; a line written past a full queue comes
+	// before the queued ones.
+	if a, b := strings.Index(out, `method="/m0"`), strings.Index(out, fmt.Sprintf(`method="/m%d"`, callLogQueue-1)); a < 0 || b < a {
+		t.Fatalf("the queued lines are out of order (first at %d, last at %d)", a, b)
+	}
+	l.write(testLine(-1)) // after close: written at once
+	if !strings.Contains(logs.String(), `method="/m-1"`) {
+		t.Fatal("a line written after close is missing")
+	}
+	l.close() // twice is fine
+}
+
+// TestCallLogClosedWithoutStart: a log closed before its writer started
+// writes what was queued.
+func TestCallLogClosedWithoutStart(t *testing.T) {
+	logs := klogcapture.Capture(t, 2)
+	l := newCallLog()
+	l.write(testLine(1))
+	l.close()
+	if !strings.Contains(logs.String(), `method="/m1"`) {
+		t.Fatalf("the queued line is missing:\n%s", logs.String())
+	}
+}

@@ -1,0 +1,379 @@
+//go:build linux
+
+package hostileload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
+)
+
+// How long the driver runs in slices, the flooder running and stopped
+// in turn (and half as long before the flood, for a figure).
+const (
+	driverRun    = 8 * time.Second
+	driverSlices = 32
+)
+
+// auditFSSize is the audit tmpfs: small, so that a flood that is not
+// bounded fills it within the run (the audit log keeps 16 MiB for
+// changes; a flood of 32,000-byte denials unbounded wrote 24 MB each).
+const auditFSSize = 48 << 20
+
+// policy admits root (the driver) to everything under the kubelet
+// directory, and no one else: the flooder's every call is denied.
+const policy = `rules:
+- name: driver
+  callers: [{uids: [0]}]
+  allow: [{methods: ["*"]}]
+  pathRoots: ['C:\var\lib\kubelet']
+`
+
+// TestHostileLoad: see the package doc.
+func TestHostileLoad(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a memory cgroup, a tmpfs and a second user")
+	}
+	bin := daemonbin.Binary(t) // the shipped build: figures of a race build would mean nothing
+	sockets := publicDir(t, "hl")
+	auditDir := mountTmpfs(t)
+	auditPath := filepath.Join(auditDir, "audit.log")
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cg, why := newMemCgroup(t)
+	opts := daemonbin.Options{
+		Args: []string{"--host=simulated", "--socket-dir=" + sockets, "--socket-mode=0666", "--policy=" + pol,
+			"--audit-log=" + auditPath, "--cri-endpoint=", "--metrics-bind-address=127.0.0.1:0"},
+		Ready:        daemonbin.SocketsAccept(filepath.Join(sockets, "csi-proxy-filesystem-v1.sock"), filepath.Join(sockets, "csi-proxy-disk-v1.sock"), filepath.Join(sockets, "csi-proxy-volume-v1.sock")),
+		Output:       &syncbuf.Buffer{},
+		StderrOnly:   true,
+		ReadyTimeout: 30 * time.Second,
+		StopTimeout:  30 * time.Second,
+	}
+	if cg != nil {
+		// The shell joins the cgroup and execs the daemon, so every
+		// byte the daemon ever uses is charged to it.
+		opts.Command = func(bin string, args []string) *exec.Cmd {
+			return exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg.dir, bin}, args...)...)
+		}
+		t.Logf("daemon in memory cgroup %s, limit %d MiB", cg, memoryLimit>>20)
+	} else {
+		t.Logf("no memory cgroup could be made (%s): the daemon's own RSS peak is held to the %d MiB limit instead", why, memoryLimit>>20)
+	}
+	p := daemonbin.Start(t, bin, opts)
+	metricsAddr := regexp.MustCompile(`"Serving metrics" address="([^"]+)"`).FindStringSubmatch(p.Output.String())
+	if metricsAddr == nil {
+		t.Fatalf("the daemon did not name its metrics address:\n%s", p.Output.String())
+	}
+
+	d := newDriver(t, sockets)
+	if err := d.round(); err != nil { // partitions and formats the disk
+		t.Fatalf("the driver's first round: %v", err)
+	}
+	pid := p.Cmd.Process.Pid
+	cpu0, _ := cpuTime(pid)
+	alone := d.run(driverRun / 2)
+	aloneRounds := d.rounds
+	cpu1, _ := cpuTime(pid)
+
+	// The flood, then the driver in slices with the flooder running and
+	// stopped (SIGSTOP) in turn: the other work of this shared machine
+	// falls on both alike, where a run before the flood and one during
+	// it would compare two different moments of the machine.
+	fl := startFlooder(t, sockets, floodSetup+driverRun+time.Second)
+	time.Sleep(floodSetup)
+	cpu2, _ := cpuTime(pid)
+	loaded, unloaded := d.runSlices(driverSlices, driverRun/driverSlices, fl.run)
+	cpu3, _ := cpuTime(pid)
+	fl.run(true)
+	rep := fl.wait(t)
+
+	// The daemon lives and still serves.
+	if exited, err := p.Exited(); exited {
+		t.Fatalf("the daemon died under the flood: %v\n%s", err, tail(p.Output.String(), 4000))
+	}
+	if err := d.round(); err != nil {
+		t.Errorf("the driver's round after the flood: %v", err)
+	}
+	// Every driver call succeeded.
+	if len(d.failed) > 0 {
+		t.Errorf("%d of the driver's %d calls failed, first: %s", len(d.failed), len(d.lat), d.failed[0])
+	}
+	a50, a99 := percentile(alone, 0.5), percentile(alone, 0.99)
+	u50, u99 := percentile(unloaded, 0.5), percentile(unloaded, 0.99)
+	l50, l99 := percentile(loaded, 0.5), percentile(loaded, 0.99)
+	t.Logf("driver: before the flood %d calls (%d rounds) p50 %v p99 %v; in %d slices of %v, flooder stopped: %d calls p50 %v p99 %v, flooding: %d calls p50 %v p99 %v (p99 %.2fx)",
+		len(alone), aloneRounds, a50, a99, driverSlices, driverRun/driverSlices, len(unloaded), u50, u99, len(loaded), l50, l99, float64(l99)/float64(u99))
+	t.Logf("daemon CPU: %v in %v before the flood, %v in the %v of slices", cpu1-cpu0, driverRun/2, cpu3-cpu2, driverRun)
+	if l99 > 3*u99 {
+		t.Errorf("the driver's p99 under the flood, %v, is over 3x its p99 with the flooder stopped, %v; its calls over 50 ms: %v", l99, u99, d.slow[:min(len(d.slow), 20)])
+	}
+	t.Logf("flooder (uid %d, %s): %d unary calls answered %v; %d huge (32,000-byte path) denied; %d connections opened by the storm, %d of them closed by the daemon; %d partial streams started",
+		floodUID, fl.cpu, sum(rep.Codes), rep.Codes, rep.HugeDenied, rep.Dials, rep.DialsRefused, rep.PartialStreams)
+	if rep.Denied == 0 || rep.HugeDenied == 0 || rep.Dials < 1000 || rep.PartialStreams == 0 {
+		t.Errorf("the flood was not what it should be: %+v", rep)
+	}
+
+	// Memory.
+	rss, err := rssPeak(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cg != nil {
+		peak, err := cg.peak()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ooms, _ := cg.ooms()
+		t.Logf("memory: cgroup peak %.1f MiB (page cache and the audit tmpfs's pages included) of the %d MiB limit; daemon RSS peak %.1f MiB; OOM kills %d",
+			mib(peak), memoryLimit>>20, mib(rss), ooms)
+		if ooms > 0 {
+			t.Errorf("%d OOM kills in the daemon's cgroup", ooms)
+		}
+	} else {
+		t.Logf("memory: daemon RSS peak %.1f MiB of the %d MiB limit (no cgroup)", mib(rss), memoryLimit>>20)
+	}
+	if rss >= memoryLimit {
+		t.Errorf("the daemon's RSS peak %.1f MiB reached the %d MiB limit", mib(rss), memoryLimit>>20)
+	}
+
+	// The audit log took every change's records.
+	checkAudit(t, auditPath, d, rep, "http://"+metricsAddr[1]+"/metrics")
+}
+
+// checkAudit holds the audit log to the driver's changes and reports
+// what the flood's denials cost it.
+func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsURL string) {
+	t.Helper()
+	type record struct {
+		ID     string `json:"id"`
+		Phase  string `json:"phase"`
+		Method string `json:"method"`
+		Kind   string `json:"kind"`
+		Code   string `json:"code"`
+		Caller struct {
+			UID *uint32 `json:"uid"`
+		} `json:"caller"`
+		Suppressed uint64 `json:"suppressed"`
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	intents := map[string]string{} // id → method
+	outcomes := map[string]int{}   // method → driver outcomes OK with an intent
+	var deniedRecords, deniedBytes, suppressedSaid, fileBytes int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		fileBytes += int64(len(line)) + 1
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("audit line %q: %v", tail(string(line), 200), err)
+		}
+		uid := int64(-1)
+		if r.Caller.UID != nil {
+			uid = int64(*r.Caller.UID)
+		}
+		switch {
+		case uid == floodUID:
+			deniedRecords++
+			deniedBytes += int64(len(line)) + 1
+			suppressedSaid += int64(r.Suppressed)
+		case uid == 0 && r.Phase == "intent":
+			intents[r.ID] = r.Method
+		case uid == 0 && r.Phase == "done" && r.Code == "OK":
+			if m, ok := intents[r.ID]; ok && m == r.Method {
+				outcomes[r.Method]++
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for m, n := range d.changed {
+		if outcomes[m] != n {
+			t.Errorf("%s: the driver made %d changes, the audit log has intent and OK outcome for %d", m, n, outcomes[m])
+		}
+	}
+	metrics := scrape(t, metricsURL)
+	suppressed := metrics["csi_node_proxy_audit_suppressed_denials_total"]
+	failures := metrics["csi_node_proxy_audit_write_failures_total"]
+	t.Logf("audit: %d bytes on the %d MiB tmpfs; the driver's %d changes all recorded (intent and outcome); %d denial records for the flooder's %d denied calls (%d huge): %d bytes, %.0f bytes per denied call; %.0f denials suppressed (csi_node_proxy_audit_suppressed_denials_total), %d said on later records; %.0f write failures",
+		fileBytes, auditFSSize>>20, sumInts(d.changed), deniedRecords, rep.Denied, rep.HugeDenied, deniedBytes, float64(deniedBytes)/float64(max(rep.Denied, 1)), suppressed, suppressedSaid, failures)
+	if failures > 0 {
+		t.Errorf("%.0f audit write failures", failures)
+	}
+	if suppressed == 0 {
+		t.Error("no denial was suppressed: the denial storm did not reach the rate limit")
+	}
+}
+
+// scrape reads the counters of a Prometheus text page, summed over labels.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url) //nolint:noctx // a test's local scrape
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name, rest = line[:i], line[strings.LastIndexByte(line, ' ')+1:]
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); err == nil {
+			out[name] += v
+		}
+	}
+	return out
+}
+
+// flooder is the flooding process.
+type flooder struct {
+	cmd *exec.Cmd
+	// cpu says how the flooder's CPU is limited (limitCPU).
+	cpu string
+	out bytes.Buffer
+	err bytes.Buffer
+}
+
+// startFlooder runs this test binary as floodUID, flooding the sockets
+// in dir for d. The binary is copied where that user may run it.
+func startFlooder(t *testing.T, dir string, d time.Duration) *flooder {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(publicDir(t, "hlbin"), "flooder")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &flooder{cmd: exec.Command(exe)}
+	f.cmd.Env = append(os.Environ(), floodEnv+"="+dir, floodDurationEnv+"="+d.String())
+	f.cmd.Stdout, f.cmd.Stderr = &f.out, &f.err
+	f.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: floodUID, Gid: floodUID}}
+	if err := f.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.cpu = limitCPU(t, f.cmd.Process.Pid)
+	t.Cleanup(func() {
+		if f.cmd.ProcessState == nil {
+			_ = f.cmd.Process.Kill()
+			_ = f.cmd.Wait()
+		}
+	})
+	return f
+}
+
+// run continues (on) or stops (SIGSTOP) the flooder.
+func (f *flooder) run(on bool) {
+	sig := syscall.SIGSTOP
+	if on {
+		sig = syscall.SIGCONT
+	}
+	_ = f.cmd.Process.Signal(sig)
+}
+
+// wait waits for the flooder's end and returns its report.
+func (f *flooder) wait(t *testing.T) floodReport {
+	t.Helper()
+	if err := f.cmd.Wait(); err != nil {
+		t.Fatalf("the flooder: %v\n%s", err, tail(f.err.String(), 4000))
+	}
+	var rep floodReport
+	if err := json.Unmarshal(f.out.Bytes(), &rep); err != nil {
+		t.Fatalf("the flooder's report %q: %v", f.out.String(), err)
+	}
+	return rep
+}
+
+// publicDir makes a directory every user may enter, removed at the end.
+func publicDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// mountTmpfs mounts a tmpfs of auditFSSize bytes for the audit log,
+// unmounted when the test ends.
+func mountTmpfs(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", auditFSSize)); err != nil {
+		t.Fatalf("mount the audit tmpfs: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount the audit tmpfs: %v", err)
+		}
+	})
+	return dir
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func sumInts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
