@@ -141,6 +141,8 @@ var otherFigures = []figure{
 	{"const wmi.wbemInvalidMethodParam", "(DWORD)WBEM_E_INVALID_METHOD_PARAMETERS", mingw},
 	{"const wmi.wbemFlagReturnImmediately", "WBEM_FLAG_RETURN_IMMEDIATELY", mingw},
 	{"const wmi.wbemFlagForwardOnly", "WBEM_FLAG_FORWARD_ONLY", mingw},
+	{"const wmi.rpcCAuthnLevelPktPrivacy", "RPC_C_AUTHN_LEVEL_PKT_PRIVACY", mingw},
+	{"const wmi.rpcCImpLevelImpersonate", "RPC_C_IMP_LEVEL_IMPERSONATE", mingw},
 
 	{"const smbmap.hresultWin32Facility", "(DWORD)MAKE_HRESULT(SEVERITY_ERROR, FACILITY_WIN32, 0)", mingw},
 
