@@ -127,6 +127,10 @@ test-windows: ## Run the Windows build of the tests under Wine (installs Wine if
 	timeout 1200 hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_PACKAGES)
 	cd cmd && timeout 600 ../hack/wine/wine-go-test.sh -count=1 -timeout 300s $(WINE_CMD_PACKAGES)
 
+.PHONY: layout-oracle
+layout-oracle: ## Compare every Win32 figure the Windows code defines by hand (struct layouts, offsets, IOCTL codes, flags, error codes, GUIDs, //sys parameter lists) with x86_64-w64-mingw32-gcc's for the SDK declarations, cross-checked by running the C program under Wine (cmd/internal/winlayout; needs gcc-mingw-w64-x86-64 and wine).
+	CSI_NODE_PROXY_LAYOUT_ORACLE=wine $(GO) test -C cmd -count=1 -timeout 20m -run '^TestLayoutOracle$$' -v ./internal/winlayout/
+
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
 	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
@@ -234,8 +238,21 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 hostile-load: ## As root: a driver's stage/publish flow next to a flooding caller, the daemon in a 512 MiB cgroup; prints memory, latency and audit figures.
 	$(GO) test -count=1 -v -timeout=5m ./test/hostileload/
 
+# One build configuration for every build without the race detector: static
+# (CGO_ENABLED=0) and -trimpath, as the release binaries are built
+# (hack/release.sh). Then make cross, make vet, the separate modules' tests,
+# make layout-oracle and the image builder's tests (which build the release
+# binaries for linux/amd64 and windows/amd64 again) compile each package
+# once per platform and share it through go's build cache; with the default
+# configuration (cgo on for linux, no -trimpath) the image tests compiled
+# everything a second time. The race detector needs cgo, so make unit keeps
+# the default; so do fuzz and test-windows (which overlays a std package).
+NORACE_TARGETS := cross vet check-docs wirecompat drivers csi-sanity admission manifests image-test modules layout-oracle
+$(NORACE_TARGETS): export CGO_ENABLED := 0
+$(NORACE_TARGETS): export GOFLAGS := -trimpath $(GOFLAGS)
+
 .PHONY: test
-test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers v2compat csi-sanity admission test-windows manifests image-test modules ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing.
+test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers v2compat csi-sanity admission test-windows manifests image-test modules layout-oracle ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing, the Windows layout oracle.
 
 .PHONY: bench
 bench: ## Run the benchmarks and record them in docs/benchmarks.md.

@@ -42,10 +42,13 @@ type virtualStorageType struct {
 }
 
 // CREATE_VIRTUAL_DISK_PARAMETERS, version 1 (virtdisk.h): Version u32 @0,
-// UniqueId GUID @4, MaximumSize u64 @24, BlockSizeInBytes u32 @32,
-// SectorSizeInBytes u32 @36, ParentPath PCWSTR @40, SourcePath PCWSTR @48.
+// then the version union, 8-aligned because its arms hold 8-byte fields:
+// UniqueId GUID @8, MaximumSize u64 @24, BlockSizeInBytes u32 @32,
+// SectorSizeInBytes u32 @36, ParentPath PCWSTR @40, SourcePath PCWSTR @48
+// (checked against the SDK by cmd/internal/winlayout).
 type createVirtualDiskParameters struct {
 	Version           uint32
+	_                 uint32 // the union starts at 8
 	UniqueID          windows.GUID
 	MaximumSize       uint64
 	BlockSizeInBytes  uint32
@@ -54,10 +57,18 @@ type createVirtualDiskParameters struct {
 	SourcePath        *uint16
 }
 
-// ATTACH_VIRTUAL_DISK_PARAMETERS, version 1: Version u32 @0, Reserved u32 @4.
+// ATTACH_VIRTUAL_DISK_PARAMETERS (Learn "ATTACH_VIRTUAL_DISK_PARAMETERS
+// structure"): Version u32 @0, then a union whose Version2 arm holds two
+// u64s (RestrictedOffset, RestrictedLength), so the union is at 8 and the
+// struct is 24 bytes; version 1 uses only Reserved u32 @8. virtdisk.dll
+// may read the whole struct whatever the version, so the Go value has its
+// full size (checked by cmd/internal/winlayout).
 type attachVirtualDiskParameters struct {
 	Version  uint32
+	_        uint32 // the union starts at 8
 	Reserved uint32
+	_        uint32
+	_        uint64 // the rest of the Version2 arm
 }
 
 // EXPAND_VIRTUAL_DISK_PARAMETERS, version 1: Version u32 @0, NewSize u64 @8.
