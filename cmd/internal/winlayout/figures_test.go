@@ -58,6 +58,7 @@ var storageFigures = []figure{
 	{"const storage.storageDeviceIDProperty", "StorageDeviceIdProperty", mingw},
 	{"const storage.fileDeviceDisk", "FILE_DEVICE_DISK", mingw},
 	{"const storage.diskAttributeOffline", "DOC_DISK_ATTRIBUTE_OFFLINE", docs},
+	{"const storage.diskAttributeReadOnly", "DOC_DISK_ATTRIBUTE_READ_ONLY", docs},
 	{"const storage.fileAttributeDirectory", "FILE_ATTRIBUTE_DIRECTORY", mingw},
 	{"const storage.fileAttributeReparsePoint", "FILE_ATTRIBUTE_REPARSE_POINT", mingw},
 	{"const storage.reparseTagMountPoint", "IO_REPARSE_TAG_MOUNT_POINT", mingw},
