@@ -169,6 +169,23 @@ func (l *stringList) Set(s string) error {
 	return nil
 }
 
+// commaList is a repeatable flag that also takes a comma-separated list,
+// as kubectl's list flags do: "--group disk,volume" is "--group disk
+// --group volume". Only for values that cannot hold a comma (group names),
+// never paths.
+type commaList []string
+
+func (l *commaList) String() string { return strings.Join(*l, ",") }
+
+func (l *commaList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
 // Output formats for -o.
 const (
 	formatTable = "table"
@@ -283,7 +300,7 @@ func (a *app) run(args []string) int {
 			writeRootHelp(a.stdout, root)
 			return exitOK
 		}
-		return a.fail("", &usageError{msg: err.Error() + flagSuggestion(err, root) + " (see " + progName + " --help)"})
+		return a.fail("", &usageError{msg: flagDashes(err.Error()) + flagSuggestion(err, root) + " (see " + progName + " --help)"})
 	}
 	if g.showVersion {
 		return a.printVersion(g)
@@ -342,7 +359,7 @@ func (a *app) runCommand(cmd *command, root *flag.FlagSet, g *globals, args []st
 		err = checkCommandLine(cmd, fs, g, pos)
 	}
 	if err != nil {
-		return a.fail(cmd.path(), &usageError{msg: err.Error() + flagSuggestion(err, fs) + " (see " + progName + " " + cmd.path() + " --help)"})
+		return a.fail(cmd.path(), &usageError{msg: flagDashes(err.Error()) + flagSuggestion(err, fs) + " (see " + progName + " " + cmd.path() + " --help)"})
 	}
 	if err := checkArgs(cmd, pos); err != nil {
 		return a.fail(cmd.path(), err)
@@ -434,24 +451,6 @@ func firstWords() []string {
 		out = append(out, gi.name)
 	}
 	return out
-}
-
-// flagSuggestion is the "did you mean" of an unknown flag among fs's.
-func flagSuggestion(err error, fs *flag.FlagSet) string {
-	name, ok := undefinedFlag(err)
-	if !ok {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	s := suggest(name, names)
-	if len(s) == 0 {
-		return ""
-	}
-	for i := range s {
-		s[i] = "--" + s[i]
-	}
-	return "; did you mean " + strings.Join(s, " or ") + "?"
 }
 
 // fail prints err as the one line scripts and people read on stderr and

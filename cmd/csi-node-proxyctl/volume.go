@@ -69,19 +69,26 @@ var (
 func volumeCommands() []command {
 	return []command{
 		{
-			group: "volume", name: "list",
+			group: "volume", name: "list", args: []argSpec{{name: "N", help: "disk number, as disk list shows it (or --disk N)", optional: true, check: checkDiskNumber}},
 			summary: "List the volumes on a disk with their size and use",
-			about: `Calls ListVolumesOnDisk for --disk (and --partition), then IsVolumeFormatted
-for each volume and GetVolumeStats for each formatted one.`,
-			example: `csi-node-proxyctl volume list --disk 1
-csi-node-proxyctl volume list --disk 1 -o json | jq -r '.volumes[0].volume_id'`,
-			exits:    []int{exitNotFound, exitInvalid},
-			output:   volumeListOutput{},
-			required: []string{"disk"},
+			about: `Calls ListVolumesOnDisk for disk N (and --partition), then IsVolumeFormatted
+for each volume and GetVolumeStats for each formatted one. The disk is a
+positional argument, as for the disk commands (disk stats N); --disk N says
+the same and is kept for scripts written before.`,
+			example: `csi-node-proxyctl volume list 1
+csi-node-proxyctl volume list 1 -o json | jq -r '.volumes[0].volume_id'`,
+			exits:  []int{exitNotFound, exitInvalid},
+			output: volumeListOutput{},
 			flags: func(fs *flag.FlagSet) runFunc {
-				d := fs.String("disk", "", "Disk `number` whose volumes to list")
+				d := fs.String("disk", "", "Disk `number` whose volumes to list; the same as the argument N")
 				p := fs.Uint("partition", 0, "Partition `number` to list only its volume (0: every partition)")
-				return func(c *call) (*view, error) { return runVolumeList(c, *d, *p) }
+				return func(c *call) (*view, error) {
+					disk, err := volumeListDisk(c.args, *d)
+					if err != nil {
+						return nil, err
+					}
+					return runVolumeList(c, disk, *p)
+				}
 			},
 		},
 		{
@@ -183,6 +190,20 @@ confirmation.`,
 			flags:   noFlags(runVolumeFlush),
 		},
 	}
+}
+
+// volumeListDisk picks the disk of "volume list" from its argument or
+// --disk: one of them, or both saying the same.
+func volumeListDisk(args []string, flagValue string) (string, error) {
+	switch {
+	case len(args) == 0 && flagValue == "":
+		return "", usagef("missing argument N: the disk whose volumes to list (or --disk N)")
+	case len(args) == 0:
+		return flagValue, nil
+	case flagValue != "" && flagValue != args[0]:
+		return "", usagef("disk %s and --disk %s disagree: give the disk once", args[0], flagValue)
+	}
+	return args[0], nil
 }
 
 func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
