@@ -160,7 +160,7 @@ func runVersion(c *call) (*view, error) {
 		defer cancel()
 		out.Daemon = daemonBuild(ctx, c.g, served[0].Address)
 	}
-	if c.g.output == formatTable {
+	if c.g.output == formatTable || c.g.output == formatWide {
 		// The CLI's identity precedes the table, as "-version" prints it
 		// for the daemon.
 		say(c.app.stdout, "%s %s (commit %s, built %s, %s)\n%s: %s\n", progName, info.Version, info.Commit, info.BuildDate, info.GoVersion, mode, where)

@@ -224,7 +224,8 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 	}
 	ids := slices.Sorted(slices.Values(vols.VolumeIDs))
 	out := volumeListOutput{DiskNumber: d, Volumes: []volumeRow{}}
-	v := &view{header: []string{"VOLUME", "FORMATTED", "SIZE", "SIZE_BYTES", "USED", "USED_BYTES"}}
+	v := &view{header: []string{"VOLUME", "FORMATTED", "SIZE", "SIZE_BYTES", "USED", "USED_BYTES"},
+		wideHeader: []string{"FREE", "FREE_BYTES", "USE%"}}
 	for _, id := range ids {
 		row := volumeRow{VolumeID: id}
 		f, err := n.Volume().IsVolumeFormatted(c.ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
@@ -232,7 +233,7 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 			return nil, fmt.Errorf("volume %s: %w", id, err)
 		}
 		row.Formatted = f.Formatted
-		cells := []string{id, yesNo(f.Formatted), "-", "-", "-", "-"}
+		cells, wide := []string{id, yesNo(f.Formatted), "-", "-", "-", "-"}, []string{"-", "-", "-"}
 		if f.Formatted {
 			st, err := n.Volume().GetVolumeStats(c.ctx, &volume.GetVolumeStatsRequest{VolumeID: id})
 			if err != nil {
@@ -241,12 +242,24 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 			row.SizeBytes, row.UsedBytes = &st.TotalBytes, &st.UsedBytes
 			cells = []string{id, "yes", humanSize(st.TotalBytes), strconv.FormatInt(st.TotalBytes, 10),
 				humanSize(st.UsedBytes), strconv.FormatInt(st.UsedBytes, 10)}
+			free := st.TotalBytes - st.UsedBytes
+			wide = []string{humanSize(free), strconv.FormatInt(free, 10), usePercent(st.UsedBytes, st.TotalBytes)}
 		}
 		out.Volumes = append(out.Volumes, row)
 		v.rows = append(v.rows, cells)
+		v.wideRows = append(v.wideRows, wide)
 	}
 	v.json = out
 	return v, nil
+}
+
+// usePercent renders used/total as df does, rounded up ("-" for an empty
+// volume).
+func usePercent(used, total int64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Ceil(float64(used)*100/float64(total)), 'f', 0, 64) + "%"
 }
 
 func runVolumeStats(c *call) (*view, error) {
@@ -266,6 +279,8 @@ func runVolumeStats(c *call) (*view, error) {
 		rows: [][]string{{id, humanSize(out.SizeBytes), strconv.FormatInt(out.SizeBytes, 10),
 			humanSize(out.UsedBytes), strconv.FormatInt(out.UsedBytes, 10),
 			humanSize(out.FreeBytes), strconv.FormatInt(out.FreeBytes, 10)}},
+		wideHeader: []string{"USE%"},
+		wideRows:   [][]string{{usePercent(out.UsedBytes, out.SizeBytes)}},
 	}, nil
 }
 
