@@ -14,6 +14,11 @@
 #   VERSION          default: the VERSION file, the release version the
 #                      manifests run (a test holds them equal); the images
 #                      are tagged with it
+#   LINUX_TOOLS      1 (default): the linux/amd64 image gets the tool layer of
+#                    the pinned Debian packages (e2fsprogs, xfsprogs,
+#                    util-linux, open-iscsi; hack/image/debian/rootfs.sh,
+#                    needs apt-get and dpkg-deb; .debs cached in
+#                    ~/.cache/csi-node-proxy-image-debian); 0: binaries only
 #   PUSH             a repository (REGISTRY/NAME) to push the index of every
 #                    image built to, as PUSH:VERSION, with the Docker config's
 #                    credentials (docker login, crane auth login); default: none
@@ -86,6 +91,16 @@ if ! $check; then
   root=$(pwd)
   push=()
   [ -n "${PUSH:-}" ] && push=(-push "$PUSH")
+  case " ${targets[*]} " in
+    *" linux/amd64 "*)
+      if [ "${LINUX_TOOLS:-1}" = 1 ]; then
+        tools_cache=${XDG_CACHE_HOME:-$HOME/.cache}/csi-node-proxy-image-debian
+        echo "Debian tool packages for linux/amd64 into ${tools_cache}/"
+        hack/image/debian/rootfs.sh "$tools_cache"
+        push+=(-linux-rootfs "$tools_cache/rootfs")
+      fi
+      ;;
+  esac
   (cd hack/image && "$GO" run . -dist "$abs_dist" -out "$abs_dist/images" -license "$root/LICENSE" \
     -platforms "${targets[*]}" -version "$version" -revision "$commit" -source-date-epoch "$SOURCE_DATE_EPOCH" "${push[@]}")
 fi

@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Revision, "revision", "", "commit for the org.opencontainers.image.revision label (required)")
 	fs.StringVar(&epoch, "source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "every timestamp in the images, Unix seconds (default $SOURCE_DATE_EPOCH; required)")
 	fs.StringVar(&o.LinuxBase, "linux-base", "", "OCI image layout with linux/amd64 and linux/arm64 images to put the binaries on (default: none, the binaries alone)")
+	fs.StringVar(&o.LinuxRootFS, "linux-rootfs", "", "directory whose tree becomes the linux/amd64 image's tool layer (hack/image/debian/rootfs.sh OUT makes OUT/rootfs; default: none)")
 	fs.StringVar(&o.WindowsBase, "windows-base", "", "OCI image layout with a windows/amd64 image to put the binaries on (default: none)")
 	fs.StringVar(&push, "push", "", "after building, push the index of every image built to `REPOSITORY`:VERSION (e.g. ghcr.io/me/csi-node-proxy), with the Docker config's credentials")
 	if err := fs.Parse(args); err != nil {
