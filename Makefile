@@ -153,8 +153,8 @@ manifests: ## Validate every manifest under deploy/ and examples/, every kustomi
 	cd test/manifests && $(GO) test -count=1 ./...
 
 .PHONY: image
-image: ## Build the release binaries and, without a container engine, the reproducible OCI images into dist/images/ (docs/images.md).
-	hack/release.sh
+image: ## Build the release binaries and, without a container engine, the reproducible OCI images into dist/images/ (docs/images.md); PLATFORMS=linux/amd64 builds one platform, PUSH=REGISTRY/NAME pushes them as NAME:$(cat VERSION).
+	RELEASE_TARGETS="$(or $(PLATFORMS),$(RELEASE_TARGETS))" PUSH="$(PUSH)" hack/release.sh
 
 .PHONY: image-test
 image-test: ## Test the image builder (separate module): image configs, layer contents, reproducible digests, the Linux Dockerfile.

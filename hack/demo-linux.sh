@@ -113,8 +113,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# A cold build cache takes minutes on a small machine (about 3.5 on the
+# 2-core development VM); say so first rather than sit silent.
+echo "make demo: building the daemon and the example driver (go build; the first run on a cold cache takes a few minutes)..."
+start=$(date +%s)
 go build -C cmd -o "$work/csi-node-proxy" ./csi-node-proxy # the daemon is in the cmd module
 go build -o "$work/stage-flow" ./examples/stage-flow
+echo "make demo: built in $(($(date +%s) - start)) s"
 mkdir -m 0750 "$kubelet"
 
 # A throwaway disk: a sparse file attached as a loop device. -P lets the

@@ -13,8 +13,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A cold build cache takes minutes on a small machine (about 3.5 on the
+# 2-core development VM); say so first rather than sit silent.
+echo "make demo-simulated: building the daemon and the example driver (go build; the first run on a cold cache takes a few minutes)..."
+start=$(date +%s)
 go build -C cmd -o "$work/csi-node-proxy" ./csi-node-proxy # the daemon is in the cmd module
 go build -o "$work/stage-flow" ./examples/stage-flow
+echo "make demo-simulated: built in $(($(date +%s) - start)) s"
 
 echo "starting: csi-node-proxy --host=simulated --socket-dir=$work/sockets"
 "$work/csi-node-proxy" --host=simulated --socket-dir="$work/sockets" -v=2 2>"$work/daemon.log" &

@@ -11,7 +11,17 @@
 # Environment (all optional):
 #   RELEASE_TARGETS  space-separated os/arch list (default: linux/amd64 linux/arm64 windows/amd64)
 #   DIST             output directory (default: dist); it is emptied first
-#   VERSION          default: git describe --tags --always --dirty
+#   VERSION          default: the VERSION file, the release version the
+#                      manifests run (a test holds them equal); the images
+#                      are tagged with it
+#   LINUX_TOOLS      1 (default): the linux/amd64 image gets the tool layer of
+#                    the pinned Debian packages (e2fsprogs, xfsprogs,
+#                    util-linux, open-iscsi; hack/image/debian/rootfs.sh,
+#                    needs apt-get and dpkg-deb; .debs cached in
+#                    ~/.cache/csi-node-proxy-image-debian); 0: binaries only
+#   PUSH             a repository (REGISTRY/NAME) to push the index of every
+#                    image built to, as PUSH:VERSION, with the Docker config's
+#                    credentials (docker login, crane auth login); default: none
 #   COMMIT           default: git rev-parse HEAD
 #   SOURCE_DATE_EPOCH  build date as Unix seconds, also every timestamp in the
 #                      images; default: the commit's time, so that two builds
@@ -37,9 +47,10 @@ elif [ $# -gt 0 ]; then
   echo "usage: $0 [--check]" >&2
   exit 2
 fi
-read -r -a targets <<<"${RELEASE_TARGETS:-linux/amd64 linux/arm64 windows/amd64}"
+targets_list=${RELEASE_TARGETS:-linux/amd64 linux/arm64 windows/amd64}
+read -r -a targets <<<"${targets_list//,/ }"
 dist=${DIST:-dist}
-version=${VERSION:-$(git describe --tags --always --dirty)}
+version=${VERSION:-$(cat VERSION)}
 commit=${COMMIT:-$(git rev-parse HEAD)}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 build_date=$(date -u -d "@${SOURCE_DATE_EPOCH}" +%Y-%m-%dT%H:%M:%SZ)
@@ -78,8 +89,20 @@ if ! $check; then
   # daemon's module); paths are absolute because go run works in hack/image.
   echo "images into ${dist}/images/"
   root=$(pwd)
+  push=()
+  [ -n "${PUSH:-}" ] && push=(-push "$PUSH")
+  case " ${targets[*]} " in
+    *" linux/amd64 "*)
+      if [ "${LINUX_TOOLS:-1}" = 1 ]; then
+        tools_cache=${XDG_CACHE_HOME:-$HOME/.cache}/csi-node-proxy-image-debian
+        echo "Debian tool packages for linux/amd64 into ${tools_cache}/"
+        hack/image/debian/rootfs.sh "$tools_cache"
+        push+=(-linux-rootfs "$tools_cache/rootfs")
+      fi
+      ;;
+  esac
   (cd hack/image && "$GO" run . -dist "$abs_dist" -out "$abs_dist/images" -license "$root/LICENSE" \
-    -platforms "${targets[*]}" -version "$version" -revision "$commit" -source-date-epoch "$SOURCE_DATE_EPOCH")
+    -platforms "${targets[*]}" -version "$version" -revision "$commit" -source-date-epoch "$SOURCE_DATE_EPOCH" "${push[@]}")
 fi
 
 if $check; then

@@ -15,6 +15,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -52,18 +55,37 @@ func setupLogging(cfg Config) (func(), error) {
 	}, nil
 }
 
-// newJSONHandler writes one JSON object a line: time, level ("info" or
-// "error"), v (the klog verbosity of an info line), msg, and the line's
-// key-value pairs, an error under "err" and a duration as text ("1.5s").
+// newJSONHandler writes one JSON object a line with the keys of
+// Kubernetes' own JSON format (k8s.io/component-base logs/json/json.go at
+// 349fbe06, which configures zap so): "ts", the time as float
+// milliseconds since the epoch; "caller", the source file as dir/file.go
+// and line; "msg"; "v", the klog verbosity of an info line (error lines
+// have none); then the line's key-value pairs, an error under "err" and a
+// duration as text ("1.5s"). There is no level key, as there is none in
+// Kubernetes' lines: an error line is the one with "err" and without "v".
+// A line's own "caller" pair (the peer of a gRPC call) would collide with
+// the source location, so JSON writes it as "peer".
 func newJSONHandler(w io.Writer) slog.Handler {
 	return verbosityHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{
+		AddSource: true,
 		// klog has decided already; every record that reaches the
 		// handler is written. logr maps V(n) to slog level -n.
 		Level: slog.Level(-1 << 20),
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.LevelKey {
-				if lvl, ok := a.Value.Any().(slog.Level); ok {
-					return slog.String(slog.LevelKey, levelName(lvl))
+			if len(groups) == 0 {
+				switch a.Key {
+				case slog.TimeKey:
+					if t, ok := a.Value.Any().(time.Time); ok {
+						return slog.Float64("ts", float64(t.UnixNano())/float64(time.Millisecond))
+					}
+				case slog.LevelKey:
+					return slog.Attr{} // dropped: Kubernetes' lines have no level
+				case slog.SourceKey:
+					if src, ok := a.Value.Any().(*slog.Source); ok {
+						return slog.String("caller", shortCaller(src.File, src.Line))
+					}
+				case "caller":
+					return slog.Attr{Key: "peer", Value: a.Value}
 				}
 			}
 			if a.Value.Kind() == slog.KindDuration {
@@ -75,21 +97,31 @@ func newJSONHandler(w io.Writer) slog.Handler {
 	})}
 }
 
-// levelName names a level as Kubernetes' logs do: error or info.
-func levelName(l slog.Level) string {
-	if l >= slog.LevelError {
-		return "error"
+// shortCaller is zap's short caller form: the file's directory and name
+// and the line ("server/interceptors.go:84").
+func shortCaller(file string, line int) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		if j := strings.LastIndexByte(file[:i], '/'); j >= 0 {
+			file = file[j+1:]
+		}
 	}
-	return "info"
+	return file + ":" + strconv.Itoa(line)
 }
 
-// verbosityHandler adds the klog verbosity ("v") to info lines.
+// verbosityHandler adds the klog verbosity ("v") to info lines, right
+// after msg as Kubernetes' lines have it.
 type verbosityHandler struct{ slog.Handler }
 
 // Handle adds v and writes the record.
 func (h verbosityHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level < slog.LevelError {
-		r.AddAttrs(slog.Int("v", max(0, -int(r.Level))))
+		withV := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+		withV.AddAttrs(slog.Int("v", max(0, -int(r.Level))))
+		r.Attrs(func(a slog.Attr) bool {
+			withV.AddAttrs(a)
+			return true
+		})
+		r = withV
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -84,11 +84,11 @@ func startMetrics(cfg Config, x metrics.Extra) (m *metrics.Metrics, stop func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	paths := []string{"/metrics", "/healthz", "/readyz"}
+	paths := []string{"/metrics", "/healthz", "/livez", "/readyz"}
 	for p := range x.JSON {
 		paths = append(paths, p)
 	}
-	slices.Sort(paths[3:])
+	slices.Sort(paths[4:])
 	klog.InfoS("Serving metrics", "address", srv.Addr(), "paths", strings.Join(paths, " "))
 	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), metricsShutdownTimeout)

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	diskv1 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1"
+	diskv1beta3 "github.com/csi-node-proxy/csi-node-proxy/api/disk/v1beta3"
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
 	systemv1alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/system/v1alpha1"
@@ -179,7 +180,15 @@ func TestDaemonMetrics(t *testing.T) {
 		t.Fatalf("health: %v", err)
 	}
 
+	// A deprecated version's call, for the deprecation series the
+	// alert rules and the dashboard read.
+	beta := diskv1beta3.NewDiskClient(d.conn(t, "csi-proxy-disk-v1beta3"))
+	if _, err := beta.ListDiskLocations(ctx, &diskv1beta3.ListDiskLocationsRequest{}); err != nil {
+		t.Fatalf("v1beta3 ListDiskLocations: %v", err)
+	}
+
 	fams, body := scrape(t, addr)
+	checkMonitoring(t, fams)
 
 	// Upstream's series: each call once under its service and method,
 	// with the code the client got.
@@ -239,7 +248,7 @@ func TestDaemonMetrics(t *testing.T) {
 		group, op, code string
 		n               uint64
 	}{
-		{"disk", "ListDiskLocations", "OK", 2},
+		{"disk", "ListDiskLocations", "OK", 3}, // v1 twice, v1beta3 once
 		{"disk", "DiskSize", "NotFound", 1},
 		{"filesystem", "PathExists", "OK", 1},
 		{"volume", "VolumeStats", "NotFound", 1},

@@ -39,7 +39,7 @@ rules:
 `
 
 // jsonLines parses every line of a JSON log, failing on a line that is
-// not one JSON object with time, level and msg.
+// not one JSON object with Kubernetes' ts, caller and msg.
 func jsonLines(t *testing.T, log string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
@@ -49,7 +49,7 @@ func jsonLines(t *testing.T, log string) []map[string]any {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("log line is not JSON: %q: %v", sc.Text(), err)
 		}
-		for _, k := range []string{"time", "level", "msg"} {
+		for _, k := range []string{"ts", "caller", "msg"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("log line without %s: %s", k, sc.Text())
 			}
@@ -191,7 +191,7 @@ func TestDaemonOperations(t *testing.T) {
 	for _, l := range lines {
 		if msg, _ := l["msg"].(string); strings.Contains(msg, "deprecated API version") {
 			notes++
-			if l["level"] != "info" || l["group"] != "disk" || l["version"] != "v1beta3" || l["rule"] != "old-driver" {
+			if l["v"] == nil || l["group"] != "disk" || l["version"] != "v1beta3" || l["rule"] != "old-driver" {
 				t.Errorf("deprecation line %v", l)
 			}
 		}

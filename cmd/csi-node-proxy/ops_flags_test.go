@@ -94,10 +94,11 @@ func TestJSONLogging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	klog.InfoS("plain", "key", "value")
 	klog.V(2).InfoS("verbose", "took", 1500*time.Millisecond)
 	klog.V(3).InfoS("too verbose")
-	klog.ErrorS(errors.New("disk on fire"), "call failed", "code", "Internal")
+	klog.ErrorS(errors.New("disk on fire"), "call failed", "code", "Internal", "caller", "pid 1")
 	closeLogs()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -109,13 +110,23 @@ func TestJSONLogging(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("not JSON: %q", l)
 		}
-		delete(m, "time")
+		// ts: float milliseconds since the epoch, as Kubernetes' JSON
+		// logs have it; caller: this file and the klog call's line.
+		ts, ok := m["ts"].(float64)
+		if !ok || ts < float64(start.UnixMilli()) || ts > float64(time.Now().UnixMilli())+1 {
+			t.Errorf("ts = %v, want milliseconds since the epoch around %d", m["ts"], start.UnixMilli())
+		}
+		if c, _ := m["caller"].(string); !strings.HasPrefix(c, "csi-node-proxy/ops_flags_test.go:") {
+			t.Errorf("caller = %q, want csi-node-proxy/ops_flags_test.go:LINE", m["caller"])
+		}
+		delete(m, "ts")
+		delete(m, "caller")
 		got = append(got, m)
 	}
 	want := []map[string]any{
-		{"level": "info", "v": 0.0, "msg": "plain", "key": "value"},
-		{"level": "info", "v": 2.0, "msg": "verbose", "took": "1.5s"},
-		{"level": "error", "msg": "call failed", "code": "Internal", "err": "disk on fire"},
+		{"v": 0.0, "msg": "plain", "key": "value"},
+		{"v": 2.0, "msg": "verbose", "took": "1.5s"},
+		{"msg": "call failed", "code": "Internal", "err": "disk on fire", "peer": "pid 1"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("log lines\n%v\nwant\n%v", got, want)

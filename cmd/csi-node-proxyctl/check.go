@@ -5,12 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/printable"
 )
 
 // Checks of positional arguments, run before anything is asked or
@@ -39,13 +38,25 @@ func checkHostPath(p string) error {
 	return werr
 }
 
-// checkVolumeID accepts any printable, non-empty ID: the forms differ by
-// backend (\\?\Volume{GUID}\ on Windows, a device path on Linux).
+// checkVolumeID accepts a volume ID either backend would: the Windows
+// \\?\Volume{GUID}\ form, or a Linux ID (visible characters without
+// spaces or separators). It is the volume group's own check for each
+// style, so "volume format 'bad id'" is refused (exit 6) before the
+// confirmation prompt, not after the operator said yes.
 func checkVolumeID(id string) error {
-	if id == "" {
-		return errdefs.Errorf(errdefs.ErrInvalidArgument, "volume ID is empty")
+	werr := volume.CheckVolumeID(id, hostpath.Windows)
+	if werr == nil {
+		return nil
 	}
-	return printable.Check("volume ID", id)
+	perr := volume.CheckVolumeID(id, hostpath.POSIX)
+	if perr == nil {
+		return nil
+	}
+	// The reason in the form the operator apparently meant.
+	if strings.HasPrefix(id, `\\`) {
+		return werr
+	}
+	return perr
 }
 
 // checkRemote checks an SMB share path as the smb group does.

@@ -176,15 +176,34 @@ func (l *stringList) Set(s string) error {
 	return nil
 }
 
+// commaList is a repeatable flag that also takes a comma-separated list,
+// as kubectl's list flags do: "--group disk,volume" is "--group disk
+// --group volume". Only for values that cannot hold a comma (group names),
+// never paths.
+type commaList []string
+
+func (l *commaList) String() string { return strings.Join(*l, ",") }
+
+func (l *commaList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
 // Output formats for -o.
 const (
 	formatTable = "table"
+	formatWide  = "wide"
 	formatJSON  = "json"
 	formatYAML  = "yaml"
 )
 
-// outputFormats are the values -o takes, for messages and completion.
-var outputFormats = []string{formatTable, formatJSON, formatYAML}
+// outputFormats are the values -o takes, for messages and completion;
+// jsonpath=TEMPLATE (jsonpath.go) is the one that carries a value.
+var outputFormats = []string{formatTable, formatWide, formatJSON, formatYAML, "jsonpath="}
 
 // flagAliases are short names that mean the same flag; help shows them
 // together ("-o, --output").
@@ -234,7 +253,7 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.StringVar(&g.policy, "policy", "", "With --local: the YAML authorisation policy `file`, as the daemon's --policy; this process is the caller, and calls no rule allows are refused (exit 4); empty means none")
 	fs.BoolVar(&g.requirePrivacy, "require-privacy", true, "With --local: new SMB global mappings demand encryption, as the daemon's --require-privacy")
 	fs.StringVar(&g.endpointPrefix, "endpoint-prefix", transport.DefaultEndpointPrefix, "The daemon's endpoint name prefix, as its --endpoint-prefix: the CLI reaches <prefix>-<group>-<version> (a second proxy beside upstream's during a migration has its own)")
-	fs.StringVar(&g.output, "output", formatTable, "Output format: table (for people), json (one document, for scripts and jq) or yaml (the same document as YAML)")
+	fs.StringVar(&g.output, "output", formatTable, "Output format: table (for people), wide (the table with more columns, where a command has them), json (one document, for scripts and jq), yaml (the same document as YAML) or jsonpath=TEMPLATE (fields of the JSON document, e.g. '{.volumes[*].volume_id}'; a subset of kubectl's: paths, [N], [*], {range}...{end}, quoted strings)")
 	fs.BoolVar(&g.noHeaders, "no-headers", false, "Print tables without their header line, for cut and awk")
 	fs.BoolVar(&g.showVersion, "version", false, "Print the CLI's version and the daemon's build, then exit (the version command says more)")
 	fs.StringVar(&g.output, "o", formatTable, "Short for --output")
@@ -303,7 +322,7 @@ func (a *app) run(args []string) int {
 			writeRootHelp(a.stdout, root)
 			return exitOK
 		}
-		return a.fail("", &usageError{msg: err.Error() + flagSuggestion(err, root) + " (see " + progName + " --help)"})
+		return a.fail("", &usageError{msg: flagDashes(err.Error()) + flagSuggestion(err, root) + " (see " + progName + " --help)"})
 	}
 	if g.showVersion {
 		return a.printVersion(g)
@@ -362,7 +381,7 @@ func (a *app) runCommand(cmd *command, root *flag.FlagSet, g *globals, args []st
 		err = checkCommandLine(cmd, fs, g, pos)
 	}
 	if err != nil {
-		return a.fail(cmd.path(), &usageError{msg: err.Error() + flagSuggestion(err, fs) + " (see " + progName + " " + cmd.path() + " --help)"})
+		return a.fail(cmd.path(), &usageError{msg: flagDashes(err.Error()) + flagSuggestion(err, fs) + " (see " + progName + " " + cmd.path() + " --help)"})
 	}
 	if err := checkArgs(cmd, pos); err != nil {
 		return a.fail(cmd.path(), err)
@@ -395,8 +414,12 @@ func checkCommandLine(cmd *command, fs *flag.FlagSet, g *globals, pos []string) 
 			return fmt.Errorf("flag --%s is required", name)
 		}
 	}
-	if !slices.Contains(outputFormats, g.output) {
-		return fmt.Errorf("-o %q: want table, json or yaml%s", g.output, didYouMean(g.output, outputFormats))
+	if tmpl, ok := strings.CutPrefix(g.output, jsonpathPrefix); ok {
+		if _, err := parseJSONPath(strings.Trim(tmpl, "'")); err != nil {
+			return fmt.Errorf("-o %w", err)
+		}
+	} else if !slices.Contains(outputFormats, g.output) {
+		return fmt.Errorf("-o %q: want table, wide, json, yaml or jsonpath=TEMPLATE%s", g.output, didYouMean(g.output, outputFormats))
 	}
 	if err := transport.CheckEndpointPrefix(g.endpointPrefix); err != nil {
 		return fmt.Errorf("--endpoint-prefix: %w", err)
@@ -454,24 +477,6 @@ func firstWords() []string {
 		out = append(out, gi.name)
 	}
 	return out
-}
-
-// flagSuggestion is the "did you mean" of an unknown flag among fs's.
-func flagSuggestion(err error, fs *flag.FlagSet) string {
-	name, ok := undefinedFlag(err)
-	if !ok {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	s := suggest(name, names)
-	if len(s) == 0 {
-		return ""
-	}
-	for i := range s {
-		s[i] = "--" + s[i]
-	}
-	return "; did you mean " + strings.Join(s, " or ") + "?"
 }
 
 // fail prints err as the one line scripts and people read on stderr and

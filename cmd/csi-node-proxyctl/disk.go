@@ -73,7 +73,14 @@ type rescanOutput struct {
 }
 
 // diskNumberArg is the N argument of the disk commands.
-var diskNumberArg = argSpec{name: "N", help: "disk number, as disk list shows it"}
+var diskNumberArg = argSpec{name: "N", help: "disk number, as disk list shows it", check: checkDiskNumber}
+
+// checkDiskNumber refuses a disk number that is not one before anything
+// is asked or called.
+func checkDiskNumber(s string) error {
+	_, err := parseDiskNumber(s)
+	return err
+}
 
 // parseDiskNumber parses a disk number argument or flag value.
 func parseDiskNumber(s string) (uint32, error) {

@@ -42,7 +42,9 @@ Commands:
 	}
 	_ = tw.Flush() // tabwriter errors are the underlying writer's; help has nothing to do about them
 	say(w, "\nGlobal flags (before or after the command):\n")
-	writeFlags(w, root, nil)
+	writeFlagsWhere(w, root, nil, func(f *flag.Flag) bool { return !localOnly(f) })
+	say(w, "\nFlags for --local (library mode: the daemon's settings, for this process):\n")
+	writeFlagsWhere(w, root, nil, localOnly)
 	say(w, "\nExit codes:\n")
 	writeExitCodes(w, []int{exitOK, exitFailure, exitUsage, exitNotFound, exitPermission, exitUnavailable, exitInvalid, exitDeclined})
 	say(w, "\n%s <group> <command> --help describes a command, its arguments, JSON output\nand exit codes.\n", progName)
@@ -128,7 +130,14 @@ func writeCommandHelpWith(w io.Writer, cmd *command, root *flag.FlagSet, globalF
 	}
 	say(w, "\nGlobal flags:\n")
 	if globalFlags {
-		writeFlags(w, root, nil)
+		writeFlagsWhere(w, root, nil, func(f *flag.Flag) bool { return commandUsesGlobal(cmd, f) })
+		var rest []string
+		root.VisitAll(func(f *flag.Flag) {
+			if _, alias := flagAliases[f.Name]; !alias && !commandUsesGlobal(cmd, f) {
+				rest = append(rest, "--"+f.Name)
+			}
+		})
+		say(w, "  and %d more for --local or --version (%s): %s --help lists them\n", len(rest), strings.Join(rest[:min(3, len(rest))], ", ")+", ...", progName)
 	} else {
 		say(w, "  as for every command (see the top of this reference)\n")
 	}
@@ -142,6 +151,24 @@ func writeCommandHelpWith(w io.Writer, cmd *command, root *flag.FlagSet, globalF
 	writeExitCodes(w, cmd.exitCodes())
 }
 
+// localOnly tells a flag that only --local reads: its usage starts "With
+// --local", the convention newGlobalFlags and addSMBFlags follow.
+func localOnly(f *flag.Flag) bool { return strings.HasPrefix(f.Usage, "With --local") }
+
+// commandUsesGlobal tells whether a command's help lists a global flag:
+// where to reach the daemon, how to print, how long to wait, and --yes
+// for a command that changes the node. The --local backend's settings and
+// --version are listed once, in the top-level help.
+func commandUsesGlobal(cmd *command, f *flag.Flag) bool {
+	switch f.Name {
+	case "version":
+		return false
+	case "yes":
+		return cmd.mutating
+	}
+	return !localOnly(f)
+}
+
 // countFlags counts the flags defined on fs.
 func countFlags(fs *flag.FlagSet) int {
 	n := 0
@@ -152,9 +179,14 @@ func countFlags(fs *flag.FlagSet) int {
 // writeFlags lists fs's flags with their type and default; aliases are
 // shown with the flag they stand for, required flags say so.
 func writeFlags(w io.Writer, fs *flag.FlagSet, required []string) {
+	writeFlagsWhere(w, fs, required, func(*flag.Flag) bool { return true })
+}
+
+// writeFlagsWhere is writeFlags for the flags keep accepts.
+func writeFlagsWhere(w io.Writer, fs *flag.FlagSet, required []string, keep func(*flag.Flag) bool) {
 	tw := newTabWriter(w)
 	fs.VisitAll(func(f *flag.Flag) {
-		if _, alias := flagAliases[f.Name]; alias {
+		if _, alias := flagAliases[f.Name]; alias || !keep(f) {
 			return
 		}
 		names := "--" + f.Name

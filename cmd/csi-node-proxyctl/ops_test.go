@@ -26,6 +26,11 @@ func TestValidationBeforePrompt(t *testing.T) {
 		{"fs", "symlink", `C:\csi\a`, "rel"},
 		{"volume", "mount", "", `C:\csi\m`},
 		{"volume", "format", "vol\x00ume"},
+		// Printable but neither backend's form: the volume group's own
+		// checks, run before the prompt (issue #25).
+		{"volume", "format", "bad id"},
+		{"volume", "resize", `\\?\Volume{not-a-guid}\`},
+		{"volume", "unmount", "a/b", `C:\csi\m`},
 		{"iscsi", "connect", "not-an-iqn", "--portal", "10.0.0.1"},
 		{"smb", "map", `fileserver\share`},
 		{"smb", "unmap", `\\fileserver`},

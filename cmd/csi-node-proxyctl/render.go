@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,11 +22,23 @@ type view struct {
 	rows   [][]string
 	// message is printed instead of a table: what a change did.
 	message string
+	// wideHeader and wideRows are the columns -o wide adds after the
+	// table's, one wideRows entry per row; a command without them prints
+	// its table for -o wide.
+	wideHeader []string
+	wideRows   [][]string
 }
 
 // write prints v in the format -o asks for; noHeaders leaves out a
 // table's header line.
 func (v *view) write(w io.Writer, format string, noHeaders bool) error {
+	if tmpl, ok := strings.CutPrefix(format, jsonpathPrefix); ok {
+		nodes, err := parseJSONPath(strings.Trim(tmpl, "'"))
+		if err != nil {
+			return err // checked with the command line already
+		}
+		return execJSONPath(w, nodes, v.json)
+	}
 	switch format {
 	case formatJSON:
 		b, err := json.MarshalIndent(v.json, "", "  ")
@@ -48,11 +61,19 @@ func (v *view) write(w io.Writer, format string, noHeaders bool) error {
 		_, err := fmt.Fprintln(w, v.message)
 		return err
 	}
+	wide := format == formatWide && len(v.wideHeader) > 0
 	tw := newTabWriter(w)
 	if !noHeaders {
-		say(tw, "%s\n", strings.Join(v.header, "\t"))
+		header := v.header
+		if wide {
+			header = append(slices.Clip(header), v.wideHeader...)
+		}
+		say(tw, "%s\n", strings.Join(header, "\t"))
 	}
-	for _, r := range v.rows {
+	for i, r := range v.rows {
+		if wide && i < len(v.wideRows) {
+			r = append(slices.Clip(r), v.wideRows[i]...)
+		}
 		say(tw, "%s\n", strings.Join(r, "\t"))
 	}
 	return tw.Flush()

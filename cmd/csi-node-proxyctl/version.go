@@ -85,11 +85,11 @@ for (--group; default all six) has at least one, 5 otherwise, so it can be a
 readiness check. With --local it builds the in-process node instead and
 reports every group served when that works.`,
 			example: `csi-node-proxyctl health
-csi-node-proxyctl health --group disk --group volume -o json | jq .healthy`,
+csi-node-proxyctl health --group disk,volume -o json | jq .healthy`,
 			output: healthOutput{},
 			flags: func(fs *flag.FlagSet) runFunc {
-				var want stringList
-				fs.Var(&want, "group", "API `group` that must be served: disk, volume, filesystem, smb, iscsi or system (repeatable; default all)")
+				var want commaList
+				fs.Var(&want, "group", "API `group` that must be served: disk, volume, filesystem, smb, iscsi or system (repeatable, or a comma-separated list; default all)")
 				return func(c *call) (*view, error) { return runHealth(c, want) }
 			},
 		},
@@ -160,7 +160,7 @@ func runVersion(c *call) (*view, error) {
 		defer cancel()
 		out.Daemon = daemonBuild(ctx, c.g, served[0].Address)
 	}
-	if c.g.output == formatTable {
+	if c.g.output == formatTable || c.g.output == formatWide {
 		// The CLI's identity precedes the table, as "-version" prints it
 		// for the daemon.
 		say(c.app.stdout, "%s %s (commit %s, built %s, %s)\n%s: %s\n", progName, info.Version, info.Commit, info.BuildDate, info.GoVersion, mode, where)

@@ -69,19 +69,26 @@ var (
 func volumeCommands() []command {
 	return []command{
 		{
-			group: "volume", name: "list",
+			group: "volume", name: "list", args: []argSpec{{name: "N", help: "disk number, as disk list shows it (or --disk N)", optional: true, check: checkDiskNumber}},
 			summary: "List the volumes on a disk with their size and use",
-			about: `Calls ListVolumesOnDisk for --disk (and --partition), then IsVolumeFormatted
-for each volume and GetVolumeStats for each formatted one.`,
-			example: `csi-node-proxyctl volume list --disk 1
-csi-node-proxyctl volume list --disk 1 -o json | jq -r '.volumes[0].volume_id'`,
-			exits:    []int{exitNotFound, exitInvalid},
-			output:   volumeListOutput{},
-			required: []string{"disk"},
+			about: `Calls ListVolumesOnDisk for disk N (and --partition), then IsVolumeFormatted
+for each volume and GetVolumeStats for each formatted one. The disk is a
+positional argument, as for the disk commands (disk stats N); --disk N says
+the same and is kept for scripts written before.`,
+			example: `csi-node-proxyctl volume list 1
+csi-node-proxyctl volume list 1 -o json | jq -r '.volumes[0].volume_id'`,
+			exits:  []int{exitNotFound, exitInvalid},
+			output: volumeListOutput{},
 			flags: func(fs *flag.FlagSet) runFunc {
-				d := fs.String("disk", "", "Disk `number` whose volumes to list")
+				d := fs.String("disk", "", "Disk `number` whose volumes to list; the same as the argument N")
 				p := fs.Uint("partition", 0, "Partition `number` to list only its volume (0: every partition)")
-				return func(c *call) (*view, error) { return runVolumeList(c, *d, *p) }
+				return func(c *call) (*view, error) {
+					disk, err := volumeListDisk(c.args, *d)
+					if err != nil {
+						return nil, err
+					}
+					return runVolumeList(c, disk, *p)
+				}
 			},
 		},
 		{
@@ -185,6 +192,20 @@ confirmation.`,
 	}
 }
 
+// volumeListDisk picks the disk of "volume list" from its argument or
+// --disk: one of them, or both saying the same.
+func volumeListDisk(args []string, flagValue string) (string, error) {
+	switch {
+	case len(args) == 0 && flagValue == "":
+		return "", usagef("missing argument N: the disk whose volumes to list (or --disk N)")
+	case len(args) == 0:
+		return flagValue, nil
+	case flagValue != "" && flagValue != args[0]:
+		return "", usagef("disk %s and --disk %s disagree: give the disk once", args[0], flagValue)
+	}
+	return args[0], nil
+}
+
 func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 	d, err := parseDiskNumber(diskArg)
 	if err != nil {
@@ -203,7 +224,8 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 	}
 	ids := slices.Sorted(slices.Values(vols.VolumeIDs))
 	out := volumeListOutput{DiskNumber: d, Volumes: []volumeRow{}}
-	v := &view{header: []string{"VOLUME", "FORMATTED", "SIZE", "SIZE_BYTES", "USED", "USED_BYTES"}}
+	v := &view{header: []string{"VOLUME", "FORMATTED", "SIZE", "SIZE_BYTES", "USED", "USED_BYTES"},
+		wideHeader: []string{"FREE", "FREE_BYTES", "USE%"}}
 	for _, id := range ids {
 		row := volumeRow{VolumeID: id}
 		f, err := n.Volume().IsVolumeFormatted(c.ctx, &volume.IsVolumeFormattedRequest{VolumeID: id})
@@ -211,7 +233,7 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 			return nil, fmt.Errorf("volume %s: %w", id, err)
 		}
 		row.Formatted = f.Formatted
-		cells := []string{id, yesNo(f.Formatted), "-", "-", "-", "-"}
+		cells, wide := []string{id, yesNo(f.Formatted), "-", "-", "-", "-"}, []string{"-", "-", "-"}
 		if f.Formatted {
 			st, err := n.Volume().GetVolumeStats(c.ctx, &volume.GetVolumeStatsRequest{VolumeID: id})
 			if err != nil {
@@ -220,12 +242,24 @@ func runVolumeList(c *call, diskArg string, partition uint) (*view, error) {
 			row.SizeBytes, row.UsedBytes = &st.TotalBytes, &st.UsedBytes
 			cells = []string{id, "yes", humanSize(st.TotalBytes), strconv.FormatInt(st.TotalBytes, 10),
 				humanSize(st.UsedBytes), strconv.FormatInt(st.UsedBytes, 10)}
+			free := st.TotalBytes - st.UsedBytes
+			wide = []string{humanSize(free), strconv.FormatInt(free, 10), usePercent(st.UsedBytes, st.TotalBytes)}
 		}
 		out.Volumes = append(out.Volumes, row)
 		v.rows = append(v.rows, cells)
+		v.wideRows = append(v.wideRows, wide)
 	}
 	v.json = out
 	return v, nil
+}
+
+// usePercent renders used/total as df does, rounded up ("-" for an empty
+// volume).
+func usePercent(used, total int64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Ceil(float64(used)*100/float64(total)), 'f', 0, 64) + "%"
 }
 
 func runVolumeStats(c *call) (*view, error) {
@@ -245,6 +279,8 @@ func runVolumeStats(c *call) (*view, error) {
 		rows: [][]string{{id, humanSize(out.SizeBytes), strconv.FormatInt(out.SizeBytes, 10),
 			humanSize(out.UsedBytes), strconv.FormatInt(out.UsedBytes, 10),
 			humanSize(out.FreeBytes), strconv.FormatInt(out.FreeBytes, 10)}},
+		wideHeader: []string{"USE%"},
+		wideRows:   [][]string{{usePercent(out.UsedBytes, out.SizeBytes)}},
 	}, nil
 }
 

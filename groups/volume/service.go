@@ -378,3 +378,14 @@ func (s *Service) WriteVolumeCache(ctx context.Context, req *WriteVolumeCacheReq
 	}
 	return &WriteVolumeCacheResponse{}, nil
 }
+
+// CheckVolumeID checks a volume ID as the service for style does: the
+// \\?\Volume{GUID}\ form for hostpath.Windows, the POSIX rule otherwise.
+// Clients that know the daemon's host style (the CLI checks both) refuse a
+// malformed ID before they ask or call anything.
+func CheckVolumeID(id string, style hostpath.Style) error {
+	if style == hostpath.Windows {
+		return checkWindowsVolumeID(id)
+	}
+	return checkPOSIXVolumeID(id)
+}

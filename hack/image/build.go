@@ -107,6 +107,12 @@ type Options struct {
 	// for each platform the binaries are put on; otherwise the binaries are
 	// the only layer.
 	LinuxBase, WindowsBase string
+	// LinuxRootFS, when set, is a directory (hack/image/debian/rootfs.sh's
+	// OUT/rootfs: the pinned Debian amd64 packages of e2fsprogs, xfsprogs,
+	// util-linux and open-iscsi, unpacked) whose tree becomes the
+	// linux/amd64 image's first layer, under the binaries. Other
+	// platforms are built without it.
+	LinuxRootFS string
 }
 
 // Result holds the digest each written layout's single entry has.
@@ -263,6 +269,26 @@ func buildImage(o Options, p Platform, license []byte) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.LinuxRootFS != "" && p.OS == "linux" && p.Arch == "amd64" {
+		tools, err := dirEntries(o.LinuxRootFS)
+		if err != nil {
+			return nil, fmt.Errorf("linux rootfs: %w", err)
+		}
+		toolLayer, err := tarLayer(tools, o.Created)
+		if err != nil {
+			return nil, err
+		}
+		if base, err = mutate.Append(base, mutate.Addendum{Layer: toolLayer, History: v1.History{
+			Created:   v1.Time{Time: o.Created},
+			CreatedBy: "hack/image: Debian packages of hack/image/debian/bookworm-amd64.lock",
+		}}); err != nil {
+			return nil, err
+		}
+		if cf, err = base.ConfigFile(); err != nil {
+			return nil, err
+		}
+		cf = cf.DeepCopy()
+	}
 
 	// The base's settings stay (its PATH, its WorkingDir) except what says how
 	// to run the daemon; its Cmd would become the daemon's arguments, so it goes.
@@ -365,13 +391,63 @@ func findImage(idx v1.ImageIndex, p Platform) (v1.Image, error) {
 	return nil, nil
 }
 
-// entry is one file or directory of a layer.
+// entry is one file, directory or symbolic link of a layer.
 type entry struct {
 	name string
 	mode int64
 	dir  bool
 	data []byte
 	pax  map[string]string
+	// link, when set, makes the entry a symbolic link to it.
+	link string
+}
+
+// dirEntries reads the tree under root as layer entries: directories,
+// regular files (hard links become copies) and symbolic links, with
+// their permission bits; owners, times and other file types are not kept,
+// so the layer depends on the tree's content alone.
+func dirEntries(root string) ([]entry, error) {
+	var out []entry
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		perm := int64(info.Mode().Perm())
+		for bit, unixBit := range map[os.FileMode]int64{os.ModeSetuid: 0o4000, os.ModeSetgid: 0o2000, os.ModeSticky: 0o1000} {
+			if info.Mode()&bit != 0 {
+				perm |= unixBit
+			}
+		}
+		switch {
+		case d.IsDir():
+			out = append(out, entry{name: name + "/", mode: int64(info.Mode().Perm()), dir: true})
+		case info.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{name: name, mode: 0o777, link: target})
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{name: name, mode: perm, data: data})
+		default:
+			return fmt.Errorf("%s: a %s, not a file, directory or link", name, info.Mode().Type())
+		}
+		return nil
+	})
+	return out, err
 }
 
 func linuxFiles(daemon, ctl, license []byte) []entry {
@@ -428,9 +504,13 @@ func tarLayer(entries []entry, mtime time.Time) (v1.Layer, error) {
 		if len(e.pax) > 0 {
 			h.PAXRecords = e.pax
 		}
-		if e.dir {
+		switch {
+		case e.dir:
 			h.Typeflag = tar.TypeDir
-		} else {
+		case e.link != "":
+			h.Typeflag = tar.TypeSymlink
+			h.Linkname = e.link
+		default:
 			h.Typeflag = tar.TypeReg
 			h.Size = int64(len(e.data))
 		}

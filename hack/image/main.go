@@ -4,7 +4,7 @@
 // index over them, from the binaries make release built. Every timestamp is
 // SOURCE_DATE_EPOCH and every tar entry is sorted with fixed owner and mode,
 // so the same binaries give the same digests. docs/images.md says how to push
-// and use them.
+// and use them; -push sends the index to a registry.
 //
 // It is a module of its own (hack/image/go.mod) so that the daemon's module,
 // which drivers and operators build, does not require go-containerregistry
@@ -30,7 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	var platforms, epoch string
+	var platforms, epoch, push string
 	fs.StringVar(&o.Dist, "dist", "dist", "make release's output directory (<os>-<arch>/csi-node-proxy[.exe], csi-node-proxyctl[.exe])")
 	fs.StringVar(&o.Out, "out", "dist/images", "directory for the OCI image layouts windows/, linux/ and all/")
 	fs.StringVar(&o.License, "license", "LICENSE", "license file put in every image")
@@ -39,7 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Revision, "revision", "", "commit for the org.opencontainers.image.revision label (required)")
 	fs.StringVar(&epoch, "source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "every timestamp in the images, Unix seconds (default $SOURCE_DATE_EPOCH; required)")
 	fs.StringVar(&o.LinuxBase, "linux-base", "", "OCI image layout with linux/amd64 and linux/arm64 images to put the binaries on (default: none, the binaries alone)")
+	fs.StringVar(&o.LinuxRootFS, "linux-rootfs", "", "directory whose tree becomes the linux/amd64 image's tool layer (hack/image/debian/rootfs.sh OUT makes OUT/rootfs; default: none)")
 	fs.StringVar(&o.WindowsBase, "windows-base", "", "OCI image layout with a windows/amd64 image to put the binaries on (default: none)")
+	fs.StringVar(&push, "push", "", "after building, push the index of every image built to `REPOSITORY`:VERSION (e.g. ghcr.io/me/csi-node-proxy), with the Docker config's credentials")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -80,5 +82,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stdout, "%s/%s (Linux index) %s\n", o.Out, LinuxLayout, res.Linux)
 	}
 	_, _ = fmt.Fprintf(stdout, "%s/%s (index of all) %s\n", o.Out, AllLayout, res.All)
+	if push != "" {
+		start := time.Now()
+		ref, err := Push(o.Out, push, o.Version)
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "image: %v\n", err)
+			return 1
+		}
+		_, _ = fmt.Fprintf(stdout, "pushed %s:%s (%s) in %s\n", push, o.Version, ref, time.Since(start).Round(time.Millisecond))
+	}
 	return 0
 }

@@ -150,3 +150,36 @@ func TestReadyWarnings(t *testing.T) {
 		t.Errorf("GET /readyz without warnings = %d %q", code, body)
 	}
 }
+
+// TestReadyzVerbose: /readyz?verbose lists every check as kube-apiserver
+// does; a degraded-only check that fails is listed and named but keeps
+// /readyz at 200; an unready one makes it 503; /livez?verbose lists ping.
+func TestReadyzVerbose(t *testing.T) {
+	var endpointsErr, policyErr error
+	s, err := Serve("127.0.0.1:0", New(testBuild), Extra{
+		Ready:  func(context.Context) error { return endpointsErr },
+		Checks: []ReadyCheck{{Name: "policy", DegradedOnly: true, Check: func(context.Context) error { return policyErr }}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	base := "http://" + s.Addr()
+	if code, body := httpcall.Get(t, base+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]endpoints ok\n[+]policy ok\nreadyz check passed\n" {
+		t.Errorf("ready: %d %q", code, body)
+	}
+	policyErr = errors.New("admits no caller")
+	if code, body := httpcall.Get(t, base+"/readyz?verbose"); code != http.StatusOK || !strings.Contains(body, "[-]policy failed (degraded, still ready): admits no caller\n") || !strings.HasSuffix(body, "readyz check passed\n") {
+		t.Errorf("degraded: %d %q", code, body)
+	}
+	if code, body := httpcall.Get(t, base+"/readyz"); code != http.StatusOK || body != "ok (degraded: policy)\n" {
+		t.Errorf("degraded, short: %d %q", code, body)
+	}
+	endpointsErr = errors.New("disk endpoint down")
+	if code, body := httpcall.Get(t, base+"/readyz?verbose"); code != http.StatusServiceUnavailable || !strings.Contains(body, "[-]endpoints failed: disk endpoint down\n") || !strings.HasSuffix(body, "readyz check failed\n") {
+		t.Errorf("unready: %d %q", code, body)
+	}
+	if code, body := httpcall.Get(t, base+"/livez?verbose"); code != http.StatusOK || body != "[+]ping ok\nlivez check passed\n" {
+		t.Errorf("livez: %d %q", code, body)
+	}
+}

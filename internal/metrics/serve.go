@@ -47,11 +47,40 @@ type Extra struct {
 	// JSON are read-only documents, each served at its path (GET) as
 	// application/json, built anew for every request.
 	JSON map[string]func() any
+	// Checks are further named readiness checks, listed by
+	// /readyz?verbose after Ready's (named "endpoints"). Add one here to
+	// give /readyz a new line; see ReadyCheck.
+	Checks []ReadyCheck
+}
+
+// ReadyCheck is one named readiness check, as kube-apiserver lists its
+// checks in /readyz?verbose ("[+]name ok", "[-]name failed: reason").
+type ReadyCheck struct {
+	// Name is the check's name in the list: lower case, no spaces.
+	Name string
+	// Check returns nil when the check passes. It shares Ready's
+	// readyTimeout.
+	Check func(context.Context) error
+	// DegradedOnly makes a failing check a degraded state, not an
+	// unready one: it is listed as failed and named in the answer, but
+	// /readyz stays 200, for conditions a restart would not cure (a
+	// policy that admits no caller), where taking the daemon out of
+	// service only makes things worse.
+	DegradedOnly bool
+}
+
+// checkResult is one check's outcome in a /readyz answer.
+type checkResult struct {
+	Name     string `json:"name"`
+	OK       bool   `json:"ok"`
+	Reason   string `json:"reason,omitempty"`
+	Degraded bool   `json:"degraded_only,omitempty"`
 }
 
 // Server serves GET /metrics (the registry, in the Prometheus exposition
-// formats), GET /healthz (200 "ok" while the process runs), GET /readyz
-// (200 "ok" while Extra.Ready says so) and Extra's JSON documents over HTTP
+// formats), GET /healthz and /livez (200 "ok" while the process runs),
+// GET /readyz (200 "ok" while Extra.Ready and Extra.Checks say so; with
+// ?verbose the per-check list) and Extra's JSON documents over HTTP
 // on TCP. Create it with Serve, end it with Shutdown.
 type Server struct {
 	http *http.Server
@@ -77,20 +106,19 @@ func Serve(addr string, m *Metrics, x Extra) (*Server, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n")) // a client gone away is its problem
 	})
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, r *http.Request) {
+		// The process answers: the one liveness check, as /healthz.
+		rep := readyReport{Ready: true, Checks: []checkResult{{Name: "ping", OK: true}}}
+		rep.write(w, r, "livez")
+	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		var rep readyReport
-		if x.Ready != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-			defer cancel()
-			if err := x.Ready(ctx); err != nil {
-				rep.Reason = err.Error()
-			}
-		}
-		rep.Ready = rep.Reason == ""
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		rep := runChecks(ctx, x)
 		if x.Warnings != nil {
 			rep.Warnings = x.Warnings()
 		}
-		rep.write(w, strings.Contains(r.Header.Get("Accept"), "application/json"))
+		rep.write(w, r, "readyz")
 	})
 	for path, doc := range x.JSON {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
@@ -126,23 +154,53 @@ func Serve(addr string, m *Metrics, x Extra) (*Server, error) {
 	return s, nil
 }
 
-// readyReport is the answer of GET /readyz: as text, "ok" or "not ready:
-// <reason>" then a "warning: <warning>" line per warning; as JSON (when
-// the request accepts application/json), this struct. The status is 200
-// when ready and 503 when not, whatever the warnings.
-type readyReport struct {
-	Ready    bool     `json:"ready"`
-	Reason   string   `json:"reason,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+// runChecks runs the readiness checks in order: ping, endpoints (Ready),
+// then x.Checks.
+func runChecks(ctx context.Context, x Extra) readyReport {
+	checks := []ReadyCheck{{Name: "ping", Check: func(context.Context) error { return nil }}}
+	if x.Ready != nil {
+		checks = append(checks, ReadyCheck{Name: "endpoints", Check: x.Ready})
+	}
+	checks = append(checks, x.Checks...)
+	rep := readyReport{Ready: true}
+	for _, c := range checks {
+		res := checkResult{Name: c.Name, OK: true, Degraded: c.DegradedOnly}
+		if err := c.Check(ctx); err != nil {
+			res.OK, res.Reason = false, err.Error()
+			if !c.DegradedOnly && rep.Reason == "" {
+				rep.Ready, rep.Reason = false, err.Error()
+			}
+			if c.DegradedOnly {
+				rep.Degraded = append(rep.Degraded, c.Name)
+			}
+		}
+		rep.Checks = append(rep.Checks, res)
+	}
+	return rep
 }
 
-// write sends the report, as JSON when asJSON.
-func (rep readyReport) write(w http.ResponseWriter, asJSON bool) {
+// readyReport is the answer of GET /readyz (and /livez): as text, "ok" or
+// "not ready: <reason>" then a "warning: <warning>" line per warning; with
+// ?verbose, kube-apiserver's list ("[+]ping ok", "[-]name failed:
+// reason", "readyz check passed") with the warnings after it; as JSON
+// (when the request accepts application/json), this struct. The status is
+// 200 when ready and 503 when not, whatever the warnings and the
+// degraded-only checks.
+type readyReport struct {
+	Ready    bool          `json:"ready"`
+	Reason   string        `json:"reason,omitempty"`
+	Degraded []string      `json:"degraded,omitempty"`
+	Checks   []checkResult `json:"checks"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// write sends the report to r's client; name is "readyz" or "livez".
+func (rep readyReport) write(w http.ResponseWriter, r *http.Request, name string) {
 	code := http.StatusOK
 	if !rep.Ready {
 		code = http.StatusServiceUnavailable
 	}
-	if asJSON {
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
 		b, err := json.Marshal(rep)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -156,9 +214,28 @@ func (rep readyReport) write(w http.ResponseWriter, asJSON bool) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	var b strings.Builder
-	if rep.Ready {
+	switch {
+	case r.URL.Query().Has("verbose"):
+		for _, c := range rep.Checks {
+			switch {
+			case c.OK:
+				fmt.Fprintf(&b, "[+]%s ok\n", c.Name)
+			case c.Degraded:
+				fmt.Fprintf(&b, "[-]%s failed (degraded, still ready): %s\n", c.Name, c.Reason)
+			default:
+				fmt.Fprintf(&b, "[-]%s failed: %s\n", c.Name, c.Reason)
+			}
+		}
+		if rep.Ready {
+			fmt.Fprintf(&b, "%s check passed\n", name)
+		} else {
+			fmt.Fprintf(&b, "%s check failed\n", name)
+		}
+	case rep.Ready && len(rep.Degraded) > 0:
+		fmt.Fprintf(&b, "ok (degraded: %s)\n", strings.Join(rep.Degraded, ", "))
+	case rep.Ready:
 		b.WriteString("ok\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "not ready: %s\n", rep.Reason)
 	}
 	for _, warning := range rep.Warnings {

@@ -5,15 +5,24 @@
 // Parse takes an io.Reader so tests feed it captured tables; Read reads the
 // live table of the calling process, ReadFile that of another process's
 // mount namespace.
+//
+// The parsing itself is github.com/moby/sys/mountinfo's (v0.6.2, already
+// in the module graph through k8s.io/mount-utils); this package keeps the
+// Mount type and the file-of-another-namespace reader the backends use.
+// Measured on the development VM (Debian 12, 2 cores, its 20-line
+// /proc/self/mountinfo, go test -bench, 5 runs): the hand-written parser
+// this replaced took 101-152 µs and 78 KB per table (it reserved a 64 KiB
+// line buffer up front), moby's 41-60 µs and 13 KB, and this package with
+// its conversion to Mount 30-53 µs and 16 KB (BenchmarkParseHostTable).
+// Two differences from the old parser, both acceptable for a table the
+// kernel writes: moby takes a non-numeric mount ID as 0 instead of
+// refusing the line, and it refuses a line over 64 KiB (bufio.Scanner's
+// default) where the old parser allowed 1 MiB; the kernel's own lines are
+// far shorter (an overlay mount of 128 containerd layers is about 7 KB).
 package mountinfo
 
 import (
-	"bufio"
-	"fmt"
-	"io"
 	"os"
-	"strconv"
-	"strings"
 )
 
 // Mount is one line of mountinfo.
@@ -51,99 +60,6 @@ func ReadFile(path string) ([]Mount, error) {
 	}
 	defer f.Close() //nolint:errcheck // read-only file: a close error changes nothing
 	return Parse(f)
-}
-
-// Parse parses a mountinfo table.
-func Parse(r io.Reader) ([]Mount, error) {
-	var out []Mount
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if text == "" {
-			continue
-		}
-		m, err := parseLine(text)
-		if err != nil {
-			return nil, fmt.Errorf("mountinfo line %d: %w", line, err)
-		}
-		out = append(out, m)
-	}
-	return out, sc.Err()
-}
-
-func parseLine(s string) (Mount, error) {
-	var m Mount
-	f := strings.Fields(s)
-	sep := -1
-	for i := 6; i < len(f); i++ {
-		if f[i] == "-" {
-			sep = i
-			break
-		}
-	}
-	if len(f) < 7 || sep < 0 || len(f) < sep+3 {
-		return m, fmt.Errorf("malformed: %q", s)
-	}
-	var err error
-	if m.ID, err = strconv.Atoi(f[0]); err != nil {
-		return m, fmt.Errorf("mount ID %q: %w", f[0], err)
-	}
-	if m.ParentID, err = strconv.Atoi(f[1]); err != nil {
-		return m, fmt.Errorf("parent ID %q: %w", f[1], err)
-	}
-	maj, min, ok := strings.Cut(f[2], ":")
-	if !ok {
-		return m, fmt.Errorf("device %q is not major:minor", f[2])
-	}
-	ma, err1 := strconv.ParseUint(maj, 10, 32)
-	mi, err2 := strconv.ParseUint(min, 10, 32)
-	if err1 != nil || err2 != nil {
-		return m, fmt.Errorf("device %q is not major:minor", f[2])
-	}
-	m.Major, m.Minor = uint32(ma), uint32(mi)
-	m.Root = unescape(f[3])
-	m.MountPoint = unescape(f[4])
-	m.Options = f[5]
-	m.FSType = f[sep+1]
-	m.Source = unescape(f[sep+2])
-	if len(f) > sep+3 {
-		m.SuperOptions = f[sep+3]
-	}
-	return m, nil
-}
-
-// unescape undoes the kernel's octal escapes (\040 for a space, \011, \012,
-// \134) in mountinfo paths.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) && isOctal(s[i+1:i+4]) {
-			v, _ := strconv.ParseUint(s[i+1:i+4], 8, 8)
-			b.WriteByte(byte(v))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	for i := 0; i < 3; i++ {
-		if s[i] < '0' || s[i] > '7' {
-			return false
-		}
-	}
-	return true
 }
 
 // At returns the mounts whose mount point is exactly path, the last
