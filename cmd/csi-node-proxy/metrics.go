@@ -52,6 +52,13 @@ func httpExtras(cfg Config, live *atomic.Pointer[server.Server], warnings *atomi
 			}
 			return errors.Join(s.Ready(ctx), rt.Load().check(ctx))
 		},
+		// A policy that admits no driver leaves the node ready (a restart
+		// would not cure it) but degraded, and /readyz?verbose says why.
+		Checks: []metrics.ReadyCheck{{
+			Name:         server.PolicyAdmitsNobodyCheck,
+			Check:        func(context.Context) error { return warnings.Load().admitsNobody() },
+			DegradedOnly: true,
+		}},
 		JSON: map[string]func() any{
 			versionPath: func() any {
 				v := version.Get()

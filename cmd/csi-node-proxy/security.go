@@ -136,6 +136,19 @@ type callers struct {
 // whose rules need nothing hidden are served meanwhile.
 type identityWarnings struct {
 	cur atomic.Pointer[[]string]
+	// policy is the policy in force, for /readyz's
+	// server.PolicyAdmitsNobodyCheck (nil before the first update and
+	// without a policy).
+	policy atomic.Pointer[policy.Policy]
+}
+
+// admitsNobody is /readyz's server.PolicyAdmitsNobodyCheck on the policy
+// in force; nil from a nil holder.
+func (w *identityWarnings) admitsNobody() error {
+	if w == nil {
+		return nil
+	}
+	return server.PolicyAdmitsNobody(w.policy.Load())
 }
 
 // get returns the current warnings; none from a nil holder.
@@ -152,10 +165,16 @@ func (w *identityWarnings) get() []string {
 // update replaces the warnings with those of p under o, logging each.
 func (w *identityWarnings) update(p *policy.Policy, o identity.Options) {
 	ws := append(server.PolicyWarnings(p), server.IdentityWarnings(p, o)...)
+	shown := make([]string, 0, len(ws))
 	for _, m := range ws {
 		klog.Warning(m)
+		// /readyz lists this one as its check, not as a warning line.
+		if !strings.HasPrefix(m, server.PolicyAdmitsNobodyCheck+" ") {
+			shown = append(shown, m)
+		}
 	}
-	w.cur.Store(&ws)
+	w.policy.Store(p)
+	w.cur.Store(&shown)
 }
 
 // setupCallers prepares the identification of callers the Config asks

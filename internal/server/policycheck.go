@@ -27,18 +27,29 @@ func PolicyWarnings(p *policy.Policy) []string {
 		return nil
 	}
 	var out []string
-	if !admitsAChange(p) {
-		rules := p.Rules()
-		if len(rules) == 0 {
-			rules = []string{"none"}
-		}
-		out = append(out, fmt.Sprintf("%s failed: the policy lets no caller change the node (rules: %s), so every CSI driver's stage, publish and format calls are refused; name your drivers' presets (presets: [azuredisk] in the policy file, --policy-preset, the Helm chart's policy.presets) or rules (docs/operations.md)",
-			PolicyAdmitsNobodyCheck, strings.Join(rules, ", ")))
+	if err := PolicyAdmitsNobody(p); err != nil {
+		out = append(out, fmt.Sprintf("%s failed: %v", PolicyAdmitsNobodyCheck, err))
 	}
 	if p.AuditOnly() {
 		out = append(out, "the policy is audit-only (mode: audit-only): calls its rules deny are allowed and audited as would-deny; set mode: enforce once the audit log shows none")
 	}
 	return out
+}
+
+// PolicyAdmitsNobody is the PolicyAdmitsNobodyCheck: an error saying so
+// while p lets no caller change the node, nil for a policy that admits
+// some change and for no policy (everything allowed). /readyz lists it as
+// a degraded-only check (ready, but serving no driver).
+func PolicyAdmitsNobody(p *policy.Policy) error {
+	if p == nil || admitsAChange(p) {
+		return nil
+	}
+	rules := p.Rules()
+	if len(rules) == 0 {
+		rules = []string{"none"}
+	}
+	return fmt.Errorf("the policy lets no caller change the node (rules: %s), so every CSI driver's stage, publish and format calls are refused; name your drivers' presets (presets: [azuredisk] in the policy file, --policy-preset, the Helm chart's policy.presets) or rules (docs/operations.md)",
+		strings.Join(rules, ", "))
 }
 
 // admitsAChange tells whether some rule of p allows some method that
