@@ -33,16 +33,16 @@ cross: ## Build everything for linux/amd64 and windows/amd64 (the root module an
 	GOOS=windows GOARCH=amd64 $(GO) build -C cmd ./...
 
 .PHONY: generate
-generate: ## Regenerate protobuf stubs, the versioned adapters, the method facts (gate, audit, host metrics), the call gate's guards, library mode's Node accessors and the Win32 syscall stubs.
+generate: ## Regenerate protobuf stubs, the versioned adapters, the v2compat forwarders, the method facts (gate, audit, host metrics), the call gate's guards, library mode's Node accessors and the Win32 syscall stubs.
 	hack/generate-protos.sh
 	$(GO) run -C cmd ./convgen -dir ..
 	hack/generate-winsyscall.sh
 
 .PHONY: check-generated
 check-generated: generate ## Fail if regenerating changes any file.
-	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics v2compat)" ]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; git diff --stat -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics; exit 1; \
+		git status --porcelain -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics v2compat; git diff --stat -- api internal/adapter client inprocess internal/host/windows internal/callgate internal/audit internal/metrics/hostmetrics v2compat; exit 1; \
 	fi
 
 .PHONY: vet

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/convgen"
 )
@@ -44,8 +45,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The v2compat module's packages forward to the root module's
+	// upstreamv2 tree, name for name (docs/driver-migration.md).
+	forwards, err := convgen.Forwarders(convgen.ForwardConfig{
+		Dir:      *dir,
+		From:     "github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg",
+		ToDir:    "v2compat/pkg",
+		Describe: describeV2Compat,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "convgen: v2compat:", err)
+		os.Exit(1)
+	}
+	for name, src := range forwards {
+		files[name] = src
+	}
 	if err := convgen.Write(*dir, files); err != nil {
 		fmt.Fprintln(os.Stderr, "convgen:", err)
 		os.Exit(1)
 	}
+}
+
+// describeV2Compat is the doc comment of the v2compat twin of
+// upstreamv2/pkg/<rel>.
+func describeV2Compat(rel, name string) string {
+	group, sub, _ := strings.Cut(rel, "/")
+	upstream := "pkg/" + rel
+	if sub != "" {
+		upstream += ", whose package clause is " + name + " too"
+	}
+	return fmt.Sprintf(`Package %s forwards every exported name of
+github.com/csi-node-proxy/csi-node-proxy/upstreamv2/pkg/%s: it is upstream
+csi-proxy v2's %s when the v2compat module stands in for
+github.com/kubernetes-csi/csi-proxy/v2 by a replace line (the %s group).
+It imports the root module only, never its own module, so it compiles
+under either module path (see the module's doc.go).`, name, rel, upstream, group)
 }
