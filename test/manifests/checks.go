@@ -515,7 +515,39 @@ func (s *Set) checkDaemon(p problems, cp string, c *corev1.Container, spec *core
 		if !found {
 			p.add("%s: its sockets (--socket-dir %s) are not in a hostPath volume mounted at the same path, so node plugins could not reach them", cp, dir)
 		}
+		checkRuntimeMount(func(format string, a ...any) { p.add(cp+": "+format, a...) }, values, c, spec)
 	}
+}
+
+// checkRuntimeMount: the container runtime's socket (--cri-endpoint) must
+// reach the daemon through a hostPath mount of its directory, never of
+// the socket file. The runtime makes a new socket each time it starts; a
+// file bind mount keeps the old inode, so after a runtime restart the
+// daemon could not ask it again until its pod restarted (issue #23).
+func checkRuntimeMount(add func(string, ...any), values Values, c *corev1.Container, spec *corev1.PodSpec) {
+	endpoint, ok := values.Last("cri-endpoint")
+	if !ok || endpoint == "" {
+		return
+	}
+	sock := strings.TrimPrefix(endpoint, "unix://")
+	for _, m := range c.VolumeMounts {
+		mp := path.Clean(m.MountPath)
+		if mp != sock && !strings.HasPrefix(sock, mp+"/") {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name != m.Name || v.HostPath == nil {
+				continue
+			}
+			if mp == sock || (v.HostPath.Type != nil && *v.HostPath.Type == corev1.HostPathSocket) {
+				add("--cri-endpoint %s is mounted as a file (volume %q): mount its directory, which a restarted runtime's new socket shows through", endpoint, v.Name)
+			} else if path.Clean(v.HostPath.Path) != mp {
+				add("--cri-endpoint %s: volume %q mounts host %s at %s; mount the runtime's directory at the same path", endpoint, v.Name, v.HostPath.Path, mp)
+			}
+			return
+		}
+	}
+	add("--cri-endpoint %s is not in any hostPath mount: the daemon could not reach the runtime", endpoint)
 }
 
 // checkDaemonValues checks flag values that depend on where the daemon
