@@ -278,7 +278,7 @@ func stageVolume(t *testing.T, e *env, n uint32, staging string) string {
 }
 
 // TestEndpoints checks the harness itself: the daemon serves every
-// group-version upstream serves (the older ones are exercised through
+// group-version upstream serves, and csi-node-proxy's own smbmappings (the older ones are exercised through
 // upstream's own stubs in test/wirecompat; this suite drives the current
 // eight), each on its own socket named as upstream names its pipes, in
 // registry order.
@@ -291,6 +291,7 @@ func TestEndpoints(t *testing.T) {
 		"csi-proxy-filesystem-v2alpha1",
 		"csi-proxy-iscsi-v1alpha1", "csi-proxy-iscsi-v1alpha2",
 		"csi-proxy-smb-v1alpha1", "csi-proxy-smb-v1beta1", "csi-proxy-smb-v1beta2", "csi-proxy-smb-v1",
+		"csi-proxy-smbmappings-v1alpha1", // csi-node-proxy's own group (docs/compatibility.md)
 		"csi-proxy-system-v1alpha1",
 		"csi-proxy-volume-v1alpha1", "csi-proxy-volume-v1beta1", "csi-proxy-volume-v1beta2", "csi-proxy-volume-v1beta3", "csi-proxy-volume-v1",
 		"csi-proxy-volume-v2alpha1",

@@ -75,7 +75,9 @@ func backendOS(rel string) string {
 
 // charter is CONTRIBUTING.md's table, top to bottom.
 var charter = []layer{
-	{name: "driver-facing", has: anyOf("client", "inprocess")},
+	// upstreamv2 is upstream csi-proxy v2's library layout on library
+	// mode (inprocess), for drivers that switch by import prefix.
+	{name: "driver-facing", has: anyOf("client", "inprocess", "upstreamv2")},
 	{name: "wire", has: anyOf("internal/server", "internal/adapter", "internal/transport")},
 	{name: "wire contract", has: anyOf("api"), mayImport: func(_, _ string) bool { return false }},
 	{name: "operations", has: anyOf("internal/metrics", "internal/winsvc", "internal/version")},
@@ -291,6 +293,11 @@ func wantName(rel string) string {
 	if len(elems) == 3 && elems[0] == "api" {
 		return elems[1] + elems[2]
 	}
+	// Upstream csi-proxy v2's pkg/<group>/hostapi declare package api,
+	// and drivers' code names them so: the mirror keeps upstream's name.
+	if under(rel, "upstreamv2/pkg") && elems[len(elems)-1] == "hostapi" {
+		return "api"
+	}
 	return strings.ReplaceAll(elems[len(elems)-1], "-", "")
 }
 
@@ -317,7 +324,7 @@ func nameProblem(rel, name string) string {
 
 // TestPackageNamesMatchDirectories checks the charter's naming rules: no
 // Go files at the root, no package named util, common, types or shared,
-// and a directory and its package have the same name, but for the two
+// and a directory and its package have the same name, but for the three
 // exceptions it names; commands are package main.
 func TestPackageNamesMatchDirectories(t *testing.T) {
 	for _, p := range list(t, "linux") {
@@ -351,6 +358,8 @@ func TestNameProblemsAreSeen(t *testing.T) {
 		{"examples/node-plugin", "nodeplugin", false},
 		{"examples/node-plugin", "node_plugin", true},
 		{"cmd/anything", "main", false},
+		{"upstreamv2/pkg/disk/hostapi", "api", false},    // upstream's package clause
+		{"upstreamv2/pkg/disk/hostapi", "hostapi", true}, // not upstream's
 	} {
 		if got := nameProblem(c.rel, c.name); (got != "") != c.bad {
 			t.Errorf("nameProblem(%q, %q) = %q; want a problem: %v", c.rel, c.name, got, c.bad)
