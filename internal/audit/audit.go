@@ -40,9 +40,12 @@
 // Every string a record carries is bounded (see MaxRequestString and its
 // siblings), its cut-off end replaced by a marker, and nothing is
 // HTML-escaped ('<' stays one byte, not six), so what a caller sends
-// cannot make a record large. Denials are rate-limited per caller
-// (Options.DenialBurst): past the rate they are counted, not written, so
-// a flood of refused calls cannot fill the audit filesystem.
+// cannot make a record large. Denials, reads and the would-deny records
+// of reads are rate-limited per caller (Options.DenialBurst): past the
+// rate they are counted, not written, so a flood of refused calls cannot
+// fill the audit filesystem; the count is said on the caller's next
+// record of the kind, or by a "summary" record once the caller's window
+// ends without one (a timer, one per Logger) and at Close.
 //
 // A failed write is counted (Failures), logged to the daemon's log with
 // the record's ID, method and size (never the record: the daemon's log
@@ -78,6 +81,10 @@ const Stderr = "-"
 const (
 	PhaseIntent = "intent"
 	PhaseDone   = "done"
+	// PhaseSummary is a record of no call: it says how many records of
+	// a caller were left out (Suppressed) when no later record of that
+	// caller's could (decision Suppressed).
+	PhaseSummary = "summary"
 )
 
 // Decisions as records spell them.
@@ -88,6 +95,8 @@ const (
 	// (policy.ModeAuditOnly) let through although its rules deny it;
 	// the record's Reason says why they would.
 	WouldDeny = "would-deny"
+	// Suppressed is the decision of a summary record (PhaseSummary).
+	Suppressed = "suppressed"
 )
 
 // SchemaVersion is the "schema" of every record: readers tell record
@@ -135,6 +144,8 @@ type Record struct {
 	Message string
 	// Duration is how long the call took.
 	Duration time.Duration
+
+	suppressedKind string // a summary's: SuppressedDeny or a sibling
 }
 
 // Options configures a Logger.
@@ -150,10 +161,14 @@ type Options struct {
 	// many nodes stay apart.
 	Node string
 	// DenialBurst and DenialInterval rate-limit each caller's denial
-	// records: DenialBurst at once, then one per DenialInterval; the
-	// denials past the rate are counted (Suppressed) and the caller's
-	// next denial record says how many. Zero takes DefaultDenialBurst and
-	// DefaultDenialInterval; a negative DenialBurst records every denial.
+	// records, and as much again its read records and its would-deny
+	// records of reads (each kind its own bucket, SuppressedDeny and its
+	// siblings): DenialBurst at once, then one per DenialInterval; the
+	// records past the rate are counted (Suppressed) and the caller's
+	// next record of the kind says how many, or, when none comes before
+	// the caller could write one again, a summary record does. Records
+	// of changes are never limited. Zero takes DefaultDenialBurst and
+	// DefaultDenialInterval; a negative DenialBurst records everything.
 	DenialBurst    int
 	DenialInterval time.Duration
 	// Reserve is the free space, in bytes, kept on the audit file's file
@@ -183,7 +198,10 @@ type Logger struct {
 	// a newline.
 	midLine bool
 
-	denials *denialLimiter // nil: every denial is recorded
+	denials *denialLimiter // nil: every denial and read is recorded
+	// flushMu orders the summary records of the limiter's timer before
+	// Close's, and both before the file is closed.
+	flushMu sync.Mutex
 
 	unhealthy  atomic.Bool
 	suppressed atomic.Uint64
@@ -205,11 +223,20 @@ func Open(dest string, o Options) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Logger{opts: o, path: dest, w: f, f: f, denials: newDenialLimiter(o)}, nil
+	return newLogger(&Logger{opts: o, path: dest, w: f, f: f}), nil
 }
 
 // New returns a Logger writing to w.
-func New(w io.Writer, o Options) *Logger { return &Logger{opts: o, w: w, denials: newDenialLimiter(o)} }
+func New(w io.Writer, o Options) *Logger { return newLogger(&Logger{opts: o, w: w}) }
+
+// newLogger gives l its rate limiter, whose timer writes l's summaries.
+func newLogger(l *Logger) *Logger {
+	l.denials = newDenialLimiter(l.opts)
+	if l.denials != nil {
+		l.denials.onDue = l.flushEnded
+	}
+	return l
+}
 
 func newDenialLimiter(o Options) *denialLimiter {
 	if o.DenialBurst < 0 {
@@ -225,9 +252,10 @@ func newDenialLimiter(o Options) *denialLimiter {
 	return d
 }
 
-// Suppressed returns how many records were left out: denials of a caller
-// past its rate (Options.DenialBurst), and denials and reads while the
-// audit file system had less than Options.Reserve free.
+// Suppressed returns how many records were left out: denials, reads and
+// would-deny records of reads of a caller past its rate
+// (Options.DenialBurst), and denials and reads while the audit file
+// system had less than Options.Reserve free.
 func (l *Logger) Suppressed() uint64 { return l.suppressed.Load() }
 
 func openFile(path string) (*os.File, error) {
@@ -284,20 +312,23 @@ func (l *Logger) Intent(r *Record) error {
 // record's ID, method and size, and makes the Logger unhealthy until a
 // write succeeds.
 //
-// A denial (Decision Deny) of a caller past its rate is not written but
-// counted (Suppressed), and Log returns nil: the call is refused either
-// way. The caller's next denial record carries the count.
+// A denial (Decision Deny), a read or a would-deny read of a caller past
+// its rate is not written but counted (Suppressed), and Log returns nil:
+// what the call does is decided either way. The caller's next record of
+// the kind carries the count, or a summary record does. The outcome of a
+// call that changes the node and was let through is always written.
 func (l *Logger) Log(r Record) error {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	if (r.Decision == Deny || Classify(r.Method) == Read) && l.lowOnSpace() {
+	read := Classify(r.Method) == Read
+	if (r.Decision == Deny || read) && l.lowOnSpace() {
 		l.suppressed.Add(1)
 		return nil
 	}
 	var suppressed uint64
-	if r.Decision == Deny && l.denials != nil {
-		ok, n := l.denials.admit(denialKey(r.Caller), time.Now())
+	if kind := limitedKind(r.Decision, read); kind != "" && l.denials != nil {
+		ok, n := l.denials.admit(kind, denialKey(r.Caller), r.Caller, time.Now())
 		if !ok {
 			l.suppressed.Add(1)
 			return nil
@@ -305,6 +336,41 @@ func (l *Logger) Log(r Record) error {
 		suppressed = n
 	}
 	return l.write(r, PhaseDone, suppressed)
+}
+
+// limitedKind is the kind of rate-limited record a done record of
+// decision and read is, or "" for one never limited: the outcome of a
+// change that was let through (allowed, or waived by an audit-only
+// policy), whose intent is on file and which did happen.
+func limitedKind(decision string, read bool) string {
+	switch {
+	case decision == Deny:
+		return SuppressedDeny
+	case !read:
+		return ""
+	case decision == WouldDeny:
+		return SuppressedWouldDeny
+	}
+	return SuppressedRead
+}
+
+// flushEnded writes the summaries of the windows that have ended: the
+// limiter's timer runs it.
+func (l *Logger) flushEnded() {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.writeSummaries(l.denials.ended(time.Now()))
+}
+
+// writeSummaries writes a summary record for each window (a failure is
+// counted and logged by write, as for any record).
+func (l *Logger) writeSummaries(sums []summary) {
+	for _, s := range sums {
+		r := Record{ID: NewID(), Time: time.Now(), Caller: s.caller, Decision: Suppressed, suppressedKind: s.kind,
+			Reason: fmt.Sprintf("%d %s records of this caller left out: past its rate of %d, then one per %s",
+				s.n, s.kind, int(l.denials.burst), l.denials.interval)}
+		_ = l.write(r, PhaseSummary, s.n)
+	}
 }
 
 func (l *Logger) write(r Record, phase string, suppressed uint64) error {
@@ -464,8 +530,16 @@ func (l *Logger) Reopen() error {
 	return old.Close()
 }
 
-// Close closes the audit file, if any. Records logged afterwards fail.
+// Close writes a summary record for every caller with records left out
+// since its last one (Options.DenialBurst), stops the limiter's timer and
+// closes the audit file, if any. Records logged afterwards fail (for a
+// file; to a writer given to New they are still written).
 func (l *Logger) Close() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if l.denials != nil {
+		l.writeSummaries(l.denials.close())
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -503,9 +577,11 @@ type line struct {
 	Code       string   `json:"code,omitempty"` // "" only in an intent
 	Message    string   `json:"message,omitempty"`
 	DurationMS *float64 `json:"duration_ms,omitempty"` // nil only in an intent
-	// Suppressed counts the caller's denials left out since its previous
-	// denial record (rate-limited, Options.DenialBurst).
-	Suppressed uint64 `json:"suppressed,omitempty"`
+	// Suppressed counts the caller's records of this kind left out since
+	// its previous one (rate-limited, Options.DenialBurst); in a summary,
+	// those of SuppressedKind.
+	Suppressed     uint64 `json:"suppressed,omitempty"`
+	SuppressedKind string `json:"suppressed_kind,omitempty"` // only in a summary
 }
 
 // caller is identity.Caller as written: unknown fields are left out, and
@@ -537,18 +613,19 @@ func (l *Logger) encode(r Record, phase string, suppressed uint64) ([]byte, erro
 	c := r.Caller
 	cs := func(s string) string { return Truncate(s, MaxCallerString) }
 	out := line{
-		Schema:     SchemaVersion,
-		Node:       cs(l.opts.Node),
-		RequestID:  cs(r.RequestID),
-		ID:         cs(r.ID),
-		Phase:      phase,
-		Time:       r.Time.UTC().Format(time.RFC3339Nano),
-		Endpoint:   cs(r.Endpoint),
-		Group:      cs(r.Group),
-		Version:    cs(r.Version),
-		Method:     cs(r.Method),
-		FullMethod: cs(r.FullMethod),
-		Kind:       Classify(r.Method).String(),
+		Schema:         SchemaVersion,
+		Node:           cs(l.opts.Node),
+		RequestID:      cs(r.RequestID),
+		ID:             cs(r.ID),
+		Phase:          phase,
+		Time:           r.Time.UTC().Format(time.RFC3339Nano),
+		Endpoint:       cs(r.Endpoint),
+		Group:          cs(r.Group),
+		Version:        cs(r.Version),
+		Method:         cs(r.Method),
+		FullMethod:     cs(r.FullMethod),
+		Kind:           Classify(r.Method).String(),
+		SuppressedKind: r.suppressedKind,
 		Caller: caller{
 			PID: c.PID, Executable: cs(c.Executable), Groups: boundIDs(c.Groups), ContainerID: cs(c.ContainerID),
 			PodUID: cs(c.PodUID), Runtime: cs(c.Runtime), PodNamespace: cs(c.PodNamespace), PodName: cs(c.PodName),
@@ -560,7 +637,10 @@ func (l *Logger) encode(r Record, phase string, suppressed uint64) ([]byte, erro
 		Reason:     Truncate(r.Reason, MaxText),
 		Suppressed: suppressed,
 	}
-	if phase != PhaseIntent {
+	if phase == PhaseSummary {
+		out.Kind = "" // a record of no call
+	}
+	if phase == PhaseDone {
 		ms := float64(r.Duration.Microseconds()) / 1000
 		out.Code, out.Message, out.DurationMS = r.Code.String(), Truncate(r.Message, MaxText), &ms
 	}

@@ -224,7 +224,7 @@ func New(build version.Info) *Metrics {
 	auditSuppressed := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Name:      "audit_suppressed_denials_total",
-		Help:      "Denied calls and reads not written to the audit log: a caller's denials past its rate (a burst of 100, then one per 10 s; its next denial record counts them), and denials and reads while the audit file system has less than 16 MiB free, kept for the records of changes (0 when no audit log is configured).",
+		Help:      "Denied calls and reads not written to the audit log: a caller's denials, reads (--audit-reads) and would-deny reads (audit-only policy) past its rate (a burst of 100 of each, then one per 10 s; its next record of the kind counts them, or a \"summary\" record does when none comes), and denials and reads while the audit file system has less than 16 MiB free, kept for the records of changes (0 when no audit log is configured).",
 	}, func() float64 {
 		if l := m.auditLog.Load(); l != nil {
 			return float64(l.Suppressed())
@@ -268,7 +268,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // TrackAudit makes audit_write_failures_total, audit_torn_writes_total,
 // audit_suppressed_denials_total and audit_log_healthy report l's
-// failures, torn writes, suppressed denials and health. A nil l leaves
+// failures, torn writes, suppressed denials and reads, and health. A nil l leaves
 // the counters at 0 and the gauge at 1.
 func (m *Metrics) TrackAudit(l *audit.Logger) {
 	if m != nil && l != nil {

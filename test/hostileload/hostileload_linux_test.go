@@ -173,24 +173,28 @@ func TestHostileLoad(t *testing.T) {
 	}
 
 	// The audit log took every change's records.
-	checkAudit(t, auditPath, d, rep, "http://"+metricsAddr[1]+"/metrics")
+	checkAudit(t, auditPath, d, rep, "http://"+metricsAddr[1]+"/metrics", p)
+}
+
+// auditRecord is what checkAudit reads of an audit record.
+type auditRecord struct {
+	ID     string `json:"id"`
+	Phase  string `json:"phase"`
+	Method string `json:"method"`
+	Kind   string `json:"kind"`
+	Code   string `json:"code"`
+	Caller struct {
+		UID *uint32 `json:"uid"`
+	} `json:"caller"`
+	Suppressed uint64 `json:"suppressed"`
 }
 
 // checkAudit holds the audit log to the driver's changes and reports
-// what the flood's denials cost it.
-func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsURL string) {
+// what the flood's denials cost it; then it stops the daemon, whose audit
+// log says at Close every suppressed count no later record said, and
+// holds the flooder's records to the metric's count.
+func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsURL string, p *daemonbin.Process) {
 	t.Helper()
-	type record struct {
-		ID     string `json:"id"`
-		Phase  string `json:"phase"`
-		Method string `json:"method"`
-		Kind   string `json:"kind"`
-		Code   string `json:"code"`
-		Caller struct {
-			UID *uint32 `json:"uid"`
-		} `json:"caller"`
-		Suppressed uint64 `json:"suppressed"`
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +208,7 @@ func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsUR
 	for sc.Scan() {
 		line := sc.Bytes()
 		fileBytes += int64(len(line)) + 1
-		var r record
+		var r auditRecord
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("audit line %q: %v", tail(string(line), 200), err)
 		}
@@ -244,6 +248,39 @@ func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsUR
 	if suppressed == 0 {
 		t.Error("no denial was suppressed: the denial storm did not reach the rate limit")
 	}
+
+	// The flood is over: stopping the daemon closes its audit log, which
+	// writes a summary record for each count no later record said.
+	p.Stop(t, 30*time.Second)
+	saidAtEnd, summaries := flooderSuppressedSaid(t, path)
+	t.Logf("audit after the daemon stopped: %d denials said suppressed on the flooder's records, %d of them by %d summary records",
+		saidAtEnd, saidAtEnd-suppressedSaid, summaries)
+	if float64(saidAtEnd) != suppressed {
+		t.Errorf("the flooder's records say %d denials suppressed, csi_node_proxy_audit_suppressed_denials_total %.0f", saidAtEnd, suppressed)
+	}
+}
+
+// flooderSuppressedSaid sums the suppressed counts of the flooder's audit
+// records, and counts its summary records.
+func flooderSuppressedSaid(t *testing.T, path string) (said int64, summaries int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		var r auditRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("audit line %q: %v", tail(string(line), 200), err)
+		}
+		if r.Caller.UID != nil && int64(*r.Caller.UID) == floodUID {
+			said += int64(r.Suppressed)
+			if r.Phase == "summary" {
+				summaries++
+			}
+		}
+	}
+	return said, summaries
 }
 
 // scrape reads the counters of a Prometheus text page, summed over labels.

@@ -28,6 +28,10 @@ const (
 	// PhaseDone is the outcome of a call, and the only record of a read
 	// or a denial.
 	PhaseDone = "done"
+	// PhaseSummary is a record of no call: how many records of a caller
+	// were left out by the rate limit (Suppressed, of SuppressedKind)
+	// when no later record of the caller's said it.
+	PhaseSummary = "summary"
 )
 
 // AuditUnavailablePrefix begins the message of a change refused because
@@ -62,6 +66,11 @@ type Record struct {
 	Code       string   `json:"code"`
 	Message    string   `json:"message"`
 	DurationMS *float64 `json:"duration_ms"`
+	// Suppressed is how many of the caller's records of this kind were
+	// left out since its previous one (rate-limited); in a summary,
+	// those of SuppressedKind ("deny", "would-deny" or "read").
+	Suppressed     uint64 `json:"suppressed"`
+	SuppressedKind string `json:"suppressed_kind"`
 }
 
 // Caller is a record's "caller": who called, as far as it is known. Its
@@ -166,15 +175,18 @@ func AuditUnavailable(r Record) bool {
 // promises (docs/security.md):
 //
 //   - every record has an id;
-//   - an intent is of an allowed change, without an outcome (code,
-//     message or duration), and its id is not already in use;
-//   - every allowed call that is not a read has its intent before its
+//   - an intent is of a change let through (allowed, or would-deny under
+//     an audit-only policy), without an outcome (code, message or
+//     duration), and its id is not already in use;
+//   - every call let through that is not a read has its intent before its
 //     outcome, under the same id and of the same method, unless
 //     o.Refused excuses it; an outcome without an intent is a change that
 //     was not recorded before it ran;
 //   - no id has two outcomes;
 //   - every intent has its outcome, unless o.LostOutcomes;
-//   - every phase is intent or done.
+//   - every phase is intent, done or summary, and a summary is of no
+//     call (decision "suppressed", no method, no outcome) and counts
+//     something.
 func CheckIntents(recs []Record, o IntentOptions) []string {
 	var problems []string
 	pending := map[string]Record{} // intents waiting for their outcome
@@ -187,7 +199,7 @@ func CheckIntents(recs []Record, o IntentOptions) []string {
 		switch r.Phase {
 		case PhaseIntent:
 			_, dup := pending[r.ID]
-			if dup || done[r.ID] || r.Kind == "read" || r.Decision != "allow" || r.Code != "" || r.Message != "" || r.DurationMS != nil {
+			if dup || done[r.ID] || r.Kind == "read" || !letThrough(r) || r.Code != "" || r.Message != "" || r.DurationMS != nil {
 				problems = append(problems, fmt.Sprintf("intent %+v: a duplicate, a read, a denial or with an outcome", r))
 			}
 			if !dup {
@@ -205,8 +217,12 @@ func CheckIntents(recs []Record, o IntentOptions) []string {
 			switch {
 			case ok && (in.Method != r.Method || in.Kind == "read"):
 				problems = append(problems, fmt.Sprintf("intent %+v paired with outcome %+v", in, r))
-			case !ok && r.Decision == "allow" && r.Kind != "read" && !refused:
+			case !ok && letThrough(r) && r.Kind != "read" && !refused:
 				problems = append(problems, fmt.Sprintf("a change without its intent record: %+v", r))
+			}
+		case PhaseSummary:
+			if r.Decision != "suppressed" || r.Method != "" || r.Code != "" || r.DurationMS != nil || r.Suppressed == 0 || r.SuppressedKind == "" {
+				problems = append(problems, fmt.Sprintf("summary %+v: not of suppressed records, or of a call", r))
 			}
 		default:
 			problems = append(problems, fmt.Sprintf("audit record with phase %q: %+v", r.Phase, r))
@@ -222,3 +238,7 @@ func CheckIntents(recs []Record, o IntentOptions) []string {
 	}
 	return problems
 }
+
+// letThrough tells whether r's call was let through: allowed, or denied
+// by the rules of an audit-only policy, which lets it run ("would-deny").
+func letThrough(r Record) bool { return r.Decision == "allow" || r.Decision == "would-deny" }

@@ -28,7 +28,7 @@ func TestParse(t *testing.T) {
 		`"caller":{"pid":4242,"executable":"/d","start_time":"2025-01-02T15:04:05Z","uid":0,"gid":0,"groups":[7],` +
 		`"container_id":"c","pod_uid":"u","pod_namespace":"kube-system","pod_name":"p","container_name":"cn",` +
 		`"service_account":"sa","runtime":"containerd","windows_sid":"S","windows_account":"A","windows_group_sids":["G"],"incomplete":"i"},` +
-		`"decision":"allow","rule":"azuredisk","reason":"x","request":{"disk_number":1},"code":"OK","message":"m","duration_ms":3.2}`
+		`"decision":"allow","rule":"azuredisk","reason":"x","request":{"disk_number":1},"code":"OK","message":"m","duration_ms":3.2,"suppressed":2,"suppressed_kind":"deny"}`
 	recs := Parse(t, []byte(line+"\n"+`{"id":"a","phase":"intent","caller":{"pid":1}}`+"\n"))
 	if len(recs) != 2 {
 		t.Fatalf("%d records", len(recs))
@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 		r.Time != "2025-01-02T15:04:05.123456789Z" || r.Endpoint != "csi-proxy-disk-v1" || r.Group != "disk" || r.Version != "v1" ||
 		r.Method != "PartitionDisk" || r.FullMethod != "/v1.Disk/PartitionDisk" || r.Kind != "mutate" || r.Decision != "allow" ||
 		r.Rule != "azuredisk" || r.Reason != "x" || r.Request["disk_number"] != 1.0 || r.Code != "OK" || r.Message != "m" ||
-		r.DurationMS == nil || *r.DurationMS != 3.2 {
+		r.DurationMS == nil || *r.DurationMS != 3.2 || r.Suppressed != 2 || r.SuppressedKind != "deny" {
 		t.Errorf("record %+v", r)
 	}
 	if c.PID != 4242 || c.Executable != "/d" || c.StartTime != "2025-01-02T15:04:05Z" || c.UID == nil || *c.UID != 0 || c.GID == nil || *c.GID != 0 ||
@@ -89,6 +89,7 @@ func TestCheckIntents(t *testing.T) {
 	refusal := done("u", "Mkdir", "Unavailable")
 	refusal.Message = AuditUnavailablePrefix + ", so calls that change the node are refused until it can; retry later"
 	otherUnavailable := done("v", "Mkdir", "Unavailable")
+	wouldDeny := func(r Record) Record { r.Decision = "would-deny"; return r }
 	withCode := intent("c", "Mkdir")
 	withCode.Code = "OK"
 	for _, tc := range []struct {
@@ -116,6 +117,14 @@ func TestCheckIntents(t *testing.T) {
 		{"two outcomes", []Record{intent("a", "Mkdir"), done("a", "Mkdir", "OK"), done("a", "Mkdir", "OK")}, IntentOptions{},
 			[]string{"repeated id", "a change without its intent record"}},
 		{"unknown phase", []Record{{ID: "a", Phase: "begun"}}, IntentOptions{}, []string{`phase "begun"`}},
+		{"would-deny change", []Record{wouldDeny(intent("w", "Mkdir")), wouldDeny(done("w", "Mkdir", "OK"))}, IntentOptions{}, nil},
+		{"would-deny change without intent", []Record{wouldDeny(done("w", "Mkdir", "OK"))}, IntentOptions{},
+			[]string{"a change without its intent record"}},
+		{"summary", []Record{{ID: "s", Phase: PhaseSummary, Decision: "suppressed", Suppressed: 3, SuppressedKind: "deny"}}, IntentOptions{}, nil},
+		{"summary of a call", []Record{{ID: "s", Phase: PhaseSummary, Decision: "suppressed", Method: "Mkdir", Suppressed: 3, SuppressedKind: "deny"}},
+			IntentOptions{}, []string{"not of suppressed records"}},
+		{"summary of nothing", []Record{{ID: "s", Phase: PhaseSummary, Decision: "suppressed", SuppressedKind: "deny"}},
+			IntentOptions{}, []string{"not of suppressed records"}},
 	} {
 		got := CheckIntents(tc.recs, tc.o)
 		ok := len(got) == len(tc.want)
