@@ -241,7 +241,21 @@ func (d *daemon) settle(t *testing.T, base resources) resources {
 type auditLog struct {
 	intents map[string]auditlog.Record // by ID
 	done    map[string]auditlog.Record // by ID
-	lines   int
+	// suppressed counts the records the audit log's per-caller rate
+	// limit left out, by kind ("deny", "would-deny", "read"), as the
+	// later records and the summary records say.
+	suppressed map[string]uint64
+	lines      int
+}
+
+// suppressedKindOf is the kind of records a call's outcome record counts
+// when it says some were suppressed before it: its own.
+func suppressedKindOf(r auditlog.Record) string {
+	switch r.Decision {
+	case "deny", "would-deny":
+		return r.Decision
+	}
+	return "read"
 }
 
 // readAudit reads the audit file, failing unless every line is one
@@ -269,8 +283,15 @@ func readAuditLost(t *testing.T, path string, lostOutcomes bool) auditLog {
 	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{Refused: auditlog.AuditUnavailable, LostOutcomes: lostOutcomes}) {
 		t.Error(p)
 	}
-	a := auditLog{intents: map[string]auditlog.Record{}, done: map[string]auditlog.Record{}, lines: len(recs)}
+	a := auditLog{intents: map[string]auditlog.Record{}, done: map[string]auditlog.Record{}, suppressed: map[string]uint64{}, lines: len(recs)}
 	for _, r := range recs {
+		if r.Phase == auditlog.PhaseSummary {
+			a.suppressed[r.SuppressedKind] += r.Suppressed
+			continue
+		}
+		if r.Phase == auditlog.PhaseDone && r.Suppressed > 0 {
+			a.suppressed[suppressedKindOf(r)] += r.Suppressed
+		}
 		m := a.done
 		if r.Phase == auditlog.PhaseIntent {
 			m = a.intents

@@ -5,6 +5,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -65,6 +66,11 @@ type killPoint struct {
 	// after `kill -9 <daemon pid>`.
 	child     string
 	withChild bool
+	// fsckDue makes the filesystem due for a check before the call
+	// (its mount count past its maximum, tune2fs -c 1 -C 2): MountVolume
+	// runs e2fsck -p only when the superblock says a check is due, and a
+	// freshly made filesystem says none is.
+	fsckDue bool
 	// childWrites waits, before stopping the child, until it has written
 	// at least this many bytes (to the device: mkfs -q writes nothing
 	// else; mkfs.ext4 writes about 300 KB on these disks, its primary
@@ -217,9 +223,9 @@ func TestKillRecovery(t *testing.T) {
 		{name: "FormatVolume, mkfs writing (orphaned, still running at the re-run)", at: stepFormat, child: "mkfs.ext4", childWrites: 1, holdChild: 1500 * time.Millisecond},
 		{name: "FormatVolume, mkfs begun writing (killed too)", at: stepFormat, child: "mkfs.ext4", childWrites: 1, withChild: true},
 		{name: "FormatVolume, mkfs nearly done (killed too)", at: stepFormat, child: "mkfs.ext4", childWrites: 256 << 10, withChild: true},
-		{name: "MountVolume, e2fsck running (orphaned)", at: stepMount, child: "e2fsck"},
-		{name: "MountVolume, e2fsck running (orphaned, still running at the re-run)", at: stepMount, child: "e2fsck", holdChild: 1500 * time.Millisecond},
-		{name: "MountVolume, e2fsck ended", at: stepMount, trigger: onChildExit("e2fsck"), mayMiss: true},
+		{name: "MountVolume, e2fsck running (orphaned)", at: stepMount, child: "e2fsck", fsckDue: true},
+		{name: "MountVolume, e2fsck running (orphaned, still running at the re-run)", at: stepMount, child: "e2fsck", fsckDue: true, holdChild: 1500 * time.Millisecond},
+		{name: "MountVolume, e2fsck ended", at: stepMount, trigger: onChildExit("e2fsck"), fsckDue: true, mayMiss: true},
 		{name: "MountVolume, mounted, not answered", at: stepMount, trigger: onMounted(true), mayMiss: true},
 		{name: "UnmountVolume, at its intent", at: stepUnmount, trigger: onIntent(0)},
 		{name: "UnmountVolume, halfway", at: stepUnmount, trigger: onIntent(-1), mayMiss: true},
@@ -313,6 +319,11 @@ func (h *killHarness) killPoint(p killPoint, kd *kdisk) killFigures {
 	f := killFigures{point: p.name}
 	var pre flowStats
 	h.flow(kd, stepOnline, p.at, &pre)
+	if p.fsckDue {
+		if out, err := exec.Command("tune2fs", "-c", "1", "-C", "2", kd.l.Path+"p1").CombinedOutput(); err != nil {
+			t.Fatalf("tune2fs, making a check due: %v: %s", err, out)
+		}
+	}
 	var uuidBefore string
 	if p.at > stepFormat {
 		uuidBefore = ext4UUID(t, kd.l)
