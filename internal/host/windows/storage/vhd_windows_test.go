@@ -357,7 +357,7 @@ func TestVirtDiskLayouts(t *testing.T) {
 			"CREATE_VIRTUAL_DISK_PARAMETERS.MaximumSize": 24,
 			"CREATE_VIRTUAL_DISK_PARAMETERS.SectorSize":  36,
 			"CREATE_VIRTUAL_DISK_PARAMETERS.ParentPath":  40,
-			"sizeof(ATTACH_VIRTUAL_DISK_PARAMETERS)":     8,
+			"sizeof(ATTACH_VIRTUAL_DISK_PARAMETERS)":     24, // the Version2 arm (virtdisk.h; make layout-oracle)
 			"sizeof(EXPAND_VIRTUAL_DISK_PARAMETERS)":     16,
 		}[name]
 		if unsafe.Sizeof(uintptr(0)) == 8 && got != want {
