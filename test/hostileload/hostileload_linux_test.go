@@ -32,10 +32,11 @@ const (
 	driverSlices = 32
 )
 
-// maxFloodP99 bounds the driver's p99 under the flood: a tenth of the
+// maxFloodP99 bounds the driver's p99 under the flood, far below the
 // shortest timeout a CSI driver's node call runs under (kubelet's 2 min
-// operations; external-attacher's and drivers' own 15-30 s retries), so
-// a flood that makes calls this slow is a failure whatever the ratio.
+// operations; drivers' own 15-30 s retries) and about 100x the p99 with
+// the flooder stopped on a quiet machine: a flood that makes calls this
+// slow is a failure whatever the ratio.
 const maxFloodP99 = 250 * time.Millisecond
 
 // auditFSSize is the audit tmpfs: small, so that a flood that is not
