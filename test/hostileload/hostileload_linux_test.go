@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
@@ -265,21 +266,11 @@ func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsUR
 // records, and counts its summary records.
 func flooderSuppressedSaid(t *testing.T, path string) (said int64, summaries int) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range bytes.SplitSeq(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
-		var r auditRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("audit line %q: %v", tail(string(line), 200), err)
-		}
-		if r.Caller.UID != nil && int64(*r.Caller.UID) == floodUID {
-			said += int64(r.Suppressed)
-			if r.Phase == "summary" {
-				summaries++
-			}
-		}
+	byKind, summaries := auditlog.Suppressed(auditlog.Read(t, path), func(r auditlog.Record) bool {
+		return r.Caller.UID != nil && int64(*r.Caller.UID) == floodUID
+	})
+	for _, n := range byKind {
+		said += int64(n)
 	}
 	return said, summaries
 }

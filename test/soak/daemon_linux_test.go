@@ -248,16 +248,6 @@ type auditLog struct {
 	lines      int
 }
 
-// suppressedKindOf is the kind of records a call's outcome record counts
-// when it says some were suppressed before it: its own.
-func suppressedKindOf(r auditlog.Record) string {
-	switch r.Decision {
-	case "deny", "would-deny":
-		return r.Decision
-	}
-	return "read"
-}
-
 // readAudit reads the audit file, failing unless every line is one
 // complete JSON record, each ID has at most one intent and one outcome,
 // every intent has its outcome (none half-done), and every change that
@@ -283,14 +273,11 @@ func readAuditLost(t *testing.T, path string, lostOutcomes bool) auditLog {
 	for _, p := range auditlog.CheckIntents(recs, auditlog.IntentOptions{Refused: auditlog.AuditUnavailable, LostOutcomes: lostOutcomes}) {
 		t.Error(p)
 	}
-	a := auditLog{intents: map[string]auditlog.Record{}, done: map[string]auditlog.Record{}, suppressed: map[string]uint64{}, lines: len(recs)}
+	a := auditLog{intents: map[string]auditlog.Record{}, done: map[string]auditlog.Record{}, lines: len(recs)}
+	a.suppressed, _ = auditlog.Suppressed(recs, nil)
 	for _, r := range recs {
 		if r.Phase == auditlog.PhaseSummary {
-			a.suppressed[r.SuppressedKind] += r.Suppressed
 			continue
-		}
-		if r.Phase == auditlog.PhaseDone && r.Suppressed > 0 {
-			a.suppressed[suppressedKindOf(r)] += r.Suppressed
 		}
 		m := a.done
 		if r.Phase == auditlog.PhaseIntent {

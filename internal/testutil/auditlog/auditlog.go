@@ -130,6 +130,32 @@ func Read(tb testing.TB, path string) []Record {
 	return Parse(tb, b)
 }
 
+// Suppressed sums what recs say the audit log's per-caller rate limit
+// left out, by kind ("deny", "would-deny", "read"): the count a record
+// carries is of its own kind (a denial's of denials, an allowed read's of
+// reads), a summary record's of its SuppressedKind. keep, when not nil,
+// picks the records counted (one caller's, say); summaries is how many
+// summary records were among them.
+func Suppressed(recs []Record, keep func(Record) bool) (byKind map[string]uint64, summaries int) {
+	byKind = map[string]uint64{}
+	for _, r := range recs {
+		if r.Suppressed == 0 || (keep != nil && !keep(r)) {
+			continue
+		}
+		kind := r.SuppressedKind
+		switch {
+		case r.Phase == PhaseSummary:
+			summaries++
+		case r.Decision == "deny" || r.Decision == "would-deny":
+			kind = r.Decision
+		default:
+			kind = "read"
+		}
+		byKind[kind] += r.Suppressed
+	}
+	return byKind, summaries
+}
+
 // Torn returns what follows the last newline of an audit log's contents:
 // nothing when the file ends at a record's end, as the logger keeps it,
 // and otherwise the fragment of a record that was torn.
