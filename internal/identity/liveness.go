@@ -26,11 +26,14 @@ var ErrLivenessUnknown = fmt.Errorf("the connecting process cannot be watched: %
 // refers to that very process whatever becomes of its PID. It lives as
 // long as the connection and is closed with it.
 //
-// Every call on the connection asks the kernel (exited) while holding mu
-// for reading: concurrent calls ask at once, and close waits for them, so
-// no call polls a handle number closed and perhaps reused meanwhile. With
-// a plain mutex the 16 calls of one busy connection queued behind each
-// other's poll: a fifth of the daemon's lock waiting (docs/benchmarks.md).
+// Where the OS lets the runtime wait for the exit (Linux: a pidfd in the
+// network poller), a call reads what the watcher saw (known) and makes no
+// system call. Otherwise every call asks the kernel (exited) while holding
+// mu for reading: concurrent calls ask at once, and close waits for them,
+// so no call polls a handle number closed and perhaps reused meanwhile.
+// With a plain mutex the 16 calls of one busy connection queued behind
+// each other's poll: a fifth of the daemon's lock waiting
+// (docs/benchmarks.md).
 type process struct {
 	mu     sync.RWMutex
 	closed bool
@@ -41,6 +44,9 @@ type process struct {
 func (p *process) exited() (bool, error) {
 	if p == nil {
 		return false, ErrLivenessUnknown
+	}
+	if exited, ok := p.h.known(); ok {
+		return exited, nil
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -9,3 +9,5 @@ type osProcess struct{}
 func (osProcess) exited() (bool, error) { return false, ErrLivenessUnknown }
 
 func (osProcess) close() {}
+
+func (osProcess) known() (exited, ok bool) { return false, false }

@@ -127,7 +127,7 @@ func identifyWith(k peerKernel, conn net.Conn, o Options, mark acceptMark) (Call
 	}
 	var proc *process
 	if pidfd >= 0 {
-		proc = &process{h: osProcess{fd: pidfd}}
+		proc = newProcess(pidfd)
 	}
 	c := Caller{PID: int(cred.Pid), HasUnixIDs: true, UID: cred.Uid, GID: cred.Gid}
 	if c.PID <= 0 {
