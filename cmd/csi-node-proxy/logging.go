@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -21,38 +22,79 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/logbatch"
 )
+
+// daemonLogs is the daemon's log output as setupLogging set it up.
+type daemonLogs struct {
+	// batch groups lines written together into one write; nil where klog
+	// buffers its output itself (-log_file, -log_dir) or writes it its
+	// own way (-legacy_stderr_threshold_behavior=false).
+	batch *logbatch.Writer
+	// close flushes, switches klog back and closes a log file.
+	close func()
+}
 
 // setupLogging switches klog to JSON lines when cfg asks for them, on
 // -log_file when logs go to a file (-logtostderr=false), on stderr
-// otherwise, and returns the function that switches back and closes the
-// file. Text, klog's own format, needs nothing.
-func setupLogging(cfg Config) (func(), error) {
-	if cfg.LoggingFormat != loggingJSON {
-		return func() {}, nil
-	}
+// otherwise. In klog's own text format on stderr (the default) klog still
+// formats every line, but hands it to a logbatch.Writer on stderr, so the
+// call log can write the lines of calls that ended together with one
+// write (server.Config.LogBatch); klog writes to stderr unbuffered, a
+// system call a line, while its log files are buffered already.
+func setupLogging(cfg Config) (daemonLogs, error) { return setupLoggingTo(cfg, os.Stderr) }
+
+// setupLoggingTo is setupLogging with stderr given, for tests.
+func setupLoggingTo(cfg Config, stderr io.Writer) (daemonLogs, error) {
 	kl := klogSettings()
 	get := func(f string) string { return kl.Lookup(f).Value.String() }
-	var w io.Writer = os.Stderr
+	if cfg.LoggingFormat != loggingJSON {
+		// Only klog's plain stderr output is batched; flags that change
+		// where lines go or how their header looks keep klog's own writer.
+		for f, def := range map[string]string{"logtostderr": "true", "legacy_stderr_threshold_behavior": "true",
+			"skip_headers": "false", "add_dir_header": "false", "log_backtrace_at": ":0"} {
+			if get(f) != def {
+				return daemonLogs{close: func() {}}, nil
+			}
+		}
+		b := logbatch.New(stderr)
+		flush := func() { _ = b.Flush() } // nowhere to report a failed write to stderr
+		// klog's text logger writes klog's own line format (the same
+		// header and key=value encoding) for structured calls; printf
+		// calls klog formats itself and hands over whole. klog's -v and
+		// -vmodule decide before either is reached, so the text logger
+		// itself filters nothing.
+		tl := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(b), textlogger.Verbosity(math.MaxInt32)))
+		klog.SetLoggerWithOptions(tl, klog.WriteKlogBuffer(b.WriteKlogBuffer), klog.FlushLogger(flush))
+		return daemonLogs{batch: b, close: func() {
+			flush()
+			klog.ClearLogger()
+		}}, nil
+	}
+	var w io.Writer = stderr
 	closeFile := func() {}
 	if get("logtostderr") == "false" {
 		switch file := get("log_file"); {
 		case file != "":
 			f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 			if err != nil {
-				return nil, fmt.Errorf("log file: %w", err)
+				return daemonLogs{}, fmt.Errorf("log file: %w", err)
 			}
 			w = f
 			closeFile = func() { _ = f.Close() } // the last lines are written; nothing to do if closing fails
 		case get("log_dir") != "":
-			return nil, errors.New("--logging-format=json writes one file: give -log_file instead of -log_dir")
+			return daemonLogs{}, errors.New("--logging-format=json writes one file: give -log_file instead of -log_dir")
 		}
 	}
-	klog.SetLogger(logr.FromSlogHandler(newJSONHandler(w)))
-	return func() {
+	b := logbatch.New(w)
+	klog.SetLoggerWithOptions(logr.FromSlogHandler(newJSONHandler(b)), klog.FlushLogger(func() { _ = b.Flush() }))
+	return daemonLogs{batch: b, close: func() {
+		_ = b.Flush() // nowhere left to report a failed write to
 		klog.ClearLogger()
 		closeFile()
-	}, nil
+	}}, nil
 }
 
 // newJSONHandler writes one JSON object a line with the keys of

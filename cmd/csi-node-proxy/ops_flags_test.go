@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,7 +92,7 @@ func TestJSONLogging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeLogs, err := setupLogging(cfg)
+	logs, err := setupLogging(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestJSONLogging(t *testing.T) {
 	klog.V(2).InfoS("verbose", "took", 1500*time.Millisecond)
 	klog.V(3).InfoS("too verbose")
 	klog.ErrorS(errors.New("disk on fire"), "call failed", "code", "Internal", "caller", "pid 1")
-	closeLogs()
+	logs.close()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -139,5 +141,75 @@ func TestJSONLogging(t *testing.T) {
 	}
 	if _, err := setupLogging(cfg); err == nil || !strings.Contains(err.Error(), "-log_file") {
 		t.Errorf("json with -log_dir: %v, want an error naming -log_file", err)
+	}
+}
+
+// recordedWrites keeps each write it is given, as stderr would receive it.
+type recordedWrites struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (r *recordedWrites) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = append(r.writes, string(p))
+	return len(p), nil
+}
+
+// TestTextLoggingBatchesOnStderr: in klog's text format on stderr (the
+// default), klog still formats each line (header with severity, time,
+// pid, file:line), a line outside a batch is one write as before, and the
+// lines written between the batch's Hold and Release are one write: what
+// the call log does with the lines of calls that ended together. -v still
+// decides. With -logtostderr=false (klog's own buffered files) there is no
+// batch.
+func TestTextLoggingBatchesOnStderr(t *testing.T) {
+	resetKlog(t)
+	cfg, err := parseFlagsWith([]string{"--host=simulated", "-v=2"}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &recordedWrites{}
+	logs, err := setupLoggingTo(cfg, stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.close()
+	if logs.batch == nil {
+		t.Fatal("no batch for text logs on stderr")
+	}
+	klog.InfoS("alone", "key", "value")
+	logs.batch.Hold()
+	klog.V(2).InfoS("call", "method", "/a")
+	klog.V(3).InfoS("too verbose")
+	klog.V(2).InfoS("call", "method", "/b")
+	logs.batch.Release()
+	stderr.mu.Lock()
+	got := append([]string(nil), stderr.writes...)
+	stderr.mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d writes %q, want 2: the line alone and the batch", len(got), got)
+	}
+	line := regexp.MustCompile(`^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ ops_flags_test\.go:\d+\] "alone" key="value"\n$`)
+	if !line.MatchString(got[0]) {
+		t.Errorf("line %q is not klog's text format", got[0])
+	}
+	if lines := strings.Split(strings.TrimSuffix(got[1], "\n"), "\n"); len(lines) != 2 ||
+		!strings.HasSuffix(lines[0], `"call" method="/a"`) || !strings.HasSuffix(lines[1], `"call" method="/b"`) {
+		t.Errorf("batch %q, want the two -v=2 lines in order", got[1])
+	}
+
+	cfg, err = parseFlagsWith([]string{"--host=simulated", "-logtostderr=false", "-log_file=" + filepath.Join(t.TempDir(), "d.log")}, registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.close()
+	logs, err = setupLoggingTo(cfg, stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs.batch != nil {
+		t.Error("a batch with -logtostderr=false: klog buffers its files itself")
 	}
 }

@@ -49,11 +49,11 @@ func run(cfg Config) error {
 // endpoints serve and when draining begins.
 func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	// Logs first (logging.go), so every line below has the chosen format.
-	closeLogs, err := setupLogging(cfg)
+	logs, err := setupLogging(cfg)
 	if err != nil {
 		return err
 	}
-	defer closeLogs()
+	defer logs.close()
 	for _, f := range cfg.legacyPathFlags {
 		klog.InfoS("Deprecated flag of upstream before v1.0.0: its directory is a working directory; use -working-dir or -kubelet-path", "flag", f)
 	}
@@ -101,7 +101,11 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 			return err
 		}
 	}
-	srv, err := server.New(serverConfig(cfg, node, ids, mx, deps), node.Groups, cfg.APIs)
+	sc := serverConfig(cfg, node, ids, mx, deps)
+	if logs.batch != nil {
+		sc.LogBatch = logs.batch
+	}
+	srv, err := server.New(sc, node.Groups, cfg.APIs)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,25 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// callLogBatch is how many queued lines the call log's writer writes in
+// one batch at the most (LogBatch), so that a steady stream of calls
+// still sees its lines written.
+const callLogBatch = 256
+
+// callLogLinger is how long the writer lets lines gather after the first
+// of a batch arrives, when it writes batches: the lines of calls ending
+// meanwhile join the same write, and the writer is woken once per batch
+// instead of once per call. A line appears that much later, at most.
+const callLogLinger = 2 * time.Millisecond
+
+// LogBatch groups log lines into one write (logbatch.Writer): Hold opens
+// a batch, Release writes it. The call log holds one open while it writes
+// the lines it found queued together.
+type LogBatch interface {
+	Hold()
+	Release()
+}
+
 // callLogQueue is how many successful calls' lines may wait for the call
 // log's writer. Past it a call writes its own line, so a line is never
 // dropped, only written later than its call ended.
@@ -35,16 +54,21 @@ func (l callLine) write() {
 // are still logged by the call itself. Lines keep the order calls ended
 // in; klog stamps each with the time it is written, microseconds after
 // the call, whose duration the line carries. Close writes what is queued.
+//
+// With a LogBatch (Config.LogBatch, the daemon's klog output on stderr),
+// the lines that gathered within callLogLinger of a batch's first are
+// written with one write(2).
 type callLog struct {
 	mu      sync.RWMutex
 	started bool
 	closed  bool
 	lines   chan callLine
 	done    chan struct{}
+	batch   LogBatch // nil: each line is its own write
 }
 
-func newCallLog() *callLog {
-	return &callLog{lines: make(chan callLine, callLogQueue), done: make(chan struct{})}
+func newCallLog(batch LogBatch) *callLog {
+	return &callLog{lines: make(chan callLine, callLogQueue), done: make(chan struct{}), batch: batch}
 }
 
 // start runs the writer (Server.Start); until then lines queue.
@@ -58,9 +82,33 @@ func (l *callLog) start() {
 	go func() {
 		defer close(l.done)
 		for line := range l.lines {
-			line.write()
+			l.writeQueued(line)
 		}
 	}()
+}
+
+// writeQueued writes first and the lines queued behind it within
+// callLogLinger, up to callLogBatch, as one batch.
+func (l *callLog) writeQueued(first callLine) {
+	if l.batch == nil {
+		first.write()
+		return
+	}
+	time.Sleep(callLogLinger)
+	l.batch.Hold()
+	defer l.batch.Release()
+	first.write()
+	for range callLogBatch - 1 {
+		select {
+		case line, ok := <-l.lines:
+			if !ok {
+				return
+			}
+			line.write()
+		default:
+			return
+		}
+	}
 }
 
 // write queues line, or writes it at once when the queue is full or the

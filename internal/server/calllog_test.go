@@ -19,7 +19,7 @@ func testLine(i int) callLine {
 // queued ones in order; close writes what is queued before it returns.
 func TestCallLogKeepsEveryLineInOrder(t *testing.T) {
 	logs := klogcapture.Capture(t, 2)
-	l := newCallLog()
+	l := newCallLog(nil)
 	// Not started: the queue fills, then calls write their own lines.
 	for i := range callLogQueue + 3 {
 		l.write(testLine(i))
@@ -50,10 +50,50 @@ func TestCallLogKeepsEveryLineInOrder(t *testing.T) {
 // writes what was queued.
 func TestCallLogClosedWithoutStart(t *testing.T) {
 	logs := klogcapture.Capture(t, 2)
-	l := newCallLog()
+	l := newCallLog(nil)
 	l.write(testLine(1))
 	l.close()
 	if !strings.Contains(logs.String(), `method="/m1"`) {
 		t.Fatalf("the queued line is missing:\n%s", logs.String())
+	}
+}
+
+// countingBatch records the batches the call log opens and how many lines
+// each holds (counted in the captured log at Hold and at Release).
+type countingBatch struct {
+	logs  *klogcapture.Buffer
+	at    int
+	sizes []int
+}
+
+func (b *countingBatch) Hold() { b.at = strings.Count(b.logs.String(), `"call"`) }
+func (b *countingBatch) Release() {
+	b.sizes = append(b.sizes, strings.Count(b.logs.String(), `"call"`)-b.at)
+}
+
+// TestCallLogBatchesQueuedLines: with a LogBatch, the lines the writer
+// finds queued are written in batches of at most callLogBatch, each
+// inside one Hold/Release, in order.
+func TestCallLogBatchesQueuedLines(t *testing.T) {
+	logs := klogcapture.Capture(t, 2)
+	b := &countingBatch{logs: logs}
+	l := newCallLog(b)
+	const n = callLogBatch + 36
+	for i := range n {
+		l.write(testLine(i))
+	}
+	l.start()
+	l.close()
+	if fmt.Sprint(b.sizes) != fmt.Sprint([]int{callLogBatch, n - callLogBatch}) {
+		t.Errorf("batches of %v lines, want [%d %d]", b.sizes, callLogBatch, n-callLogBatch)
+	}
+	out := logs.String()
+	last := -1
+	for i := range n {
+		at := strings.Index(out, fmt.Sprintf(`method="/m%d"`, i))
+		if at < last {
+			t.Fatalf("line %d missing or out of order", i)
+		}
+		last = at
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -125,7 +126,14 @@ func TestCallerInHandlerAndLog(t *testing.T) {
 	if got.PID != os.Getpid() || !got.HasUnixIDs && isUnixSocketOS() || got.UID != uint32(os.Geteuid()) && isUnixSocketOS() {
 		t.Errorf("handler saw caller %+v, want this process", got)
 	}
-	if out := logs.String(); !strings.Contains(out, `caller=`+strconv.Quote(got.String())) {
+	// The line of a successful call is written by the call log's writer
+	// after the answer (callLog): wait for it.
+	want := `caller=` + strconv.Quote(got.String())
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), want) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out := logs.String(); !strings.Contains(out, want) {
 		t.Errorf("call log does not name the caller %q:\n%s", got, out)
 	}
 }

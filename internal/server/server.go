@@ -129,6 +129,10 @@ type Config struct {
 	// Build is the daemon's version, sent in the VersionHeader of every
 	// health check's answer; "" sends none.
 	Build string
+	// LogBatch, when set, groups the lines of successful calls that the
+	// call log finds queued together into one write (the daemon passes
+	// its stderr writer, logbatch.Writer). Nil writes each line alone.
+	LogBatch LogBatch
 	// Limits are the resource bounds: message and header sizes, streams
 	// per connection, handshake and idle timeouts, connections in total,
 	// per user and per container, calls in progress per caller. Zero
@@ -198,7 +202,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 	}
 	lim := cfg.Limits
-	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog()}
+	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog(cfg.LogBatch)}
 	// The per-caller bounds hold over every endpoint together: a caller
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
