@@ -28,7 +28,7 @@ import (
 // Where the poller cannot take the pidfd, every call polls it, as before.
 type osProcess struct {
 	fd    int
-	file  *os.File    // owns fd when the poller watches it; nil otherwise
+	file  *os.File     // owns fd when the poller watches it; nil otherwise
 	state atomic.Int32 // watchOff, watchAlive or watchExited
 }
 
