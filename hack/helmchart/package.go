@@ -64,7 +64,7 @@ var (
 // setKey replaces the one line re matches with key: "value".
 func setKey(data []byte, re *regexp.Regexp, key, value string) ([]byte, error) {
 	if n := len(re.FindAll(data, -1)); n != 1 {
-		return nil, fmt.Errorf("Chart.yaml has %d top-level %s lines, want 1", n, key)
+		return nil, fmt.Errorf("the chart's Chart.yaml has %d top-level %s lines, want 1", n, key)
 	}
 	return re.ReplaceAll(data, []byte(fmt.Sprintf("%s: %q", key, value))), nil
 }
@@ -90,10 +90,10 @@ func Build(dir, version, appVersion string, mtime time.Time) (*Package, error) {
 	}
 	var md Metadata
 	if err := yaml.Unmarshal(chartYAML, &md); err != nil {
-		return nil, fmt.Errorf("Chart.yaml: %w", err)
+		return nil, fmt.Errorf("the chart's Chart.yaml: %w", err)
 	}
 	if md.Name == "" || md.Version == "" || md.APIVersion == "" {
-		return nil, fmt.Errorf("Chart.yaml: name %q, version %q, apiVersion %q: all are required", md.Name, md.Version, md.APIVersion)
+		return nil, fmt.Errorf("the chart's Chart.yaml: name %q, version %q, apiVersion %q: all are required", md.Name, md.Version, md.APIVersion)
 	}
 	var files []string
 	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
