@@ -3,7 +3,8 @@
 # release target into dist/<os>-<arch>/ (csi-node-proxy and
 # csi-node-proxyctl, with .exe for Windows), stamped with the version, commit
 # and build date that -version (the CLI: version) prints, and write
-# dist/SHA256SUMS over every binary. Then the container images, built from
+# dist/SHA256SUMS over every binary and the packaged Helm chart
+# (dist/charts/, with its index.yaml). Then the container images, built from
 # those binaries without a container engine (hack/image, docs/images.md), as
 # OCI image layouts in dist/images/: windows/ (the HostProcess image), linux/
 # (the index of the Linux images) and all/ (one index of every image).
@@ -22,6 +23,8 @@
 #   PUSH             a repository (REGISTRY/NAME) to push the index of every
 #                    image built to, as PUSH:VERSION, with the Docker config's
 #                    credentials (docker login, crane auth login); default: none
+#   CHART_URL        where dist/charts/ will be served, for index.yaml's urls;
+#                    default: none (urls relative to index.yaml)
 #   COMMIT           default: git rev-parse HEAD
 #   SOURCE_DATE_EPOCH  build date as Unix seconds, also every timestamp in the
 #                      images; default: the commit's time, so that two builds
@@ -78,6 +81,13 @@ for target in "${targets[@]}"; do
       "$GO" build -C cmd -trimpath -ldflags "$ldflags" -o "${abs_dist}/${os}-${arch}/${exe}" "./${cmd}"
   done
 done
+
+# The Helm chart as helm package writes it, and the chart repository's
+# index.yaml, into dist/charts/ (hack/helmchart: no helm binary; the chart
+# version is the release's without its v, its appVersion the image tag).
+echo "  deploy/helm/csi-node-proxy -> ${dist}/charts/"
+"$GO" run ./hack/helmchart/helmpackage -chart deploy/helm/csi-node-proxy -out "${abs_dist}/charts" \
+  -version "${version#v}" -app-version "$version" -date "$SOURCE_DATE_EPOCH" ${CHART_URL:+-url "$CHART_URL"}
 
 # Paths relative to dist/, so "cd dist && sha256sum -c SHA256SUMS" checks them.
 sums=$(cd "$dist" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum)

@@ -16,7 +16,7 @@ import (
 
 // defaultMetricsAddress is where the deployments in deploy/ serve the
 // daemon's metrics listener (-metrics-bind-address).
-const defaultMetricsAddress = "localhost:8888"
+const defaultMetricsAddress = "localhost:29690"
 
 // deprecatedPath is the daemon's read-only report of deprecated-version
 // callers on its metrics listener (cmd/csi-node-proxy, /deprecated).

@@ -54,6 +54,9 @@ func CheckReadme(file string, d *Daemon) []error {
 			continue
 		}
 		toks := strings.Fields(line)
+		if len(toks) > 0 && toks[0] == "helm" {
+			continue // csi-node-proxy there is a release or chart name
+		}
 		for j, tok := range toks {
 			if !isDaemonBinary(strings.Trim(tok, `"'&`)) {
 				continue

@@ -2,6 +2,9 @@ package manifests
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +21,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/csi-node-proxy/csi-node-proxy/hack/helmchart"
+	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 )
 
 // chartDir is the Helm chart, relative to this module.
@@ -59,18 +70,32 @@ func renderChart(t *testing.T, release string, vals map[string]any) ([]byte, str
 	return all, notes
 }
 
-// allLinux turns every option on for a Linux release.
+// allLinux turns every option on for a release serving Linux nodes only,
+// with a name and ServiceAccount of its own.
 const allLinux = `
-os: linux
+nameOverride: node-proxy
+serviceAccount: {create: true, name: csi-proxy-sa}
 image: {repository: registry.example.com/mirror/csi-node-proxy, tag: v9.8.7, pullPolicy: Always}
 imagePullSecrets: [{name: mirror}]
 apis: [disk-v1, volume, filesystem-v1]
-kubeletPath: /var/lib/k8s/kubelet
-workingDirs: [/var/lib/csi-extra, /mnt/csi]
-allowedServices: [iscsid.service]
 verbosity: 4
 extraArgs: [--shutdown-timeout=40s]
-linux: {socketDir: /run/csi-node-proxy-b, socketGroup: "2000", socketMode: "0660", filesystem: xfs, hostPID: true}
+linux:
+  kubeletPath: /var/lib/k8s/kubelet
+  workingDirs: [/var/lib/csi-extra, /mnt/csi]
+  allowedServices: [iscsid.service]
+  auditDir: /var/log/csi-audit
+  socketDir: /run/csi-node-proxy-b
+  socketGroup: "2000"
+  socketMode: "0660"
+  filesystem: xfs
+  hostPID: true
+  nodeSelector: {storage: "true", kubernetes.io/os: windows}
+  tolerations: [{key: storage, operator: Exists, effect: NoSchedule}]
+  resources: {requests: {cpu: 100m, memory: 128Mi}}
+  podLabels: {tier: node, app.kubernetes.io/name: not-the-selector}
+  podAnnotations: {team: storage-linux}
+windows: {enabled: false}
 policy:
   enabled: true
   reloadInterval: 30s
@@ -81,27 +106,30 @@ policy:
       callers: [{gids: [2000]}]
       allow: [{groups: [disk, volume, filesystem], methods: ["*"]}]
       pathRoots: [/var/lib/k8s/kubelet/plugins, /var/lib/k8s/kubelet/pods]
-auditLog: {enabled: true, dir: /var/log/csi-audit, reads: true}
+auditLog: {enabled: true, reads: true}
 metrics:
   port: 9888
   podMonitor: {enabled: true, labels: {release: prometheus}, interval: 15s}
-nodeSelector: {storage: "true", kubernetes.io/os: windows}
-tolerations: [{key: storage, operator: Exists, effect: NoSchedule}]
 priorityClassName: system-cluster-critical
-resources: {requests: {cpu: 100m, memory: 128Mi}}
-podAnnotations: {team: storage}
+podLabels: {cost-center: "42", tier: everything}
+podAnnotations: {team: storage, owner: sre}
 terminationGracePeriodSeconds: 45
 `
 
-// allWindows turns every option on for a Windows release.
+// allWindows turns every option on for a release serving Windows nodes
+// only, under a name given whole and an existing ServiceAccount.
 const allWindows = `
-os: windows
+fullnameOverride: storage-proxy
+serviceAccount: {create: false, name: node-sa}
 image: {repository: registry.example.com/mirror/csi-node-proxy, tag: v9.8.7}
 apis: [disk-v1, volume-v1, smb]
-kubeletPath: 'D:\kubelet'
-workingDirs: ['C:\csi']
-allowedServices: [csi-helper]
-windows: {pipeGroup: csi-drivers}
+linux: {enabled: false}
+windows:
+  pipeGroup: csi-drivers
+  kubeletPath: 'D:\kubelet'
+  workingDirs: ['C:\csi']
+  allowedServices: [csi-helper]
+  auditDir: 'D:\audit'
 policy:
   enabled: true
   rules:
@@ -109,14 +137,33 @@ policy:
       callers: [{windowsGroups: ["S-1-5-21-1004336348-1177238915-682003330-1013"]}]
       allow: [{groups: [disk, volume, smb], methods: ["*"]}]
       pathRoots: ['D:\kubelet']
-auditLog: {enabled: true, dir: 'D:\audit', reads: true}
+auditLog: {enabled: true, reads: true}
 metrics: {host: 0.0.0.0, podMonitor: {enabled: true}}
 `
+
+// existingSA is the ServiceAccount allWindows names and does not create.
+const existingSA = `---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: node-sa, namespace: kube-system}
+`
+
+// onlyOS is the values of a release that serves the nodes of one OS.
+func onlyOS(nodeOS string) map[string]any {
+	return map[string]any{
+		"linux":   map[string]any{"enabled": nodeOS == "linux"},
+		"windows": map[string]any{"enabled": nodeOS == "windows"},
+	}
+}
 
 // helmCase is one rendering of the chart and what it must contain.
 type helmCase struct {
 	release string
 	values  string
+	// ds is the DaemonSet whose daemon is checked.
+	ds string
+	// extra is YAML applied with the release: objects it expects to exist.
+	extra string
 	// repo is the image repository the daemon must run from.
 	repo string
 	// args must all be in the daemon's command line; absent must not.
@@ -128,23 +175,23 @@ type helmCase struct {
 
 var helmCases = map[string]helmCase{
 	"linux defaults": {
-		release: "csi-node-proxy", values: `{}`,
+		release: "csi-node-proxy", values: `{windows: {enabled: false}}`, ds: "csi-node-proxy-linux",
 		args: []string{"--host=linux", "--socket-dir=/run/csi-node-proxy", "--kubelet-path=/var/lib/kubelet", "--linux-filesystem=ext4", "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2",
 			"--policy=/etc/csi-node-proxy/policy.yaml", "--audit-log=/var/log/csi-node-proxy/audit.log", "--cri-endpoint=unix:///run/containerd/containerd.sock"},
 		absent:  []string{"--apis", "--working-dir", "--socket-group", "--audit-reads"},
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
-		metrics: "127.0.0.1:8888",
+		metrics: "127.0.0.1:29690",
 	},
 	"windows defaults": {
-		release: "csi-node-proxy-windows", values: `{os: windows}`,
+		release: "csi-node-proxy", values: `{linux: {enabled: false}}`, ds: "csi-node-proxy-windows",
 		args: []string{"--host=windows", `--kubelet-path=C:\var\lib\kubelet`, "--metrics-bind-address=$(METRICS_ADDRESS)", "-v=2",
 			`--policy=C:\etc\csi-node-proxy\policy.yaml`, `--audit-log=C:\var\log\csi-node-proxy\audit.log`},
 		absent:  []string{"--apis", "--pipe-group", "--pipe-sddl", "--socket-dir", "--cri-endpoint"},
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
-		metrics: "127.0.0.1:8888",
+		metrics: "127.0.0.1:29690",
 	},
 	"linux, every option": {
-		release: "proxy", values: allLinux, repo: "registry.example.com/mirror/csi-node-proxy",
+		release: "proxy", values: allLinux, ds: "proxy-node-proxy-linux", repo: "registry.example.com/mirror/csi-node-proxy",
 		args: []string{
 			"--host=linux", "--socket-dir=/run/csi-node-proxy-b", "--socket-group=2000", "--socket-mode=0660",
 			"--linux-filesystem=xfs", "--kubelet-path=/var/lib/k8s/kubelet", "--working-dir=/var/lib/csi-extra",
@@ -156,7 +203,8 @@ var helmCases = map[string]helmCase{
 		metrics: ":9888",
 	},
 	"windows, every option": {
-		release: "proxy-windows", values: allWindows, repo: "registry.example.com/mirror/csi-node-proxy",
+		release: "proxy-windows", values: allWindows, ds: "storage-proxy-windows", repo: "registry.example.com/mirror/csi-node-proxy",
+		extra: existingSA,
 		args: []string{
 			"--host=windows", "--pipe-group=csi-drivers", `--kubelet-path=D:\kubelet`, `--working-dir=C:\csi`,
 			"--allowed-service=csi-helper", "--apis=disk-v1,volume-v1,smb",
@@ -164,14 +212,28 @@ var helmCases = map[string]helmCase{
 		},
 		absent:  []string{"--pipe-sddl", "--socket-dir"},
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1, "PodMonitor": 1},
-		metrics: "0.0.0.0:8888",
+		metrics: "0.0.0.0:29690",
 	},
 	"windows, pipe SDDL": {
-		release: "proxy-sddl", values: `{os: windows, windows: {pipeSDDL: "D:P(A;;GA;;;BA)(A;;GA;;;SY)(A;;GRGW;;;S-1-5-32-545)"}}`,
+		release: "proxy-sddl", values: `{linux: {enabled: false}, windows: {pipeSDDL: "D:P(A;;GA;;;BA)(A;;GA;;;SY)(A;;GRGW;;;S-1-5-32-545)"}}`, ds: "proxy-sddl-csi-node-proxy-windows",
 		args:    []string{"--pipe-sddl=D:P(A;;GA;;;BA)(A;;GA;;;SY)(A;;GRGW;;;S-1-5-32-545)"},
 		absent:  []string{"--pipe-group"},
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
-		metrics: "127.0.0.1:8888",
+		metrics: "127.0.0.1:29690",
+	},
+	"mixed cluster defaults, linux": {
+		release: "csi-node-proxy", values: `{}`, ds: "csi-node-proxy-linux",
+		args:    []string{"--host=linux", "--kubelet-path=/var/lib/kubelet", "--policy=/etc/csi-node-proxy/policy.yaml"},
+		absent:  []string{"--pipe-group"},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 2, "ConfigMap": 1},
+		metrics: "127.0.0.1:29690",
+	},
+	"mixed cluster defaults, windows": {
+		release: "csi-node-proxy", values: `{}`, ds: "csi-node-proxy-windows",
+		args:    []string{"--host=windows", `--kubelet-path=C:\var\lib\kubelet`, `--policy=C:\etc\csi-node-proxy\policy.yaml`},
+		absent:  []string{"--socket-dir", "--cri-endpoint"},
+		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 2, "ConfigMap": 1},
+		metrics: "127.0.0.1:29690",
 	},
 }
 
@@ -192,13 +254,14 @@ func TestHelm(t *testing.T) {
 	for name, hc := range helmCases {
 		t.Run(name, func(t *testing.T) {
 			out, notes := renderChart(t, hc.release, values(t, hc.values))
+			out = append(out, hc.extra...)
 			s := checkRendered(t, "helm template "+name, out, func(s *Set) { s.ImageRepository = hc.repo })
 			if got := kinds(s); !equality.Semantic.DeepEqual(got, hc.kinds) {
 				t.Errorf("rendered %v, want %v", got, hc.kinds)
 			}
-			ds := daemonSets(s)[hc.release]
+			ds := daemonSets(s)[hc.ds]
 			if ds == nil {
-				t.Fatalf("no DaemonSet %s", hc.release)
+				t.Fatalf("no DaemonSet %s", hc.ds)
 			}
 			c := proxyContainer(t, ds)
 			args := daemonArgs(c)
@@ -215,7 +278,7 @@ func TestHelm(t *testing.T) {
 			if got := envValue(c, "METRICS_ADDRESS"); got != hc.metrics {
 				t.Errorf("METRICS_ADDRESS %q, want %q", got, hc.metrics)
 			}
-			if !strings.Contains(notes, "rollout status ds/"+hc.release) {
+			if !strings.Contains(notes, "rollout status ds/"+hc.ds) {
 				t.Errorf("NOTES.txt does not say how to follow the rollout:\n%s", notes)
 			}
 			t.Logf("%v\nNOTES.txt:\n%s", kinds(s), notes)
@@ -298,8 +361,21 @@ func TestHelmEveryOption(t *testing.T) {
 	if c.Image != "registry.example.com/mirror/csi-node-proxy:v9.8.7" || c.ImagePullPolicy != corev1.PullAlways || len(spec.ImagePullSecrets) != 1 {
 		t.Errorf("image %s %s, pull secrets %v", c.Image, c.ImagePullPolicy, spec.ImagePullSecrets)
 	}
-	if ds.Spec.Template.Annotations["team"] != "storage" || ds.Spec.Template.Annotations["csi-node-proxy.io/policy-checksum"] == "" {
-		t.Errorf("pod annotations %v", ds.Spec.Template.Annotations)
+	// Per-OS pod labels and annotations win over the release-wide ones;
+	// neither replaces the labels the selector needs.
+	if a := ds.Spec.Template.Annotations; a["team"] != "storage-linux" || a["owner"] != "sre" || a["csi-node-proxy.io/policy-checksum"] == "" {
+		t.Errorf("pod annotations %v", a)
+	}
+	if l := ds.Spec.Template.Labels; l["tier"] != "node" || l["cost-center"] != "42" || l["app.kubernetes.io/name"] != "node-proxy" || l["csi-node-proxy.io/os"] != "linux" {
+		t.Errorf("pod labels %v", l)
+	}
+	// nameOverride names the objects and the app; the ServiceAccount is
+	// the one named.
+	if ds.Name != "proxy-node-proxy-linux" || cm.Name != "proxy-node-proxy-policy" || spec.ServiceAccountName != "csi-proxy-sa" || spec.TerminationGracePeriodSeconds == nil || *spec.TerminationGracePeriodSeconds != 45 {
+		t.Errorf("DaemonSet %s, ConfigMap %s, ServiceAccount %s, grace %v", ds.Name, cm.Name, spec.ServiceAccountName, spec.TerminationGracePeriodSeconds)
+	}
+	if q := c.Resources.Requests[corev1.ResourceCPU]; q.String() != "100m" {
+		t.Errorf("resources %v", c.Resources)
 	}
 	if pm.Labels["release"] != "prometheus" || string(pm.Spec.PodMetricsEndpoints[0].Interval) != "15s" {
 		t.Errorf("PodMonitor labels %v, endpoints %+v", pm.Labels, pm.Spec.PodMetricsEndpoints)
@@ -311,8 +387,9 @@ func TestHelmEveryOption(t *testing.T) {
 // exits 5 for a group not served, and the pod would never be ready.
 func TestHelmWindowsProbe(t *testing.T) {
 	out, _ := renderChart(t, "proxy-windows", values(t, allWindows))
+	out = append(out, existingSA...)
 	s := checkRendered(t, "windows, every option", out, func(s *Set) { s.ImageRepository = "registry.example.com/mirror/csi-node-proxy" })
-	c := proxyContainer(t, daemonSets(s)["proxy-windows"])
+	c := proxyContainer(t, daemonSets(s)["storage-proxy-windows"])
 	want := []string{`%CONTAINER_SANDBOX_MOUNT_POINT%\csi-node-proxyctl.exe`, "health", "--timeout=5s", "--group=disk", "--group=volume", "--group=smb"}
 	if c.ReadinessProbe == nil || c.ReadinessProbe.Exec == nil || !slices.Equal(c.ReadinessProbe.Exec.Command, want) {
 		t.Errorf("readiness probe %+v, want exec %q", c.ReadinessProbe, want)
@@ -324,13 +401,15 @@ func TestHelmWindowsProbe(t *testing.T) {
 // and security settings, and the same command line (the chart also states
 // the default --linux-filesystem).
 func TestHelmMatchesKustomize(t *testing.T) {
+	// One release with the defaults serves both OSes, as deploy/overlays/
+	// cluster does with the two bases.
+	out, _ := renderChart(t, "csi-node-proxy", values(t, `{}`))
+	h := checkRendered(t, "helm defaults", out, nil)
 	for _, tc := range []struct{ os, base, release string }{
 		{"linux", "linux", "csi-node-proxy-linux"},
 		{"windows", "windows", "csi-node-proxy-windows"},
 	} {
 		t.Run(tc.os, func(t *testing.T) {
-			out, _ := renderChart(t, tc.release, map[string]any{"os": tc.os})
-			h := checkRendered(t, "helm "+tc.os, out, nil)
 			k, err := Kustomize(filepath.Join(root, "deploy", tc.base))
 			if err != nil {
 				t.Fatal(err)
@@ -341,6 +420,16 @@ func TestHelmMatchesKustomize(t *testing.T) {
 				t.Fatalf("DaemonSet %s: helm %v, kustomize %v", tc.release, hd != nil, kd != nil)
 			}
 			hs, kspec := hd.Spec.Template.Spec, kd.Spec.Template.Spec
+			// The chart's one policy ConfigMap serves both OSes; each base
+			// has its own (csi-node-proxy-<os>-policy).
+			hs.Volumes = slices.Clone(hs.Volumes)
+			for i, v := range hs.Volumes {
+				if v.ConfigMap != nil && v.ConfigMap.Name == "csi-node-proxy-policy" {
+					cm := *v.ConfigMap
+					cm.Name = "csi-node-proxy-" + tc.os + "-policy"
+					hs.Volumes[i].ConfigMap = &cm
+				}
+			}
 			hc, kc := proxyContainer(t, hd), proxyContainer(t, kd)
 			ha := slices.DeleteFunc(daemonArgs(hc), func(a string) bool { return a == "--linux-filesystem=ext4" })
 			kargs := daemonArgs(kc)
@@ -385,11 +474,14 @@ func TestHelmMatchesKustomize(t *testing.T) {
 // install time, with a message that says why.
 func TestHelmRefuses(t *testing.T) {
 	for vals, want := range map[string]string{
-		`{os: macos}`: "os",
+		`{os: linux}`: "'os' not allowed",
+		`{linux: {enabled: false}, windows: {enabled: false}}`:      "both false",
 		`{metrics: {host: 127.0.0.1, podMonitor: {enabled: true}}}`: "could not scrape",
-		`{os: windows, windows: {pipeGroup: a, pipeSDDL: "D:P"}}`:   "give one",
+		`{windows: {pipeGroup: a, pipeSDDL: "D:P"}}`:                "give one",
 		`{metrics: {podmonitor: {enabled: true}}}`:                  "podmonitor",
-		`{os: windows, policy: {presets: [node-admin, example]}}`:   "Linux nodes only",
+		`{policy: {presets: [node-admin, example]}}`:                "Linux nodes only",
+		`{windows: {kubeletPath: /var/lib/kubelet}}`:                "kubeletPath",
+		`{linux: {auditDir: 'C:\audit'}}`:                           "auditDir",
 		`{policy: {mode: audit}}`:                                   "mode",
 		`{policy: {presets: [azure-disk]}}`:                         "presets",
 		`{apis: [disk_v1]}`:                                         "apis",
@@ -459,4 +551,232 @@ func TestHelmValuesDocumented(t *testing.T) {
 	if !slices.Equal(keys, inSchema) {
 		t.Errorf("values.yaml keys %v, values.schema.json properties %v", keys, inSchema)
 	}
+}
+
+// mixedCluster sets each OS's scheduling, resources, image and pod
+// metadata differently, as a cluster with both kinds of nodes might.
+const mixedCluster = `
+image: {repository: registry.example.com/mirror/csi-node-proxy, tag: v9.8.7}
+imagePullSecrets: [{name: mirror}]
+priorityClassName: system-cluster-critical
+podLabels: {team: storage}
+podAnnotations: {owner: sre}
+linux:
+  image: {tag: v9.8.7-debian}
+  nodeSelector: {pool: linux-storage}
+  tolerations: [{key: storage, operator: Exists, effect: NoSchedule}]
+  resources: {requests: {cpu: 100m, memory: 96Mi}}
+  podLabels: {os-pool: lin}
+  podAnnotations: {owner: linux-sre}
+windows:
+  image: {tag: v9.8.7-ltsc2022}
+  nodeSelector: {pool: windows-storage}
+  tolerations: [{key: node.kubernetes.io/os, operator: Equal, value: windows, effect: NoSchedule}]
+  resources: {requests: {cpu: 200m, memory: 128Mi}}
+  podLabels: {os-pool: win}
+  podAnnotations: {os-note: hostprocess}
+`
+
+// TestHelmMixedCluster renders one release for Linux and Windows nodes
+// and checks that each DaemonSet takes its own OS's values and the
+// release-wide ones, selects only its own pods, and that both share the
+// ServiceAccount and the policy ConfigMap.
+func TestHelmMixedCluster(t *testing.T) {
+	out, notes := renderChart(t, "csi-node-proxy", values(t, mixedCluster))
+	s := checkRendered(t, "mixed cluster", out, func(s *Set) { s.ImageRepository = "registry.example.com/mirror/csi-node-proxy" })
+	if got, want := kinds(s), map[string]int{"ServiceAccount": 1, "DaemonSet": 2, "ConfigMap": 1}; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("rendered %v, want %v", got, want)
+	}
+	dss := daemonSets(s)
+	type want struct {
+		image, pool, toleration, cpu, osPool, owner string
+		hostProcess                                 bool
+	}
+	for name, w := range map[string]want{
+		"csi-node-proxy-linux":   {"registry.example.com/mirror/csi-node-proxy:v9.8.7-debian", "linux-storage", "storage", "100m", "lin", "linux-sre", false},
+		"csi-node-proxy-windows": {"registry.example.com/mirror/csi-node-proxy:v9.8.7-ltsc2022", "windows-storage", "node.kubernetes.io/os", "200m", "win", "sre", true},
+	} {
+		ds := dss[name]
+		if ds == nil {
+			t.Errorf("no DaemonSet %s", name)
+			continue
+		}
+		nodeOS := strings.TrimPrefix(name, "csi-node-proxy-")
+		spec := ds.Spec.Template.Spec
+		c := proxyContainer(t, ds)
+		if c.Image != w.image {
+			t.Errorf("%s: image %s, want %s", name, c.Image, w.image)
+		}
+		if spec.NodeSelector["pool"] != w.pool || spec.NodeSelector["kubernetes.io/os"] != nodeOS || len(spec.NodeSelector) != 2 {
+			t.Errorf("%s: nodeSelector %v", name, spec.NodeSelector)
+		}
+		if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != w.toleration {
+			t.Errorf("%s: tolerations %v", name, spec.Tolerations)
+		}
+		if q := c.Resources.Requests[corev1.ResourceCPU]; q.String() != w.cpu {
+			t.Errorf("%s: resources %v", name, c.Resources)
+		}
+		l, a := ds.Spec.Template.Labels, ds.Spec.Template.Annotations
+		if l["team"] != "storage" || l["os-pool"] != w.osPool || l["csi-node-proxy.io/os"] != nodeOS || a["owner"] != w.owner {
+			t.Errorf("%s: pod labels %v, annotations %v", name, l, a)
+		}
+		if ds.Spec.Selector.MatchLabels["csi-node-proxy.io/os"] != nodeOS {
+			t.Errorf("%s: selector %v does not tell the OSes apart", name, ds.Spec.Selector.MatchLabels)
+		}
+		if spec.PriorityClassName != "system-cluster-critical" || len(spec.ImagePullSecrets) != 1 || spec.ServiceAccountName != "csi-node-proxy" {
+			t.Errorf("%s: priority %q, pull secrets %v, ServiceAccount %q", name, spec.PriorityClassName, spec.ImagePullSecrets, spec.ServiceAccountName)
+		}
+		hostProcess := spec.SecurityContext != nil && spec.SecurityContext.WindowsOptions != nil && spec.SecurityContext.WindowsOptions.HostProcess != nil && *spec.SecurityContext.WindowsOptions.HostProcess
+		if hostProcess != w.hostProcess || spec.HostPID == w.hostProcess {
+			t.Errorf("%s: hostProcess %v, hostPID %v", name, hostProcess, spec.HostPID)
+		}
+		var policyVolume string
+		for _, v := range spec.Volumes {
+			if v.ConfigMap != nil {
+				policyVolume = v.ConfigMap.Name
+			}
+		}
+		if policyVolume != "csi-node-proxy-policy" {
+			t.Errorf("%s: policy volume from ConfigMap %q", name, policyVolume)
+		}
+		if !strings.Contains(notes, "rollout status ds/"+name) {
+			t.Errorf("NOTES.txt does not name %s:\n%s", name, notes)
+		}
+	}
+	// An OS's image.repository replaces the release's for that OS only
+	// (decoded without the checks, which want one repository).
+	out, _ = renderChart(t, "csi-node-proxy", values(t, `{image: {tag: v1.2.3}, windows: {image: {repository: registry.example.com/win/csi-node-proxy}}}`))
+	docs, errs := schemaFor(t).LoadBytes("windows image", out)
+	for _, e := range errs {
+		t.Fatal(e)
+	}
+	images := map[string]string{}
+	for _, d := range docs {
+		if ds, ok := d.Object.(*appsv1.DaemonSet); ok {
+			images[ds.Name] = proxyContainer(t, ds).Image
+		}
+	}
+	if images["csi-node-proxy-linux"] != DefaultImageRepository+":v1.2.3" || images["csi-node-proxy-windows"] != "registry.example.com/win/csi-node-proxy:v1.2.3" {
+		t.Errorf("images %v", images)
+	}
+}
+
+// TestHelmEmptyRules: policy.rules: [] is the default and renders the
+// same release as leaving it out; with no presets either, the chart still
+// renders (the policy admits no driver, as the default does) and the
+// daemon's own parser reads both policies and both deny a driver's call.
+func TestHelmEmptyRules(t *testing.T) {
+	def, _ := renderChart(t, "csi-node-proxy", values(t, `{}`))
+	empty, _ := renderChart(t, "csi-node-proxy", values(t, `{policy: {rules: []}}`))
+	if string(def) != string(empty) {
+		t.Errorf("policy.rules: [] renders differently from the default")
+	}
+	methods, err := server.GroupMethods(adapter.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vals := range []string{`{}`, `{policy: {presets: [], rules: []}}`} {
+		out, notes := renderChart(t, "csi-node-proxy", values(t, vals))
+		if !strings.Contains(notes, "WARNING: the policy admits no driver") {
+			t.Errorf("%s: NOTES do not warn that the policy admits no driver:\n%s", vals, notes)
+		}
+		docs, errs := schemaFor(t).LoadBytes(vals, out)
+		for _, e := range errs {
+			t.Fatal(e)
+		}
+		var data string
+		for _, d := range docs {
+			if cm, ok := d.Object.(*corev1.ConfigMap); ok {
+				data = cm.Data["policy.yaml"]
+			}
+		}
+		for _, style := range []hostpath.Style{hostpath.POSIX, hostpath.Windows} {
+			p, err := policy.Parse([]byte(data), policy.Options{Style: style, Methods: methods})
+			if err != nil {
+				t.Fatalf("%s: the daemon refuses the policy %q: %v", vals, data, err)
+			}
+			dir := "/var/lib/kubelet/plugins/disk.csi.azure.com"
+			if style == hostpath.Windows {
+				dir = `C:\var\lib\kubelet\plugins\disk.csi.azure.com`
+			}
+			if dec := p.Decide(pathCall("kube-system", "csi-azuredisk-node-7x2kq", "azuredisk", "csi-azuredisk-node-sa", dir)); dec.Allowed {
+				t.Errorf("%s: the policy %q admits azuredisk by rule %s", vals, data, dec.Rule)
+			}
+		}
+	}
+}
+
+// TestHelmPackage packages the chart as make release does (hack/helmchart,
+// no helm binary) and loads the archive with Helm's own loader, as helm
+// install <chart>.tgz would: the same files as the chart directory, and
+// it renders both DaemonSets. index.yaml's entry passes Helm's metadata
+// validation and names the version and the archive's digest.
+func TestHelmPackage(t *testing.T) {
+	when := time.Unix(1767225600, 0)
+	p, err := helmchart.Build(chartDir, "0.1.0", "v0.1.0", when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packaged, err := loader.LoadArchive(bytes.NewReader(p.Archive))
+	if err != nil {
+		t.Fatalf("helm cannot load %s: %v", p.FileName, err)
+	}
+	dir := loadChart(t)
+	if packaged.Metadata.Name != dir.Metadata.Name || packaged.Metadata.Version != "0.1.0" || packaged.Metadata.AppVersion != "v0.1.0" {
+		t.Errorf("packaged metadata %+v", packaged.Metadata)
+	}
+	names := func(c *chart.Chart) []string {
+		var n []string
+		for _, f := range c.Templates {
+			n = append(n, f.Name)
+		}
+		slices.Sort(n)
+		return n
+	}
+	if !slices.Equal(names(packaged), names(dir)) || string(packaged.Schema) != string(dir.Schema) || len(packaged.Raw) != len(dir.Raw) {
+		t.Errorf("packaged templates %v, the directory's %v (schema equal %v)", names(packaged), names(dir), string(packaged.Schema) == string(dir.Schema))
+	}
+	files, _, err := RenderChart(packaged, "csi-node-proxy", "kube-system", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rendered []string
+	for _, f := range files {
+		rendered = append(rendered, f.Name)
+	}
+	for _, want := range []string{"csi-node-proxy/templates/daemonset-linux.yaml", "csi-node-proxy/templates/daemonset-windows.yaml"} {
+		if !slices.Contains(rendered, want) {
+			t.Errorf("the packaged chart renders %v, not %s", rendered, want)
+		}
+	}
+
+	data, err := helmchart.Index([]*helmchart.Package{p}, "", when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		APIVersion string `json:"apiVersion"`
+		Entries    map[string][]struct {
+			chart.Metadata
+			URLs    []string `json:"urls"`
+			Created string   `json:"created"`
+			Digest  string   `json:"digest"`
+		} `json:"entries"`
+		Generated string `json:"generated"`
+	}
+	if err := yaml.UnmarshalStrict(data, &idx); err != nil {
+		t.Fatalf("index.yaml: %v\n%s", err, data)
+	}
+	e := idx.Entries["csi-node-proxy"]
+	if idx.APIVersion != "v1" || len(e) != 1 {
+		t.Fatalf("index.yaml:\n%s", data)
+	}
+	if err := e[0].Validate(); err != nil {
+		t.Errorf("index entry: %v", err)
+	}
+	sum := sha256.Sum256(p.Archive)
+	if e[0].Version != "0.1.0" || e[0].Digest != hex.EncodeToString(sum[:]) || !slices.Equal(e[0].URLs, []string{"csi-node-proxy-0.1.0.tgz"}) {
+		t.Errorf("index entry version %s digest %s urls %v", e[0].Version, e[0].Digest, e[0].URLs)
+	}
+	t.Logf("%s: %d bytes, sha256:%s", p.FileName, len(p.Archive), p.Digest)
 }

@@ -83,7 +83,7 @@ func metricsKey(d *Document, container string) string { return d.String() + "/" 
 func (s *Set) checkObservability(p problems, cp string, c *corev1.Container, spec *corev1.PodSpec, values Values) {
 	addr, _ := values.Last("metrics-bind-address")
 	if addr == "" {
-		p.add("%s: metrics are off: give --metrics-bind-address (127.0.0.1:8888 keeps them on the node); every deployment serves /metrics, /healthz and /readyz for its probes", cp)
+		p.add("%s: metrics are off: give --metrics-bind-address (127.0.0.1:29690 keeps them on the node); every deployment serves /metrics, /healthz and /readyz for its probes", cp)
 		return
 	}
 	host, portText, err := net.SplitHostPort(addr)

@@ -126,16 +126,16 @@ func TestHelmPresetsRenderShippedPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.Replace(string(file), "\npresets: [node-admin]\n", "\npresets: [node-admin, azuredisk]\n", 1)
-	out, notes := renderChart(t, "csi-node-proxy-linux", map[string]any{"os": "linux", "policy": map[string]any{"presets": []any{"node-admin", "azuredisk"}}})
+	out, notes := renderChart(t, "csi-node-proxy", map[string]any{"windows": map[string]any{"enabled": false}, "policy": map[string]any{"presets": []any{"node-admin", "azuredisk"}}})
 	if strings.Contains(notes, "admits no driver") {
 		t.Errorf("NOTES with a driver preset warn:\n%s", notes)
 	}
-	for _, vals := range []map[string]any{{"os": "linux"}, {"os": "windows", "policy": map[string]any{"rules": []any{}, "presets": []any{}}}} {
+	for _, vals := range []map[string]any{{}, {"linux": map[string]any{"enabled": false}, "policy": map[string]any{"rules": []any{}, "presets": []any{}}}} {
 		if _, notes := renderChart(t, "csi-node-proxy", vals); !strings.Contains(notes, "WARNING: the policy admits no driver") {
 			t.Errorf("NOTES of %v do not warn that the policy admits no driver:\n%s", vals, notes)
 		}
 	}
-	_, notes = renderChart(t, "csi-node-proxy", map[string]any{"os": "linux", "policy": map[string]any{"mode": "audit-only", "presets": []any{"node-admin", "smb"}}})
+	_, notes = renderChart(t, "csi-node-proxy", map[string]any{"policy": map[string]any{"mode": "audit-only", "presets": []any{"node-admin", "smb"}}})
 	if !strings.Contains(notes, "audit-only") || strings.Contains(notes, "admits no driver") {
 		t.Errorf("NOTES of an audit-only policy with smb:\n%s", notes)
 	}

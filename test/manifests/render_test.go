@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -80,30 +81,35 @@ var kustomizeWant = map[string]struct {
 }{
 	"deploy/linux": {
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
-		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888"},
+		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:29690"},
 	},
 	"deploy/windows": {
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ConfigMap": 1},
-		metrics: map[string]string{"csi-node-proxy-windows": "127.0.0.1:8888"},
+		metrics: map[string]string{"csi-node-proxy-windows": "127.0.0.1:29690"},
 	},
 	"deploy/admission": {
 		kinds: map[string]int{"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 1},
 	},
 	"deploy/overlays/linux-metrics": {
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1, "ConfigMap": 1},
-		metrics: map[string]string{"csi-node-proxy-linux": ":8888"},
+		metrics: map[string]string{"csi-node-proxy-linux": ":29690"},
 	},
 	"deploy/overlays/windows-metrics": {
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "PodMonitor": 1, "ConfigMap": 1},
-		metrics: map[string]string{"csi-node-proxy-windows": ":8888"},
+		metrics: map[string]string{"csi-node-proxy-windows": ":29690"},
 	},
 	"deploy/overlays/linux-admission": {
 		kinds:   map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 2},
-		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888"},
+		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:29690"},
 	},
+	// No CRD and no API newer than Kubernetes 1.26 (issue 25).
 	"deploy/overlays/cluster": {
+		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "ConfigMap": 2},
+		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:29690", "csi-node-proxy-windows": "127.0.0.1:29690"},
+	},
+	"deploy/overlays/cluster-admission": {
 		kinds:   map[string]int{"ServiceAccount": 2, "DaemonSet": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1, "ConfigMap": 3},
-		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:8888", "csi-node-proxy-windows": "127.0.0.1:8888"},
+		metrics: map[string]string{"csi-node-proxy-linux": "127.0.0.1:29690", "csi-node-proxy-windows": "127.0.0.1:29690"},
 	},
 }
 
@@ -153,6 +159,27 @@ func TestKustomize(t *testing.T) {
 	for rel := range kustomizeWant {
 		if !slices.Contains(found, rel) {
 			t.Errorf("%s is not a kustomization any more", rel)
+		}
+	}
+}
+
+// TestClusterOverlayFitsOldestSupported: the headline kubectl apply -k
+// deploy/overlays/cluster must apply to every supported Kubernetes
+// (1.26+) without the Prometheus Operator: no custom resource, and no
+// kind a 1.26 API server does not serve (ValidatingAdmissionPolicy v1 is
+// served from 1.30; cluster-admission adds it for those clusters).
+func TestClusterOverlayFitsOldestSupported(t *testing.T) {
+	out, err := Kustomize(filepath.Join(root, "deploy", "overlays", "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checkRendered(t, "deploy/overlays/cluster", out, nil)
+	for _, d := range s.Docs {
+		switch {
+		case d.GVK.Group == "monitoring.coreos.com":
+			t.Errorf("%s: a Prometheus Operator custom resource; the overlay must need no CRD", d)
+		case d.GVK.Group == "admissionregistration.k8s.io" && strings.HasPrefix(d.GVK.Kind, "ValidatingAdmissionPolicy"):
+			t.Errorf("%s: served from Kubernetes 1.30 only; the overlay must fit 1.26", d)
 		}
 	}
 }

@@ -1,12 +1,49 @@
-{{/* The name of every object of the release. */}}
+{{/* The chart's name: nameOverride, or the chart's own. */}}
+{{- define "csi-node-proxy.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The prefix of every object's name: fullnameOverride, or the release name
+followed by the chart's name unless the release name already has it (Helm's
+own convention, which helm create writes). 55 characters at most, so the
+DaemonSets' names (<prefix>-windows) stay within 63.
+*/}}
 {{- define "csi-node-proxy.fullname" -}}
-{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "csi-node-proxy.name" . -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 55 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pods' ServiceAccount. */}}
+{{- define "csi-node-proxy.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "csi-node-proxy.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The labels that select the release's pods; never change on upgrade. */}}
 {{- define "csi-node-proxy.selectorLabels" -}}
-app.kubernetes.io/name: csi-node-proxy
+app.kubernetes.io/name: {{ include "csi-node-proxy.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+The labels that select one OS's pods, with a dict of root (the chart's
+context) and os: the two DaemonSets must not select each other's pods.
+*/}}
+{{- define "csi-node-proxy.osSelectorLabels" -}}
+{{ include "csi-node-proxy.selectorLabels" .root }}
+csi-node-proxy.io/os: {{ .os }}
 {{- end -}}
 
 {{/* The labels of every object. */}}
@@ -23,12 +60,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- .Values.image.tag | default .Chart.AppVersion -}}
 {{- end -}}
 
-{{/* Whether the release is for Windows nodes; fails on an unknown os. */}}
-{{- define "csi-node-proxy.windows" -}}
-{{- if not (has .Values.os (list "linux" "windows")) -}}
-{{- fail (printf "os is %q: want linux or windows" .Values.os) -}}
+{{/*
+The OSes the release serves, as a list joined by spaces; fails when none is
+enabled (the release would install nothing that serves a node).
+*/}}
+{{- define "csi-node-proxy.oses" -}}
+{{- $oses := list -}}
+{{- range $os := list "linux" "windows" -}}
+{{- if (index $.Values $os).enabled -}}
+{{- $oses = append $oses $os -}}
 {{- end -}}
-{{- if eq .Values.os "windows" }}true{{ end -}}
+{{- end -}}
+{{- if not $oses -}}
+{{- fail "linux.enabled and windows.enabled are both false: enable the node OSes the release serves" -}}
+{{- end -}}
+{{- join " " $oses -}}
 {{- end -}}
 
 {{/*
@@ -61,18 +107,8 @@ nothing could be scraped.
 {{- $groups | uniq | join "," -}}
 {{- end -}}
 
-{{/* The policy file's path as the daemon sees it. */}}
-{{- define "csi-node-proxy.policyDir" -}}
-{{- if include "csi-node-proxy.windows" . }}C:\etc\csi-node-proxy{{ else }}/etc/csi-node-proxy{{ end -}}
-{{- end -}}
-
-{{/* The audit log's directory on the node. */}}
-{{- define "csi-node-proxy.auditDir" -}}
-{{- if .Values.auditLog.dir -}}
-{{- .Values.auditLog.dir -}}
-{{- else if include "csi-node-proxy.windows" . -}}
-C:\var\log\csi-node-proxy
-{{- else -}}
-/var/log/csi-node-proxy
-{{- end -}}
+{{/* The policy file as every daemon reads it: mode, presets and rules. */}}
+{{- define "csi-node-proxy.policy" -}}
+{{- $p := .Values.policy -}}
+{{- dict "mode" $p.mode "presets" ($p.presets | default list) "rules" ($p.rules | default list) | toYaml -}}
 {{- end -}}

@@ -1,18 +1,29 @@
-{{- $windows := include "csi-node-proxy.windows" . }}
-{{- $v := .Values }}
-{{- if and $v.windows.pipeGroup $v.windows.pipeSDDL }}
+{{/*
+One node OS's DaemonSet, <prefix>-<os>, from a dict of root (the chart's
+context) and os (linux or windows). Linux: a privileged pod serving Unix
+sockets, as deploy/linux/csi-node-proxy.yaml; Windows: a HostProcess pod
+serving named pipes, as deploy/windows/csi-node-proxy.yaml.
+*/}}
+{{- define "csi-node-proxy.daemonset" -}}
+{{- $r := .root }}
+{{- $v := $r.Values }}
+{{- $os := .os }}
+{{- $o := index $v $os }}
+{{- $windows := eq $os "windows" }}
+{{- if and $windows $v.windows.pipeGroup $v.windows.pipeSDDL }}
 {{- fail "windows.pipeGroup and windows.pipeSDDL: give one; pipeGroup adds a group to the default descriptor, pipeSDDL replaces it" }}
 {{- end }}
-{{- $kubelet := $v.kubeletPath | default (ternary "C:\\var\\lib\\kubelet" "/var/lib/kubelet" (eq $windows "true")) }}
-{{- $policyDir := include "csi-node-proxy.policyDir" . }}
-{{- $auditDir := include "csi-node-proxy.auditDir" . }}
-{{- $sep := ternary "\\" "/" (eq $windows "true") }}
+{{- $name := printf "%s-%s" (include "csi-node-proxy.fullname" $r) $os }}
+{{- $kubelet := $o.kubeletPath }}
+{{- $policyDir := ternary "C:\\etc\\csi-node-proxy" "/etc/csi-node-proxy" $windows }}
+{{- $auditDir := $o.auditDir }}
+{{- $sep := ternary "\\" "/" $windows }}
 {{- /* The flags both OSes share, after the OS's own. */}}
 {{- $flags := list (printf "--kubelet-path=%s" $kubelet) }}
-{{- range $v.workingDirs }}
+{{- range $o.workingDirs }}
 {{- $flags = append $flags (printf "--working-dir=%s" .) }}
 {{- end }}
-{{- range $v.allowedServices }}
+{{- range $o.allowedServices }}
 {{- $flags = append $flags (printf "--allowed-service=%s" .) }}
 {{- end }}
 {{- with $v.apis }}
@@ -31,17 +42,20 @@
 {{- $flags = append $flags "--metrics-bind-address=$(METRICS_ADDRESS)" }}
 {{- $flags = append $flags (printf "-v=%d" (int $v.verbosity)) }}
 {{- $flags = concat $flags $v.extraArgs }}
+{{- $repository := $o.image.repository | default $v.image.repository }}
+{{- $tag := $o.image.tag | default (include "csi-node-proxy.tag" $r) }}
 apiVersion: apps/v1
 kind: DaemonSet
 metadata:
-  name: {{ include "csi-node-proxy.fullname" . }}
-  namespace: {{ .Release.Namespace }}
+  name: {{ $name }}
+  namespace: {{ $r.Release.Namespace }}
   labels:
-    {{- include "csi-node-proxy.labels" . | nindent 4 }}
+    {{- include "csi-node-proxy.labels" $r | nindent 4 }}
+    csi-node-proxy.io/os: {{ $os }}
 spec:
   selector:
     matchLabels:
-      {{- include "csi-node-proxy.selectorLabels" . | nindent 6 }}
+      {{- include "csi-node-proxy.osSelectorLabels" . | nindent 6 }}
   updateStrategy:
     # One node at a time: while a node's proxy restarts, the plugin calls on
     # that node fail and the kubelet retries them.
@@ -51,24 +65,26 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "csi-node-proxy.labels" . | nindent 8 }}
+        {{- /* podLabels first: the chart's own labels, which the selector needs, win. */}}
+        {{- $labels := merge (fromYaml (include "csi-node-proxy.labels" $r)) (dict "csi-node-proxy.io/os" $os) }}
+        {{- toYaml (merge $labels $o.podLabels $v.podLabels) | nindent 8 }}
       annotations:
         {{- if $v.policy.enabled }}
         # The policy is re-read while running; the checksum only records
         # which one a pod started with.
-        csi-node-proxy.io/policy-checksum: {{ toYaml $v.policy.rules | sha256sum | quote }}
+        csi-node-proxy.io/policy-checksum: {{ include "csi-node-proxy.policy" $r | sha256sum | quote }}
         {{- end }}
-        {{- with $v.podAnnotations }}
+        {{- with merge (deepCopy $o.podAnnotations) $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
-      serviceAccountName: {{ include "csi-node-proxy.fullname" . }}
+      serviceAccountName: {{ include "csi-node-proxy.serviceAccountName" $r }}
       automountServiceAccountToken: false
       os:
-        name: {{ $v.os }}
+        name: {{ $os }}
       nodeSelector:
-        {{- toYaml (merge (dict "kubernetes.io/os" $v.os) (omit $v.nodeSelector "kubernetes.io/os")) | nindent 8 }}
-      {{- with $v.tolerations }}
+        {{- toYaml (merge (dict "kubernetes.io/os" $os) (omit $o.nodeSelector "kubernetes.io/os")) | nindent 8 }}
+      {{- with $o.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
@@ -101,7 +117,7 @@ spec:
       terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
       containers:
         - name: csi-node-proxy
-          image: "{{ $v.image.repository }}:{{ include "csi-node-proxy.tag" . }}"
+          image: "{{ $repository }}:{{ $tag }}"
           imagePullPolicy: {{ $v.image.pullPolicy }}
           {{- if $windows }}
           # The runtime replaces %CONTAINER_SANDBOX_MOUNT_POINT% with where
@@ -150,7 +166,7 @@ spec:
                   fieldPath: spec.nodeName
             # Where /metrics, /healthz and /readyz listen (metrics.host).
             - name: METRICS_ADDRESS
-              value: {{ include "csi-node-proxy.metricsAddress" . | quote }}
+              value: {{ include "csi-node-proxy.metricsAddress" $r | quote }}
           ports:
             # A host port (host network): the scheduler keeps anything else
             # asking for it off the node.
@@ -179,7 +195,7 @@ spec:
                 - '%CONTAINER_SANDBOX_MOUNT_POINT%\csi-node-proxyctl.exe'
                 - health
                 - --timeout=5s
-                {{- range (include "csi-node-proxy.groups" . | splitList ",") }}
+                {{- range (include "csi-node-proxy.groups" $r | splitList ",") }}
                 {{- if . }}
                 - --group={{ . }}
                 {{- end }}
@@ -196,7 +212,7 @@ spec:
             {{- end }}
             periodSeconds: 10
             failureThreshold: 3
-          {{- with $v.resources }}
+          {{- with $o.resources }}
           resources:
             {{- toYaml . | nindent 12 }}
           {{- end }}
@@ -208,7 +224,7 @@ spec:
             - name: kubelet-dir
               mountPath: {{ $kubelet }}
               mountPropagation: Bidirectional
-            {{- range $i, $dir := $v.workingDirs }}
+            {{- range $i, $dir := $o.workingDirs }}
             - name: working-dir-{{ $i }}
               mountPath: {{ $dir }}
               mountPropagation: Bidirectional
@@ -262,7 +278,7 @@ spec:
           hostPath:
             path: {{ $kubelet }}
             type: Directory
-        {{- range $i, $dir := $v.workingDirs }}
+        {{- range $i, $dir := $o.workingDirs }}
         - name: working-dir-{{ $i }}
           hostPath:
             path: {{ $dir }}
@@ -306,7 +322,7 @@ spec:
         {{- if $v.policy.enabled }}
         - name: policy
           configMap:
-            name: {{ include "csi-node-proxy.fullname" . }}-policy
+            name: {{ include "csi-node-proxy.fullname" $r }}-policy
             # Root-owned and read-only: the daemon refuses a policy file
             # others could write.
             defaultMode: 0444
@@ -318,3 +334,4 @@ spec:
             type: DirectoryOrCreate
         {{- end }}
       {{- end }}
+{{- end -}}
