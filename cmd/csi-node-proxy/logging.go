@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/logbatch"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 )
 
 // daemonLogs is the daemon's log output as setupLogging set it up.
@@ -43,7 +44,9 @@ type daemonLogs struct {
 // formats every line, but hands it to a logbatch.Writer on stderr, so the
 // call log can write the lines of calls that ended together with one
 // write (server.Config.LogBatch); klog writes to stderr unbuffered, a
-// system call a line, while its log files are buffered already.
+// system call a line, while its log files are buffered already. Only at
+// the call log's verbosity (-v=2, the shipped one) or above: below it no
+// call writes a line.
 func setupLogging(cfg Config) (daemonLogs, error) { return setupLoggingTo(cfg, os.Stderr) }
 
 // setupLoggingTo is setupLogging with stderr given, for tests.
@@ -58,6 +61,11 @@ func setupLoggingTo(cfg Config, stderr io.Writer) (daemonLogs, error) {
 			if get(f) != def {
 				return daemonLogs{close: func() {}}, nil
 			}
+		}
+		// Below the call log's verbosity no call writes a line, and a
+		// logger set in klog costs an allocation on every klog.V: none.
+		if v, err := strconv.Atoi(get("v")); err != nil || v < int(server.DefaultCallLogLevel) {
+			return daemonLogs{close: func() {}}, nil
 		}
 		b := logbatch.New(stderr)
 		flush := func() { _ = b.Flush() } // nowhere to report a failed write to stderr

@@ -162,8 +162,8 @@ func (r *recordedWrites) Write(p []byte) (int, error) {
 // pid, file:line), a line outside a batch is one write as before, and the
 // lines written between the batch's Hold and Release are one write: what
 // the call log does with the lines of calls that ended together. -v still
-// decides. With -logtostderr=false (klog's own buffered files) there is no
-// batch.
+// decides. With -logtostderr=false (klog's own buffered files) or below
+// -v=2 (no call writes a line) there is no batch.
 func TestTextLoggingBatchesOnStderr(t *testing.T) {
 	resetKlog(t)
 	cfg, err := parseFlagsWith([]string{"--host=simulated", "-v=2"}, registry)
@@ -200,16 +200,22 @@ func TestTextLoggingBatchesOnStderr(t *testing.T) {
 		t.Errorf("batch %q, want the two -v=2 lines in order", got[1])
 	}
 
-	cfg, err = parseFlagsWith([]string{"--host=simulated", "-logtostderr=false", "-log_file=" + filepath.Join(t.TempDir(), "d.log")}, registry)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs.close()
-	logs, err = setupLoggingTo(cfg, stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if logs.batch != nil {
-		t.Error("a batch with -logtostderr=false: klog buffers its files itself")
+	for _, args := range [][]string{
+		{"-v=2", "-logtostderr=false", "-log_file=" + filepath.Join(t.TempDir(), "d.log")}, // klog buffers its files itself
+		{"-v=1"}, // no call writes a line
+	} {
+		cfg, err = parseFlagsWith(append([]string{"--host=simulated"}, args...), registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err = setupLoggingTo(cfg, stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logs.batch != nil {
+			t.Errorf("%v: a batch, want klog's own output", args)
+		}
+		logs.close()
 	}
 }

@@ -178,15 +178,10 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 	}
 	dir, vol, sh := pl.n, pl.vol, pl.sh
 	// here names the path walked so far, up to and including element i,
-	// for messages and mount checks only: it is built when needed, since
-	// an ordinary lookup through plain directories needs none of it.
-	here := func(i int) string {
-		p := walked
-		for _, e := range elems[:i+1] {
-			p = hostpath.Windows.Join(p, e)
-		}
-		return p
-	}
+	// for messages and mount checks only. It is joined only when read: a
+	// PathExists of a missing path (what drivers ask before every stage)
+	// builds an error whose message nobody reads.
+	here := func(i int) walkedPath { return walkedPath{root: walked, elems: elems[:i+1]} }
 	for i, e := range elems {
 		last := i == len(elems)-1
 		child := dir.children[strings.ToLower(e)]
@@ -210,7 +205,7 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 			if v == nil {
 				return place{}, notExist("volume %s mounted at %q is not present", child.volID, here(i))
 			}
-			if err := wk.w.enter(v, here(i)); err != nil {
+			if err := wk.w.enter(v, here(i).String()); err != nil {
 				return place{}, err
 			}
 			if last {
@@ -242,6 +237,22 @@ func (wk *walker) resolve(p string, follow bool) (place, error) {
 		}
 	}
 	panic("unreachable")
+}
+
+// walkedPath is a path as far as a walk got: root and the elements
+// after it, joined when formatted.
+type walkedPath struct {
+	root  string
+	elems []string
+}
+
+// String joins the path.
+func (p walkedPath) String() string {
+	s := p.root
+	for _, e := range p.elems {
+		s = hostpath.Windows.Join(s, e)
+	}
+	return s
 }
 
 // exists tells whether p resolves, following every link, to something.
