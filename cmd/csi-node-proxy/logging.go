@@ -34,6 +34,10 @@ type daemonLogs struct {
 	// buffers its output itself (-log_file, -log_dir) or writes it its
 	// own way (-legacy_stderr_threshold_behavior=false).
 	batch *logbatch.Writer
+	// text is batch when klog writes its text format there with default
+	// header flags, so the call log may format its lines itself
+	// (server.Config.CallLogText); nil otherwise (JSON, or no batch).
+	text *logbatch.Writer
 	// close flushes, switches klog back and closes a log file.
 	close func()
 }
@@ -76,7 +80,7 @@ func setupLoggingTo(cfg Config, stderr io.Writer) (daemonLogs, error) {
 		// itself filters nothing.
 		tl := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(b), textlogger.Verbosity(math.MaxInt32)))
 		klog.SetLoggerWithOptions(tl, klog.WriteKlogBuffer(b.WriteKlogBuffer), klog.FlushLogger(flush))
-		return daemonLogs{batch: b, close: func() {
+		return daemonLogs{batch: b, text: b, close: func() {
 			flush()
 			klog.ClearLogger()
 		}}, nil

@@ -176,8 +176,8 @@ func TestTextLoggingBatchesOnStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logs.close()
-	if logs.batch == nil {
-		t.Fatal("no batch for text logs on stderr")
+	if logs.batch == nil || logs.text != logs.batch {
+		t.Fatal("no batch for text logs on stderr, or the call log may not write its text lines to it")
 	}
 	klog.InfoS("alone", "key", "value")
 	logs.batch.Hold()

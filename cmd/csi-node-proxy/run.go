@@ -105,6 +105,9 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	if logs.batch != nil {
 		sc.LogBatch = logs.batch
 	}
+	if logs.text != nil {
+		sc.CallLogText = logs.text
+	}
 	srv, err := server.New(sc, node.Groups, cfg.APIs)
 	if err != nil {
 		return err

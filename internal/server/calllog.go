@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"sync"
 	"time"
 
@@ -64,11 +65,27 @@ type callLog struct {
 	closed  bool
 	lines   chan callLine
 	done    chan struct{}
-	batch   LogBatch // nil: each line is its own write
+	batch   LogBatch  // nil: each line is its own write
+	text    *callText // nil: klog formats and writes every line
 }
 
-func newCallLog(batch LogBatch) *callLog {
-	return &callLog{lines: make(chan callLine, callLogQueue), done: make(chan struct{}), batch: batch}
+// newCallLog returns a call log writing through klog, in batches when
+// batch is not nil; with text (where klog writes its text format, with
+// default header flags) it formats the lines itself (callText).
+func newCallLog(batch LogBatch, text io.Writer) *callLog {
+	l := &callLog{lines: make(chan callLine, callLogQueue), done: make(chan struct{}), batch: batch}
+	if text != nil {
+		l.text = newCallText(text)
+	}
+	return l
+}
+
+// writeLine writes one line, formatted by callText where it can.
+func (l *callLog) writeLine(line callLine) {
+	if l.text != nil && l.text.write(line, time.Now()) {
+		return
+	}
+	line.write()
 }
 
 // start runs the writer (Server.Start); until then lines queue.
@@ -91,20 +108,20 @@ func (l *callLog) start() {
 // callLogLinger, up to callLogBatch, as one batch.
 func (l *callLog) writeQueued(first callLine) {
 	if l.batch == nil {
-		first.write()
+		l.writeLine(first)
 		return
 	}
 	time.Sleep(callLogLinger)
 	l.batch.Hold()
 	defer l.batch.Release()
-	first.write()
+	l.writeLine(first)
 	for range callLogBatch - 1 {
 		select {
 		case line, ok := <-l.lines:
 			if !ok {
 				return
 			}
-			line.write()
+			l.writeLine(line)
 		default:
 			return
 		}
@@ -123,7 +140,7 @@ func (l *callLog) write(line callLine) {
 		default:
 		}
 	}
-	line.write()
+	l.writeLine(line)
 }
 
 // close writes the queued lines and stops the writer; later lines are
@@ -140,7 +157,7 @@ func (l *callLog) close() {
 	l.mu.Unlock()
 	if !started {
 		for line := range l.lines { // queued before a start that never came
-			line.write()
+			l.writeLine(line)
 		}
 		return
 	}

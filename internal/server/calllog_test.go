@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"k8s.io/klog/v2/textlogger"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/klogcapture"
 )
@@ -19,7 +24,7 @@ func testLine(i int) callLine {
 // queued ones in order; close writes what is queued before it returns.
 func TestCallLogKeepsEveryLineInOrder(t *testing.T) {
 	logs := klogcapture.Capture(t, 2)
-	l := newCallLog(nil)
+	l := newCallLog(nil, nil)
 	// Not started: the queue fills, then calls write their own lines.
 	for i := range callLogQueue + 3 {
 		l.write(testLine(i))
@@ -50,7 +55,7 @@ func TestCallLogKeepsEveryLineInOrder(t *testing.T) {
 // writes what was queued.
 func TestCallLogClosedWithoutStart(t *testing.T) {
 	logs := klogcapture.Capture(t, 2)
-	l := newCallLog(nil)
+	l := newCallLog(nil, nil)
 	l.write(testLine(1))
 	l.close()
 	if !strings.Contains(logs.String(), `method="/m1"`) {
@@ -77,7 +82,7 @@ func (b *countingBatch) Release() {
 func TestCallLogBatchesQueuedLines(t *testing.T) {
 	logs := klogcapture.Capture(t, 2)
 	b := &countingBatch{logs: logs}
-	l := newCallLog(b)
+	l := newCallLog(b, nil)
 	const n = callLogBatch + 36
 	for i := range n {
 		l.write(testLine(i))
@@ -95,5 +100,42 @@ func TestCallLogBatchesQueuedLines(t *testing.T) {
 			t.Fatalf("line %d missing or out of order", i)
 		}
 		last = at
+	}
+}
+
+// TestCallTextIsKlogsLine: the call log's own formatting of a line is the
+// line klog writes for it (klog's text logger, as the daemon sets it up on
+// stderr), byte for byte but for the header's time and file:line; a value
+// with a line break is left to klog.
+func TestCallTextIsKlogsLine(t *testing.T) {
+	var klogOut bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&klogOut), textlogger.Verbosity(2)))
+	line := callLine{level: 2, endpoint: "csi-proxy-filesystem-v1", method: "/v1.Filesystem/PathExists",
+		caller: `pid 42 uid 0 gid 0 container "c1" pod default/a-b "quoted\"and\\slash"`, code: codes.PermissionDenied,
+		duration: 163619 * time.Nanosecond}
+	logger.V(2).Info("call", "endpoint", line.endpoint, "method", line.method, "caller", line.caller, "code", line.code, "duration", line.duration)
+
+	var ours bytes.Buffer
+	now := time.Date(2026, 12, 2, 9, 4, 3, 409768123, time.Local)
+	if !newCallText(&ours).write(line, now) {
+		t.Fatal("a one-line call left to klog")
+	}
+	// Lmmdd hh:mm:ss.uuuuuu, the PID in 7 columns, file:line, "] ".
+	header := regexp.MustCompile(`^I\d{4} \d\d:\d\d:\d\d\.\d{6} [ \d]{7} [a-z_]+\.go:\d+\] `)
+	want, got := klogOut.String(), ours.String()
+	if !header.MatchString(want) || !header.MatchString(got) {
+		t.Fatalf("headers:\nklog: %q\nours: %q", want, got)
+	}
+	if !strings.HasPrefix(got, fmt.Sprintf("I1202 09:04:03.409768 %7d calltext.go:", os.Getpid())) {
+		t.Errorf("our header %q, want the time given, microseconds, and the PID right-aligned", got)
+	}
+	if header.ReplaceAllString(got, "") != header.ReplaceAllString(want, "") {
+		t.Errorf("line after the header:\nklog: %q\nours: %q", header.ReplaceAllString(want, ""), header.ReplaceAllString(got, ""))
+	}
+
+	multi := line
+	multi.caller = "two\nlines"
+	if newCallText(&ours).write(multi, now) {
+		t.Error("a value with a line break formatted by the call log, want it left to klog's block format")
 	}
 }

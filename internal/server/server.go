@@ -61,6 +61,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -133,6 +134,11 @@ type Config struct {
 	// call log finds queued together into one write (the daemon passes
 	// its stderr writer, logbatch.Writer). Nil writes each line alone.
 	LogBatch LogBatch
+	// CallLogText, when set, is where klog writes its text format with
+	// the default header flags (the daemon's stderr writer): the call log
+	// then formats the lines of successful calls itself, as klog would
+	// (callText), and writes them there. Nil leaves every line to klog.
+	CallLogText io.Writer
 	// Limits are the resource bounds: message and header sizes, streams
 	// per connection, handshake and idle timeouts, connections in total,
 	// per user and per container, calls in progress per caller. Zero
@@ -202,7 +208,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 	}
 	lim := cfg.Limits
-	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog(cfg.LogBatch)}
+	s := &Server{done: make(chan struct{}), conns: &connLimits{total: lim.MaxConns, perUID: lim.MaxConnsPerUID}, callLog: newCallLog(cfg.LogBatch, cfg.CallLogText)}
 	// The per-caller bounds hold over every endpoint together: a caller
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
