@@ -200,6 +200,18 @@ type AuthInfo struct {
 	// process is the handle on the connecting process taken at connect,
 	// for Exited; nil when there is none.
 	process *process
+	// desc is Caller.String(), made once per connection: the daemon's
+	// call lines name the caller of every call (Describe).
+	desc string
+}
+
+// Describe returns Caller.String(), made when the connection was
+// identified.
+func (a AuthInfo) Describe() string {
+	if a.desc == "" {
+		return a.Caller.String()
+	}
+	return a.desc
 }
 
 // AuthType names the kind of AuthInfo, as gRPC's credentials.AuthInfo
@@ -303,7 +315,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 	// resolver bounds what that costs it: one question per container at
 	// a time, failures remembered for seconds, each within its timeout.
 	caller = resolveWorkload(c.opts, caller)
-	ai := AuthInfo{Caller: caller, process: proc}
+	ai := AuthInfo{Caller: caller, process: proc, desc: caller.String()}
 	if proc == nil {
 		return conn, ai, nil
 	}

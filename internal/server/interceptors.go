@@ -61,10 +61,7 @@ func logCalls(endpoint string, callLevel, payloadLevel klog.Level, lines *callLo
 		}
 		// The caller's description is built only when a line is written:
 		// at the default verbosity a successful call writes none.
-		callerOf := func() string {
-			c, _ := grpccreds.FromContext(ctx)
-			return c.String()
-		}
+		callerOf := func() string { return grpccreds.Describe(ctx) }
 		// The request itself is logged by the gate, below the adapter,
 		// as the model with its secrets redacted (newGuard).
 		payloads := klog.V(payloadLevel).Enabled()

@@ -84,6 +84,18 @@ func FromContext(ctx context.Context) (c identity.Caller, ok bool) {
 	return identity.Caller{}, false
 }
 
+// Describe returns FromContext's caller as Caller.String() does, without
+// formatting it again on every call when it is the connection's.
+func Describe(ctx context.Context) string {
+	if c, ok := identity.FromContext(ctx); ok {
+		return c.String()
+	}
+	if ai, ok := authInfo(ctx); ok {
+		return ai.Describe()
+	}
+	return identity.Caller{}.String()
+}
+
 // CheckAlive returns an error wrapping identity.ErrCallerExited when the
 // call ctx belongs to arrived on a connection whose connecting process
 // has exited (identity.AuthInfo.CheckAlive). A call without such a

@@ -18,7 +18,13 @@ func TestContext(t *testing.T) {
 	if got, ok := FromContext(ctx); !ok || got.UID != 2 {
 		t.Errorf("from peer: %+v %v", got, ok)
 	}
+	if got := Describe(ctx); got != c.String() {
+		t.Errorf("Describe from peer = %q, want %q", got, c.String())
+	}
 	ctx = identity.NewContext(ctx, identity.Caller{PID: 3})
+	if got := Describe(ctx); got != "pid 3" {
+		t.Errorf("Describe from NewContext = %q, want the context's caller", got)
+	}
 	if got, ok := FromContext(ctx); !ok || got.PID != 3 {
 		t.Errorf("from NewContext: %+v %v", got, ok)
 	}
