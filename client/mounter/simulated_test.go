@@ -67,8 +67,16 @@ func config() simulated.Config {
 // modes runs f in library mode and through the daemon, each on a fresh
 // node of config().
 func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.Host)) {
+	modesWith(t, nil, f)
+}
+
+// modesWith is modes on config() changed by mod (nil: unchanged).
+func modesWith(t *testing.T, mod func(*simulated.Config), f func(t *testing.T, node groups.Node, sim *simulated.Host)) {
 	t.Run("inprocess", func(t *testing.T) {
 		cfg := config()
+		if mod != nil {
+			mod(&cfg)
+		}
 		node, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, KubeletPath: kubelet, Simulated: &cfg})
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +88,7 @@ func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.H
 		if runtime.GOOS == "windows" {
 			t.Skip("this test serves unix sockets; on Windows the client dials named pipes")
 		}
-		dir, sim := startDaemon(t)
+		dir, sim := startDaemon(t, mod)
 		c, err := client.Dial(t.Context(), client.Options{SocketDir: dir})
 		if err != nil {
 			t.Fatal(err)
@@ -93,9 +101,12 @@ func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.H
 // startDaemon serves every group-version on the simulated host of
 // config(), built by hostset as the daemon builds it, on unix sockets in a
 // fresh directory until the test ends.
-func startDaemon(t *testing.T) (string, *simulated.Host) {
+func startDaemon(t *testing.T, mod func(*simulated.Config)) (string, *simulated.Host) {
 	t.Helper()
 	cfg := config()
+	if mod != nil {
+		mod(&cfg)
+	}
 	n := daemonserver.Start(t, daemonserver.Options{
 		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true, Simulated: &cfg},
 	})
