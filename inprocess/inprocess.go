@@ -43,6 +43,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/windows/wmi"
@@ -217,6 +218,19 @@ type Metrics interface {
 
 var _ callgate.Metrics = Metrics(nil)
 
+// SMBMappingsTracker is a Metrics that also reports the node's SMB global
+// mappings, as the daemon's csi_node_proxy_smb_global_mappings gauges do
+// (prommetrics.Metrics is one). New hands it the census of the Node's SMB
+// mappings group: how many mappings, how many not OK, and when, as the
+// last ListSmbGlobalMappings, ReconcileSmbGlobalMapping or
+// CollectSmbGlobalMappings call saw them (ok is false before the first).
+// Reading the census takes no new one, so a scrape never lists WMI
+// objects or walks the working directories. A Metrics shared by several
+// Nodes reports the last one built.
+type SMBMappingsTracker interface {
+	TrackSMBMappings(census func() (c smbmappings.Census, ok bool))
+}
+
 // Version is what library mode calls carry as their API version in the
 // policy and in audit records, and Endpoint their endpoint. They name no
 // wire version on purpose: a policy rule that lists versions is about the
@@ -320,6 +334,14 @@ func newNode(o Options, hooks hostset.Hooks) (*Node, error) {
 	}
 	sec := &security{caller: identity.Self(), node: hn, gate: hn.Gate}
 	sec.bindGate()
+	// The census is the unguarded Service's: reading it is no call.
+	if t, ok := o.Metrics.(SMBMappingsTracker); ok {
+		if c, ok := hn.Groups.SMBMappings.(interface {
+			Census() (smbmappings.Census, bool)
+		}); ok {
+			t.TrackSMBMappings(c.Census)
+		}
+	}
 	return &Node{sec: sec, sim: hn.Backends.Simulated, set: sec.gate.Guard(hn.Groups)}, nil
 }
 

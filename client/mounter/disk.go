@@ -21,10 +21,19 @@ import (
 //
 // Like every FindDisk method it never guesses: no match is
 // errdefs.ErrNotFound (the disk is not attached yet; kubelet retries), and
-// several matches are errdefs.ErrFailedPrecondition naming them. Azure's
-// NVMe disks all report LUN 0 (azuredisk-csi-driver @ d983d613 pkg/os/disk
-// says so), where a driver that takes the first match formats a random
-// disk.
+// several matches are errdefs.ErrFailedPrecondition naming them.
+//
+// Azure's NVMe data disks are found by Azure's rule, LUN = namespace ID −
+// 1: on Azure's NVMe controller every disk's SCSI LUN reads 0 and
+// upstream's parse of MSFT_Disk.Location gives LUNID "", so
+// azuredisk-csi-driver's own Windows code numbers them that way
+// (kubernetes-sigs/azuredisk-csi-driver @ d983d613 pkg/os/disk/disk.go,
+// getNVMeLunFromPath, since 41048465). The rule applies only to disks the
+// host reports with a namespace ID and Azure's product (isAzureNVMe);
+// azuredisk applies it to every "ven_nvme" disk because it runs on Azure
+// alone, and the mounter does not know its cloud. The namespace ID is in
+// the model only, so this works in library mode, not through the daemon's
+// upstream wire (there the lookup finds no such disk).
 func (m *Mounter) FindDiskByLUN(ctx context.Context, lun string) (uint32, error) {
 	want, err := strconv.ParseUint(strings.TrimSpace(lun), 10, 32)
 	if err != nil {
@@ -36,11 +45,48 @@ func (m *Mounter) FindDiskByLUN(ctx context.Context, lun string) (uint32, error)
 	}
 	var found []uint32
 	for n, loc := range locs.DiskLocations {
+		if loc == nil {
+			continue
+		}
+		if got, ok := azureNVMeLUN(loc); ok {
+			if got == want {
+				found = append(found, n)
+			}
+			continue
+		}
 		if got, err := strconv.ParseUint(strings.TrimSpace(loc.LUNID), 10, 32); err == nil && got == want {
 			found = append(found, n)
 		}
 	}
 	return pick(found, "LUN "+lun)
+}
+
+// azureProduct is the product of Azure's NVMe controller for remote disks,
+// "MSFT NVMe Accelerator v1.0", as far as a device instance ID holds it
+// (16 characters, spaces as "_"): azuredisk-csi-driver's own examples of
+// an Azure NVMe disk's device path read
+// "…#disk&ven_nvme&prod_msft_nvme_accele#…" (@ d983d613
+// pkg/os/disk/disk_nvme_test.go), and Azure's Linux udev rules key the
+// same controller on that model (Azure/azure-vm-utils @ 2fdf8dd1
+// udev/80-azure-disk.rules).
+const azureProduct = "msft nvme accele"
+
+// isAzureNVMe tells whether a disk location is of an NVMe namespace on
+// Azure's controller: a namespace ID, and Azure's product compared
+// without case, with "_" and " " alike.
+func isAzureNVMe(loc *disk.DiskLocation) bool {
+	p := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(loc.Product), "_", " "))
+	return loc.NVMeNamespaceID > 0 && strings.HasPrefix(p, azureProduct)
+}
+
+// azureNVMeLUN returns the LUN of an Azure NVMe data disk, its namespace ID
+// − 1, and false for any other disk, which keeps its reported LUNID. A
+// namespace ID below 1 is no namespace, as azuredisk refuses it.
+func azureNVMeLUN(loc *disk.DiskLocation) (uint64, bool) {
+	if !isAzureNVMe(loc) {
+		return 0, false
+	}
+	return uint64(loc.NVMeNamespaceID) - 1, true
 }
 
 // FindDiskByPage83 returns the disk whose SCSI page 0x83 identifier is id

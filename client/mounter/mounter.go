@@ -73,6 +73,17 @@ type Options struct {
 	// Publish says how Mount publishes a staged volume; the zero value,
 	// PublishAuto, mounts on Linux nodes and links elsewhere.
 	Publish PublishMode
+	// SMBCredentials, when set, gives the credentials of a share
+	// (lower-case \\server\share) from the driver's own records (the
+	// volume's secret), and lets the mounter re-create SMB global mappings
+	// that went bad between stages: on every SMBMount and every publish
+	// (Mount of a staged path), and on ReconcileSMBMappings, each mapping
+	// that links still lead into and whose status is not OK (Disconnected
+	// after a reboot, say) is re-created through the proxy's
+	// ReconcileSmbGlobalMapping, as csi-driver-smb and azurefile do in
+	// their own code at stage time only. ok false leaves that share alone
+	// (not the driver's). nil re-creates nothing between stages.
+	SMBCredentials SMBCredentialsFunc
 }
 
 // PublishMode is how Mount makes a staged volume appear at a publish path.
@@ -109,6 +120,7 @@ type Mounter struct {
 	timeout time.Duration
 	refs    *refStore // nil: SMB references are not kept
 	publish PublishMode
+	creds   SMBCredentialsFunc // nil: mappings are not reconciled
 
 	shareLocks sync.Map // lower-case \\server\share -> *sync.Mutex
 }
@@ -125,7 +137,7 @@ func New(node groups.Node, o Options) *Mounter {
 	if log.GetSink() == nil {
 		log = logr.Discard()
 	}
-	m := &Mounter{node: node, log: log, timeout: o.Timeout, publish: o.Publish}
+	m := &Mounter{node: node, log: log, timeout: o.Timeout, publish: o.Publish, creds: o.SMBCredentials}
 	if o.SMBStateDir != "" {
 		m.refs = &refStore{dir: o.SMBStateDir}
 	}
@@ -170,6 +182,9 @@ func (m *Mounter) MountSensitive(source, target, fstype string, options, sensiti
 		}
 		return m.SMBMount(ctx, source, target, SMBCredentials{Username: all[0], Password: all[1]})
 	}
+	// A publish: the share behind a staged SMB volume must work for the
+	// pod, whatever happened to its mapping since the stage.
+	m.reconcileSMBQuietly(ctx, "")
 	for _, o := range options {
 		if o == "ro" {
 			m.log.Info("read-only requested but not enforced: the proxy publishes read-write", "source", source, "target", target)

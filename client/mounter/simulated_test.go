@@ -67,8 +67,16 @@ func config() simulated.Config {
 // modes runs f in library mode and through the daemon, each on a fresh
 // node of config().
 func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.Host)) {
+	modesWith(t, nil, f)
+}
+
+// modesWith is modes on config() changed by mod (nil: unchanged).
+func modesWith(t *testing.T, mod func(*simulated.Config), f func(t *testing.T, node groups.Node, sim *simulated.Host)) {
 	t.Run("inprocess", func(t *testing.T) {
 		cfg := config()
+		if mod != nil {
+			mod(&cfg)
+		}
 		node, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, KubeletPath: kubelet, Simulated: &cfg})
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +88,7 @@ func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.H
 		if runtime.GOOS == "windows" {
 			t.Skip("this test serves unix sockets; on Windows the client dials named pipes")
 		}
-		dir, sim := startDaemon(t)
+		dir, sim := startDaemon(t, mod)
 		c, err := client.Dial(t.Context(), client.Options{SocketDir: dir})
 		if err != nil {
 			t.Fatal(err)
@@ -93,9 +101,12 @@ func modes(t *testing.T, f func(t *testing.T, node groups.Node, sim *simulated.H
 // startDaemon serves every group-version on the simulated host of
 // config(), built by hostset as the daemon builds it, on unix sockets in a
 // fresh directory until the test ends.
-func startDaemon(t *testing.T) (string, *simulated.Host) {
+func startDaemon(t *testing.T, mod func(*simulated.Config)) (string, *simulated.Host) {
 	t.Helper()
 	cfg := config()
+	if mod != nil {
+		mod(&cfg)
+	}
 	n := daemonserver.Start(t, daemonserver.Options{
 		Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true, Simulated: &cfg},
 	})
@@ -505,6 +516,70 @@ func TestSMBMountAtKubeletStagingDir(t *testing.T) {
 		}
 		if ex, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: full + `\data`}); err != nil || !ex.Exists {
 			t.Errorf("the directory's data after a refused SMBMount: %+v, %v; want kept", ex, err)
+		}
+	})
+}
+
+// TestFindDiskByLUNAzureNVMe: on Azure's NVMe controller ("MSFT NVMe
+// Accelerator", product "msft_nvme_accele" in the device instance ID)
+// every disk's SCSI LUN reads 0 and upstream's LUNID is "", so azuredisk
+// maps a data disk's LUN as the namespace ID − 1
+// (kubernetes-sigs/azuredisk-csi-driver @ d983d613 pkg/os/disk/disk.go,
+// getNVMeLunFromPath). Library mode's mounter applies that rule to
+// Azure's NVMe disks alone: another vendor's NVMe disk with a namespace ID
+// is no LUN, and namespace ID 2 is LUN 1, which the SCSI disk at LUN 1
+// also answers, so that lookup is refused rather than guessed. Through
+// the daemon the namespace ID is not on upstream's wire, so the lookup
+// finds nothing (NotFound, never a wrong disk).
+func TestFindDiskByLUNAzureNVMe(t *testing.T) {
+	cfg := config()
+	cfg.Disks = append(cfg.Disks,
+		simulated.DiskSpec{Size: simulated.Size(2 * gib), BusType: "NVMe", Location: "1", NamespaceID: 6, Product: "msft_nvme_accele", Serial: "AZ-NVME-6"},
+		simulated.DiskSpec{Size: simulated.Size(2 * gib), BusType: "NVMe", Location: "1", NamespaceID: 2, Product: "msft_nvme_accele", Serial: "AZ-NVME-2"},
+		simulated.DiskSpec{Size: simulated.Size(2 * gib), BusType: "NVMe", Location: "2", NamespaceID: 10, Product: "amazon_elastic_b", Serial: "EBS-NVME-10"},
+	)
+	node, err := inprocess.New(t.Context(), inprocess.Options{Host: inprocess.HostSimulated, KubeletPath: kubelet, Simulated: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Close() })
+	ctx, sim := t.Context(), node.Simulated()
+	m := mounter.New(node, mounter.Options{})
+	az6 := diskWith(t, sim, "AZ-NVME-6")
+	for _, tc := range []struct {
+		lun  string
+		want uint32
+		kind error
+	}{
+		{"5", az6, nil},                         // namespace 6
+		{"05", az6, nil},                        // compared as numbers
+		{"9", 0, errdefs.ErrNotFound},           // namespace 10 is not Azure's
+		{"1", 0, errdefs.ErrFailedPrecondition}, // namespace 2 and the SCSI disk at LUN 1
+		{"6", 0, errdefs.ErrNotFound},           // nothing there
+	} {
+		got, err := m.FindDiskByLUN(ctx, tc.lun)
+		switch {
+		case tc.kind == nil && (err != nil || got != tc.want):
+			t.Errorf("LUN %s: disk %d, %v; want disk %d", tc.lun, got, err, tc.want)
+		case tc.kind != nil && !errors.Is(err, tc.kind):
+			t.Errorf("LUN %s: disk %d, %v; want %v", tc.lun, got, err, tc.kind)
+		}
+	}
+
+	t.Run("daemon", func(t *testing.T) {
+		if runtime.GOOS == "windows" {
+			t.Skip("this test serves unix sockets; on Windows the client dials named pipes")
+		}
+		n := daemonserver.Start(t, daemonserver.Options{
+			Host: hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}, RequirePrivacy: true, Simulated: &cfg},
+		})
+		c, err := client.Dial(t.Context(), client.Options{SocketDir: n.SocketDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if got, err := mounter.New(c, mounter.Options{}).FindDiskByLUN(t.Context(), "5"); !errors.Is(err, errdefs.ErrNotFound) {
+			t.Errorf("through the wire, LUN 5: disk %d, %v; want NotFound (no namespace ID on upstream's wire)", got, err)
 		}
 	})
 }

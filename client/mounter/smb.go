@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/filesystem"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 )
 
 // SMBCredentials are the account an SMB share is mapped with. Password is
@@ -50,7 +51,12 @@ func (m *Mounter) SMBMount(ctx context.Context, source, target string, creds SMB
 		return err
 	}
 	unlock := m.lockShare(share)
-	defer unlock()
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	if parent := parentDir(target); parent != "" {
 		if _, err := m.node.Filesystem().Mkdir(ctx, &filesystem.MkdirRequest{Path: parent}); err != nil {
 			return fmt.Errorf("create the parent of %s: %w", target, err)
@@ -69,7 +75,108 @@ func (m *Mounter) SMBMount(ctx context.Context, source, target string, creds SMB
 		}
 	}
 	m.log.V(2).Info("SMB share mapped", "remote", remote, "target", target)
+	// Other shares' mappings next, without this one's lock (each takes
+	// its own); this share's was just mapped.
+	locked = false
+	unlock()
+	m.reconcileSMBQuietly(ctx, share)
 	return nil
+}
+
+// SMBCredentialsFunc returns the credentials to map share (the lower-case
+// \\server\share root) with, as the driver keeps them (the secret of a
+// volume on that share). ok false means the share is not the driver's:
+// its mapping is left alone. A returned error is reported and the share
+// skipped. It is called only for mappings that need re-creating.
+type SMBCredentialsFunc func(ctx context.Context, share string) (creds SMBCredentials, ok bool, err error)
+
+// ReconcileSMBMappings re-creates every SMB global mapping that links
+// under the node's working directories still lead into and whose status
+// is not OK (or which is gone), with the credentials Options.SMBCredentials
+// gives for its share, through the proxy's smbmappings group
+// (ListSmbGlobalMappings, then ReconcileSmbGlobalMapping per share, under
+// the same per-share lock as SMBMount and SMBUnmount). It returns what the
+// proxy did for each share it asked about; shares the callback does not
+// know are skipped. Without Options.SMBCredentials it is
+// errdefs.ErrFailedPrecondition. Errors of single shares are joined; the
+// other shares are still tried.
+func (m *Mounter) ReconcileSMBMappings(ctx context.Context) ([]*smbmappings.ReconcileSmbGlobalMappingResponse, error) {
+	if m.creds == nil {
+		return nil, errdefs.Errorf(errdefs.ErrFailedPrecondition, "no Options.SMBCredentials: the mounter cannot re-create SMB mappings")
+	}
+	return m.reconcileSMB(ctx, "")
+}
+
+// smbMappingsNode is a node with csi-node-proxy's own SMB mappings group
+// besides upstream's six: library mode's inprocess.Node and the client's
+// Client both are; groups.Node keeps upstream's shape without it.
+type smbMappingsNode interface {
+	SMBMappings() smbmappings.Interface
+}
+
+// reconcileSMB is ReconcileSMBMappings, skipping share except ("" none).
+func (m *Mounter) reconcileSMB(ctx context.Context, except string) ([]*smbmappings.ReconcileSmbGlobalMappingResponse, error) {
+	g, ok := m.node.(smbMappingsNode)
+	if !ok {
+		return nil, errdefs.Errorf(errdefs.ErrUnimplemented, "the node (%T) has no SMB mappings group to re-create mappings through", m.node)
+	}
+	list, err := g.SMBMappings().ListSmbGlobalMappings(ctx, &smbmappings.ListSmbGlobalMappingsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list SMB global mappings: %w", err)
+	}
+	var (
+		out  []*smbmappings.ReconcileSmbGlobalMappingResponse
+		errs []error
+	)
+	for _, mp := range list.Mappings {
+		share := strings.ToLower(mp.RemotePath)
+		if mp.Status == smbmappings.StatusOK || len(mp.Links) == 0 || share == except {
+			continue
+		}
+		creds, ok, err := m.creds(ctx, share)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("credentials of %s: %w", share, err))
+			continue
+		}
+		if !ok {
+			continue
+		}
+		r, err := m.reconcileShare(ctx, g.SMBMappings(), share, creds)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.log.V(2).Info("SMB mapping reconciled", "share", share, "status", r.PreviousStatus, "action", r.Action)
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// reconcileShare asks the proxy to repair one share's mapping, holding
+// the share's lock so that it does not race this process's SMBUnmount.
+func (m *Mounter) reconcileShare(ctx context.Context, g smbmappings.Interface, share string, creds SMBCredentials) (*smbmappings.ReconcileSmbGlobalMappingResponse, error) {
+	unlock := m.lockShare(share)
+	defer unlock()
+	r, err := g.ReconcileSmbGlobalMapping(ctx, &smbmappings.ReconcileSmbGlobalMappingRequest{
+		RemotePath: share, Username: creds.Username, Password: creds.Password,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("re-create the mapping of %s: %w", share, err)
+	}
+	return r, nil
+}
+
+// reconcileSMBQuietly runs reconcileSMB when the driver gave credentials,
+// at a stage or publish: a failure there is logged, not returned, since
+// the call's own work is done and a share that cannot be re-mapped now
+// is no reason to fail another volume.
+func (m *Mounter) reconcileSMBQuietly(ctx context.Context, except string) {
+	if m.creds == nil {
+		return
+	}
+	if _, err := m.reconcileSMB(ctx, except); err != nil {
+		m.log.Error(err, "re-creating SMB mappings that are not OK")
+	}
 }
 
 // clearStagingDir removes the empty directory the kubelet makes at a

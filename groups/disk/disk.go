@@ -70,6 +70,23 @@ type DiskLocation struct {
 	Bus     string
 	Target  string
 	LUNID   string
+
+	// NVMeNamespaceID is the number the host gives an NVMe disk's
+	// namespace, 0 for any other disk or when the host does not know it.
+	// On Windows it is the decimal number ending the disk's device
+	// instance ID ("…&0&000002"), which azuredisk-csi-driver reads as the
+	// namespace ID (pkg/os/disk/disk.go @ d983d613, getNVMeLunFromPath).
+	// Library mode and the mounter only: upstream's wire DiskLocation has
+	// no such field, and the wire stays upstream's, so the mounter can
+	// find Azure's NVMe data disks by LUN where upstream's LUNID is "".
+	NVMeNamespaceID uint32
+	// Product is the disk's product identification as the host spells it
+	// (Windows: the "prod_" part of the device instance ID, the first 16
+	// characters of the SCSI product ID with "_" for spaces, such as
+	// "msft_nvme_accele"), or "". Set with NVMeNamespaceID, so that the
+	// mounter applies a cloud's numbering only to that cloud's disks; not
+	// on the wire either.
+	Product string
 }
 
 // PartitionDiskRequest names the disk to partition.

@@ -100,6 +100,17 @@ type DiskSpec struct {
 	// disk on the NVMe bus. In particular LUNID is never "0", so a driver
 	// looking for LUN 0 does not pick an NVMe disk.
 	Location string `json:"location,omitempty"`
+	// NamespaceID is an NVMe disk's namespace ID as Windows numbers it
+	// (the number ending its device instance ID), 1 or more, or 0 for
+	// none; NVMe bus only. ListDiskLocations reports it with Product in
+	// the model (groups/disk.DiskLocation.NVMeNamespaceID), never on the
+	// wire, so that library mode's mounter can find Azure's NVMe data
+	// disks by LUN (docs/compatibility.md, "Azure NVMe LUNs").
+	NamespaceID uint32 `json:"namespaceID,omitempty"`
+	// Product is an NVMe disk's product as its device instance ID spells
+	// it, e.g. "msft_nvme_accele" for Azure's; NVMe bus only, at most 16
+	// printable characters (the SCSI product ID's length).
+	Product string `json:"product,omitempty"`
 	// Page83 is the SCSI VPD page 0x83 identifier ListDiskIDs reports.
 	Page83 string `json:"page83,omitempty"`
 	// Serial is the serial number ListDiskIDs reports.

@@ -114,6 +114,17 @@ func (d DiskSpec) validate(lun bool) error {
 	if _, err := parseLocation(d.Location, nvme); err != nil {
 		return err
 	}
+	if !nvme && (d.NamespaceID != 0 || d.Product != "") {
+		return errors.New("namespaceID and product are for disks on the NVMe bus (busType NVMe)")
+	}
+	if len(d.Product) > 16 {
+		return fmt.Errorf("product %q is longer than a SCSI product ID (16 characters)", d.Product)
+	}
+	for _, r := range d.Product {
+		if r <= 0x20 || r >= 0x7f {
+			return fmt.Errorf("product %q has a character a device instance ID cannot hold (%q)", d.Product, r)
+		}
+	}
 	for _, f := range []struct{ name, v string }{{"page83", d.Page83}, {"serial", d.Serial}} {
 		if len(f.v) > 256 {
 			return fmt.Errorf("%s is %d bytes long, the limit is 256", f.name, len(f.v))

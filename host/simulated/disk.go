@@ -33,13 +33,15 @@ func (v diskView) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 // the parse ignores "Port N"; the configured bus number only shows in
 // ListDisks. An NVMe disk's Location ("Integrated : Bus 2 : Device 0 :
 // Function 0 : Adapter 0") gives Adapter "0" and Bus the PCI bus number,
-// with Target and LUNID "". ok is false for a disk without a location.
+// with Target and LUNID "", and, in the model only, its namespace ID and
+// product as the Windows backend reads them from the device instance ID.
+// ok is false for a disk without a location.
 func (d *diskState) reportedLocation() (l disk.DiskLocation, ok bool) {
 	switch loc := d.location; {
 	case loc == nil:
 		return disk.DiskLocation{}, false
 	case d.nvme:
-		return disk.DiskLocation{Adapter: "0", Bus: loc[1]}, true
+		return disk.DiskLocation{Adapter: "0", Bus: loc[1], NVMeNamespaceID: d.nsid, Product: d.product}, true
 	default:
 		return disk.DiskLocation{Adapter: loc[0], Target: loc[2], LUNID: loc[3]}, true
 	}
@@ -267,8 +269,12 @@ type DiskInfo struct {
 	// Location is as configured (DiskSpec.Location): "adapter:bus:target:lun"
 	// for a SCSI disk, the PCI bus number for an NVMe disk, or "".
 	Location string
-	Page83   string
-	Serial   string
+	// NamespaceID and Product are an NVMe disk's, as configured
+	// (DiskSpec.NamespaceID, DiskSpec.Product).
+	NamespaceID uint32
+	Product     string
+	Page83      string
+	Serial      string
 	// System marks the system disk.
 	System bool
 	// ISCSITarget is the IQN of the target providing the disk, or "".
@@ -294,7 +300,7 @@ func (h *Host) ListDisks() []DiskInfo {
 	_ = h.locked(func(w *world) error {
 		for _, d := range w.sortedDisks() {
 			di := DiskInfo{Number: d.number, Size: d.size, Online: d.online, ReadOnly: d.readOnly, PartitionStyle: "RAW",
-				BusType: "SCSI", Page83: d.page83, Serial: d.serial, System: d.system}
+				BusType: "SCSI", NamespaceID: d.nsid, Product: d.product, Page83: d.page83, Serial: d.serial, System: d.system}
 			if d.gpt {
 				di.PartitionStyle = "GPT"
 			}

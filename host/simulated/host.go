@@ -184,6 +184,8 @@ type diskState struct {
 	system   bool
 	nvme     bool      // on the NVMe bus: location holds the PCI bus number
 	location *location // nil: ListDiskLocations does not report the disk
+	nsid     uint32    // NVMe only: the namespace ID as Windows numbers it, 0 none
+	product  string    // NVMe only: the product as the device instance ID spells it
 	page83   string
 	serial   string
 	parts    []*partition // sorted by offset
@@ -362,6 +364,8 @@ func (w *world) buildDisk(spec DiskSpec) *diskState {
 		readOnly: spec.ReadOnly,
 		nvme:     nvme,
 		location: loc,
+		nsid:     spec.NamespaceID,
+		product:  spec.Product,
 		page83:   spec.Page83,
 		serial:   spec.Serial,
 	}

@@ -6,6 +6,14 @@
 //	csi_node_proxy_in_flight_calls{group,version}                 gauge
 //	csi_node_proxy_calls_total{group,version,method,code,rule}    counter
 //	csi_node_proxy_denied_calls_total{group,version,method,reason} counter
+//	csi_node_proxy_smb_global_mappings                            gauge
+//	csi_node_proxy_smb_global_mappings_not_ok                     gauge
+//	csi_node_proxy_smb_global_mappings_observed_timestamp_seconds gauge
+//
+// The SMB mapping gauges report the census the Node's SMB mappings group
+// took at its last ListSmbGlobalMappings, ReconcileSmbGlobalMapping or
+// CollectSmbGlobalMappings call (inprocess.SMBMappingsTracker; New hands
+// it over), absent before the first; a scrape takes no census.
 //
 // version is always inprocess.Version; rule is the allowing policy rule,
 // "none" without one; code is gRPC's name of the outcome. The daemon's
@@ -18,10 +26,12 @@
 package prommetrics
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 )
 
@@ -37,9 +47,61 @@ type Metrics struct {
 	inFlight *prometheus.GaugeVec
 	calls    *prometheus.CounterVec
 	denied   *prometheus.CounterVec
+	// census reads the tracked Node's last SMB mapping census; nil
+	// until inprocess.New hands one over.
+	census atomic.Pointer[func() (smbmappings.Census, bool)]
 }
 
-var _ inprocess.Metrics = (*Metrics)(nil)
+var (
+	_ inprocess.Metrics            = (*Metrics)(nil)
+	_ inprocess.SMBMappingsTracker = (*Metrics)(nil)
+)
+
+// The SMB mapping gauges, with the daemon's names and help
+// (internal/metrics), which a driver's dashboards already use.
+var (
+	smbMappingsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings"),
+		"SMB global mappings on the node at the last census (the last ListSmbGlobalMappings, ReconcileSmbGlobalMapping or CollectSmbGlobalMappings call; absent before the first).", nil, nil)
+	smbMappingsNotOKDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_not_ok"),
+		"SMB global mappings whose status was not OK (Disconnected, Unavailable, ...) at the last census; absent before the first.", nil, nil)
+	smbMappingsTimeDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_observed_timestamp_seconds"),
+		"When the last census of SMB global mappings was taken, in seconds since the Unix epoch: how old the two gauges above are.", nil, nil)
+)
+
+// TrackSMBMappings makes the SMB mapping gauges report census, a Node's
+// (inprocess.New calls it); the last Node built with m wins.
+func (m *Metrics) TrackSMBMappings(census func() (smbmappings.Census, bool)) {
+	if census != nil {
+		m.census.Store(&census)
+	}
+}
+
+// smbMappingsCollector reports the last census without taking one: a
+// census lists WMI objects and walks the working directories, which a
+// scrape must not trigger.
+type smbMappingsCollector struct{ m *Metrics }
+
+// Describe implements prometheus.Collector.
+func (c smbMappingsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- smbMappingsDesc
+	ch <- smbMappingsNotOKDesc
+	ch <- smbMappingsTimeDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c smbMappingsCollector) Collect(ch chan<- prometheus.Metric) {
+	p := c.m.census.Load()
+	if p == nil {
+		return
+	}
+	census, ok := (*p)()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(smbMappingsDesc, prometheus.GaugeValue, float64(census.Mappings))
+	ch <- prometheus.MustNewConstMetric(smbMappingsNotOKDesc, prometheus.GaugeValue, float64(census.NotOK))
+	ch <- prometheus.MustNewConstMetric(smbMappingsTimeDesc, prometheus.GaugeValue, float64(census.Time.UnixNano())/1e9)
+}
 
 // New creates the collectors and registers them on reg (for example
 // prometheus.DefaultRegisterer, or the driver's own registry). It fails
@@ -60,7 +122,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Calls refused before they ran: by the authorisation policy (reason no_rule or path), or because the audit log could not be written (reason audit_unavailable).",
 		}, []string{"group", "version", "method", "reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.inFlight, m.calls, m.denied} {
+	for _, c := range []prometheus.Collector{m.inFlight, m.calls, m.denied, smbMappingsCollector{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -11,7 +11,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smb"
+	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess/prommetrics"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics"
@@ -147,4 +150,56 @@ func matchLabels(m *dto.Metric, values []string) bool {
 		}
 	}
 	return len(values) == len(m.GetLabel())
+}
+
+// TestSMBMappingGauges: library mode reports the node's SMB global
+// mappings under the daemon's gauge names (internal/metrics), from the
+// census the SMB mappings group takes on each List, Reconcile or Collect
+// call: absent before the first, then the count and how many are not OK,
+// and a mapping gone Disconnected (the simulated host's RebootSMB) shows
+// at the next census.
+func TestSMBMappingGauges(t *testing.T) {
+	const (
+		share    = `\\fileserver\share`
+		mappings = "csi_node_proxy_smb_global_mappings"
+		notOK    = "csi_node_proxy_smb_global_mappings_not_ok"
+		observed = "csi_node_proxy_smb_global_mappings_observed_timestamp_seconds"
+	)
+	ctx := t.Context()
+	reg := prometheus.NewPedanticRegistry()
+	m, err := prommetrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := simulated.DefaultConfig([]string{`C:\var\lib\kubelet`})
+	cfg.SMBShares = []simulated.SMBShare{{Path: share, Username: "CONTOSO\\csi", Password: "pw-123456"}}
+	n, err := inprocess.New(ctx, inprocess.Options{Host: inprocess.HostSimulated, Simulated: &cfg, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if got := value(t, reg, mappings, nil); got != -1 {
+		t.Fatalf("%s before any census = %v, want absent", mappings, got)
+	}
+	if _, err := n.SMB().NewSmbGlobalMapping(ctx, &smb.NewSmbGlobalMappingRequest{RemotePath: share, Username: "CONTOSO\\csi", Password: "pw-123456"}); err != nil {
+		t.Fatal(err)
+	}
+	census := func(wantMappings, wantNotOK float64) {
+		t.Helper()
+		if _, err := n.SMBMappings().ListSmbGlobalMappings(ctx, &smbmappings.ListSmbGlobalMappingsRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := value(t, reg, mappings, nil); got != wantMappings {
+			t.Errorf("%s = %v, want %v", mappings, got, wantMappings)
+		}
+		if got := value(t, reg, notOK, nil); got != wantNotOK {
+			t.Errorf("%s = %v, want %v", notOK, got, wantNotOK)
+		}
+		if got := value(t, reg, observed, nil); got <= 0 {
+			t.Errorf("%s = %v, want a time", observed, got)
+		}
+	}
+	census(1, 0)
+	n.Simulated().RebootSMB()
+	census(1, 1)
 }

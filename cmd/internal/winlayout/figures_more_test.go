@@ -166,6 +166,7 @@ var errorCodeFigures = append(winErrors("storage", map[string]string{
 	"errNotReady": "ERROR_NOT_READY", "errSharingViolation": "ERROR_SHARING_VIOLATION",
 	"errLockViolation": "ERROR_LOCK_VIOLATION", "errNotSupported": "ERROR_NOT_SUPPORTED",
 	"errInvalidParameter": "ERROR_INVALID_PARAMETER", "errInsufficientBuffer": "ERROR_INSUFFICIENT_BUFFER",
+	"errInvalidName": "ERROR_INVALID_NAME",
 	"errDirNotEmpty": "ERROR_DIR_NOT_EMPTY", "errBusy": "ERROR_BUSY", "errMoreData": "ERROR_MORE_DATA",
 	"errDirectory": "ERROR_DIRECTORY", "errDeviceNotConnected": "ERROR_DEVICE_NOT_CONNECTED",
 	"errUnrecognizedVolume": "ERROR_UNRECOGNIZED_VOLUME", "errIODevice": "ERROR_IO_DEVICE",

@@ -69,17 +69,26 @@ func (d diskHost) forEachDisk(ctx context.Context, fn func(h handle, n uint32, p
 // already reads, so for NVMe disks alone MSFT_Disk.Location is read (one
 // query, only on hosts that have NVMe disks) and parsed with upstream's
 // rule; an NVMe disk without a usable Location is omitted, as upstream
-// omits it.
+// omits it. A disk whose device path names the vendor "NVMe" (how
+// Windows' SCSI translation presents an NVMe namespace, and how
+// azuredisk-csi-driver tells one) counts as NVMe whatever bus type it
+// reports, since its SCSI LUN is just as meaningless.
+//
+// For NVMe disks the model (not the wire) also gets the namespace ID and
+// product that the device path carries (parseNVMeInstance), so that
+// library mode's mounter can apply Azure's LUN rule.
 func (d diskHost) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLocation, error) {
 	out := map[uint32]disk.DiskLocation{}
 	var nvme []uint32
+	nvmePaths := map[uint32]string{}
 	err := d.forEachDisk(ctx, func(h handle, n uint32, path string) error {
 		bus, err := d.busType(h, path)
 		if err != nil {
 			return err
 		}
-		if bus == busTypeNVMe {
+		if bus == busTypeNVMe || isNVMeInstance(path) {
 			nvme = append(nvme, n)
+			nvmePaths[n] = path
 			return nil
 		}
 		buf, err := d.b.sys.ioctl(h, ioctlSCSIGetAddress, nil, 8)
@@ -120,10 +129,80 @@ func (d diskHost) ListDiskLocations(ctx context.Context) (map[uint32]disk.DiskLo
 			continue
 		}
 		if l, ok := parseLocation(loc); ok {
+			l.NVMeNamespaceID, l.Product, _ = parseNVMeInstance(nvmePaths[num])
 			out[num] = l
 		}
 	}
 	return out, nil
+}
+
+// isNVMeInstance tells whether a disk's device path (or PnP device ID)
+// names the vendor "NVMe": Windows' SCSI translation of an NVMe namespace
+// (stornvme) gives it the hardware ID "disk&ven_nvme&prod_<product>".
+// azuredisk-csi-driver tells an NVMe disk the same way
+// (kubernetes-sigs/azuredisk-csi-driver @ d983d613 pkg/os/disk/disk.go,
+// isNVMeDisk).
+func isNVMeInstance(path string) bool {
+	return strings.Contains(strings.ToLower(path), "ven_nvme")
+}
+
+// parseNVMeInstance reads an NVMe disk's namespace ID and product from its
+// device interface path, the value MSFT_Disk.Path and
+// CM_Get_Device_Interface_List both give, in the form
+// `\\?\scsi#disk&ven_nvme&prod_<product>#<instance>#{<interface GUID>}`
+// (or the PnP device ID `SCSI\DISK&VEN_NVME&PROD_<product>\<instance>`).
+// The namespace ID is the decimal number ending the instance ID, after a
+// "0" field ("6&ca10229&0&000002" is namespace 2): that is where
+// azuredisk-csi-driver reads it (@ d983d613 pkg/os/disk/disk.go,
+// nvmeNSIDRegex and getNVMeLunFromPath; since 41048465), and the only
+// source on record for Azure's numbering. Windows offers no query that
+// answers "which namespace is this disk": IOCTL_STORAGE_QUERY_PROPERTY
+// with StorageDeviceProtocolSpecificProperty and NVMeDataTypeIdentify
+// takes a namespace ID as input (ProtocolDataRequestSubValue, Learn
+// "STORAGE_PROTOCOL_NVME_DATA_TYPE") and returns that namespace's
+// Identify data, and IOCTL_SCSI_GET_ADDRESS reads LUN 0 on Azure's NVMe
+// disks. Unconfirmed: that the number is decimal rather than hex (the two
+// agree below 10; azuredisk parses decimal), and that it equals the NSID
+// the controller reports (Azure's Linux rules number data disks NSID − 2,
+// Azure/azure-vm-utils @ 2fdf8dd1 udev/80-azure-disk.rules, which fits a
+// Windows number of NSID − 1).
+//
+// The product is the "prod_" part, lower-cased as the path holds it
+// ("msft_nvme_accele"). ok is false, with zero values, for a path that is
+// not an NVMe disk's or whose instance ID does not end that way; a
+// namespace ID of 0 is no namespace, as azuredisk refuses it.
+func parseNVMeInstance(path string) (nsid uint32, product string, ok bool) {
+	if !isNVMeInstance(path) {
+		return 0, "", false
+	}
+	p := strings.ToLower(path)
+	p = strings.TrimPrefix(p, `\\?\`)
+	sep := "#"
+	if !strings.Contains(p, "#") {
+		sep = `\`
+	}
+	parts := strings.Split(p, sep)
+	if len(parts) < 3 {
+		return 0, "", false
+	}
+	for _, f := range strings.Split(parts[1], "&") {
+		if v, found := strings.CutPrefix(f, "prod_"); found {
+			product = v
+		}
+	}
+	inst := strings.Split(parts[2], "&")
+	if len(inst) < 2 || inst[len(inst)-2] != "0" {
+		return 0, "", false
+	}
+	last := inst[len(inst)-1]
+	if last == "" || strings.Trim(last, "0123456789") != "" {
+		return 0, "", false
+	}
+	n, err := strconv.ParseUint(last, 10, 32)
+	if err != nil || n == 0 {
+		return 0, "", false
+	}
+	return uint32(n), product, true
 }
 
 // busType reads STORAGE_DEVICE_DESCRIPTOR.BusType of an open disk. A disk

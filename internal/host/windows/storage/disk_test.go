@@ -38,11 +38,14 @@ func TestListDiskLocations(t *testing.T) {
 		on(ifHyperV0, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0)))
 	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 2, 0))).
 		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 3, 12)))
-	// A disk on a bus without SCSI addresses: omitted, as upstream omits
-	// disks without a Location. None of these answers the bus-type query
-	// (StorageDeviceProperty), so all take the SCSI path.
+	// None of these answers the bus-type query (StorageDeviceProperty).
+	// The Hyper-V disks take the SCSI path; ifNVMe's path names the vendor
+	// "NVMe", so it is an NVMe disk all the same: its SCSI address is not
+	// asked (it would read LUN 0) and MSFT_Disk.Location, which the fake
+	// does not have for it, decides: omitted, as upstream omits disks
+	// without a Location.
 	f.on(ifNVMe, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 1, 0))).
-		on(ifNVMe, ioctlSCSIGetAddress, fails(errInvalidFunction))
+		on(ifNVMe, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0)))
 	// ifGone has no device: it disappeared after enumeration.
 
 	got, err := f.backend().Disk().ListDiskLocations(ctx)
@@ -71,9 +74,9 @@ func TestListDiskLocations(t *testing.T) {
 		"open "+ifNVMe+" query",
 		"ioctl "+ifNVMe+" IOCTL_STORAGE_GET_DEVICE_NUMBER out=12",
 		"ioctl "+ifNVMe+" IOCTL_STORAGE_QUERY_PROPERTY(0) out=4096",
-		"ioctl "+ifNVMe+" IOCTL_SCSI_GET_ADDRESS out=8",
 		"close "+ifNVMe,
 		"open "+ifGone+" query",
+		"wmi query SELECT Number, Location FROM MSFT_Disk",
 	)
 }
 
@@ -138,6 +141,89 @@ func TestListDiskLocationsNVMe(t *testing.T) {
 		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "", "", "", "")))
 	if _, err := f.backend().Disk().ListDiskLocations(ctx); err != nil || f.called("wmi") {
 		t.Errorf("SCSI only: %v, calls %v", err, f.calls)
+	}
+}
+
+// Constructed Azure NVMe device interface paths, in the layout of
+// azuredisk-csi-driver's own examples (@ d983d613
+// pkg/os/disk/disk_nvme_test.go: "…#disk&ven_nvme&prod_msft_nvme_accele#
+// 6&ca10229&0&000001#{…}"), not captured from a node: namespaces 2 and 3,
+// and namespace 1 with a SCSI bus type, which Windows' SCSI translation
+// may report (unconfirmed), so only the path says NVMe.
+const (
+	ifAzureNVMe1 = `\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+	ifAzureNVMe2 = `\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000002#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+	ifAzureNVMe3 = `\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000003#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`
+)
+
+// TestListDiskLocationsAzureNVMe: Azure's NVMe disks keep upstream's wire
+// location (Adapter "0", Bus X, no LUN, from MSFT_Disk.Location) and get,
+// in the model only, the namespace ID and product their device path
+// carries, which the mounter needs for Azure's LUN rule. A disk whose
+// path says NVMe is treated as NVMe even when its bus type reads SCSI.
+func TestListDiskLocationsAzureNVMe(t *testing.T) {
+	f := newFake(t)
+	f.diskList = []string{ifAzureNVMe1, ifAzureNVMe2, ifAzureNVMe3, ifHyperV1}
+	for i, p := range []string{ifAzureNVMe1, ifAzureNVMe2, ifAzureNVMe3} {
+		bus := uint32(busTypeNVMe)
+		if p == ifAzureNVMe1 {
+			bus = busTypeSCSI
+		}
+		f.on(p, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, uint32(i), 0))).
+			on(p, ioctlSCSIGetAddress, fixed(scsiAddressBuf(0, 0, 0, 0))).
+			on(p, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(bus, "NVMe    ", "MSFT NVMe Accelerator v1.0", "1.0", "")))
+	}
+	f.on(ifHyperV1, ioctlStorageGetDeviceNumber, fixed(deviceNumberBuf(fileDeviceDisk, 4, 0))).
+		on(ifHyperV1, ioctlSCSIGetAddress, fixed(scsiAddressBuf(1, 0, 0, 1))).
+		on(ifHyperV1, ioctlStorageQueryProperty, truncating(deviceDescriptorBuf(busTypeSCSI, "Msft    ", "Virtual Disk    ", "1.0 ", "")))
+	f.wmiQuery = func(string) ([]wmi.Props, error) {
+		return []wmi.Props{
+			{"Number": int64(0), "Location": "Integrated : Bus 1 : Device 0 : Function 0 : Adapter 0"},
+			{"Number": int64(1), "Location": "Integrated : Bus 1 : Device 0 : Function 0 : Adapter 0"},
+			{"Number": int64(2), "Location": "Integrated : Bus 1 : Device 0 : Function 0 : Adapter 0"},
+			{"Number": int64(4), "Location": locationSCSI},
+		}, nil
+	}
+	got, err := f.backend().Disk().ListDiskLocations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prod = "msft_nvme_accele"
+	want := map[uint32]disk.DiskLocation{
+		0: {Adapter: "0", Bus: "1", NVMeNamespaceID: 1, Product: prod},
+		1: {Adapter: "0", Bus: "1", NVMeNamespaceID: 2, Product: prod},
+		2: {Adapter: "0", Bus: "1", NVMeNamespaceID: 3, Product: prod},
+		4: {Adapter: "1", Target: "0", LUNID: "1"},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("ListDiskLocations = %+v, want %+v", got, want)
+	}
+}
+
+// TestParseNVMeInstance: the namespace ID and product in both forms of
+// an NVMe disk's ID (device interface path, PnP device ID), and the
+// paths that carry none.
+func TestParseNVMeInstance(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		nsid    uint32
+		product string
+		ok      bool
+	}{
+		{ifAzureNVMe2, 2, "msft_nvme_accele", true},
+		{`\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000010#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, 10, "msft_nvme_accele", true},
+		{`SCSI\DISK&VEN_NVME&PROD_MSFT_NVME_ACCELE\6&CA10229&0&000003`, 3, "msft_nvme_accele", true},
+		{ifNVMe, 0, "", false},    // instance ends in 000000: no namespace
+		{ifHyperV1, 0, "", false}, // not NVMe
+		{`\\?\scsi#disk&ven_nvme&prod_x#6&ca10229&1&000002#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, 0, "", false}, // no "0" field before it
+		{`\\?\scsi#disk&ven_nvme&prod_x#6&ca10229&0&00000a#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, 0, "", false}, // not decimal
+		{`\\?\scsi#disk&ven_nvme&prod_x`, 0, "", false},
+		{"", 0, "", false},
+	} {
+		nsid, product, ok := parseNVMeInstance(tc.path)
+		if nsid != tc.nsid || product != tc.product || ok != tc.ok {
+			t.Errorf("parseNVMeInstance(%q) = %d, %q, %v; want %d, %q, %v", tc.path, nsid, product, ok, tc.nsid, tc.product, tc.ok)
+		}
 	}
 }
 

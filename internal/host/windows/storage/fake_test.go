@@ -286,6 +286,24 @@ func (f *fakeSystem) deleteVolumeMountPoint(mp string) error {
 	return f.deleteMountErr
 }
 
+// volumePathNames answers from mounts: every mount point naming the
+// volume, sorted; a volume in neither mounts nor volumeList is
+// ERROR_FILE_NOT_FOUND.
+func (f *fakeSystem) volumePathNames(vol string) ([]string, error) {
+	f.record("volumePathNames %s", vol)
+	var out []string
+	for mp, v := range f.mounts {
+		if strings.EqualFold(v, vol) {
+			out = append(out, mp)
+		}
+	}
+	if out == nil && !slices.ContainsFunc(f.volumeList, func(v string) bool { return strings.EqualFold(v, vol) }) {
+		return nil, syscall.Errno(errFileNotFound)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 func (f *fakeSystem) fileSystemName(root string) (string, error) {
 	f.record("fileSystemName %s", root)
 	if err := f.fsErrs[root]; err != nil {

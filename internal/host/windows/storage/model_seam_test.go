@@ -333,6 +333,62 @@ func (m *winModel) deleteVolumeMountPoint(mp string) error {
 	return nil
 }
 
+// volumePathNames is GetVolumePathNamesForVolumeNameW: the volume's
+// drive letter roots and every folder it is mounted on, found by walking
+// the trees from every drive letter and through every mounted folder
+// (a volume already on the walk is not entered again), each path ending
+// with a backslash, sorted. An unknown volume is ERROR_FILE_NOT_FOUND; a
+// volume whose disk is offline has no paths (its mounted folders dangle).
+func (m *winModel) volumePathNames(vol string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := m.findVolume(vol)
+	if want == nil {
+		return nil, errno(errFileNotFound)
+	}
+	var out []string
+	if !want.present() {
+		return out, nil
+	}
+	var walk func(dir string, n *modelNode, seen map[*modelVolume]bool)
+	walk = func(dir string, n *modelNode, seen map[*modelVolume]bool) {
+		for _, c := range n.children {
+			p := dir + c.name
+			switch {
+			case c.volume != "":
+				v := m.findVolume(c.volume)
+				if v == nil || !v.present() {
+					continue
+				}
+				if v == want {
+					out = append(out, p+`\`)
+				}
+				if v.root != nil && !seen[v] {
+					seen[v] = true
+					walk(p+`\`, v.root, seen)
+					delete(seen, v)
+				}
+			case c.dir && c.tag == 0:
+				walk(p+`\`, c, seen)
+			}
+		}
+	}
+	for letter, v := range m.letters {
+		if v == nil || !v.present() {
+			continue
+		}
+		root := string(letter) + `:\`
+		if v == want {
+			out = append(out, root)
+		}
+		if v.root != nil {
+			walk(root, v.root, map[*modelVolume]bool{v: true})
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // fileSystemName is GetVolumeInformationW on a root: a drive root, a
 // volume GUID path or a mounted folder, each with its trailing backslash.
 func (m *winModel) fileSystemName(root string) (string, error) {

@@ -75,6 +75,7 @@ func modelDisksLike(h *simulated.Host) []modelDiskSpec {
 	for _, d := range h.ListDisks() {
 		spec := modelDiskSpec{
 			Number: d.Number, Size: d.Size, Location: d.Location, BusType: d.BusType, Page83: d.Page83, Serial: d.Serial,
+			NamespaceID: d.NamespaceID, Product: d.Product,
 			Offline: !d.Online, ReadOnly: d.ReadOnly, System: d.System, Style: partitionStyleRAW,
 		}
 		if d.PartitionStyle == "GPT" {

@@ -219,6 +219,13 @@ type modelDiskSpec struct {
 	Location string
 	// BusType is "NVMe" for a disk on the NVMe bus, else SCSI.
 	BusType string
+	// NamespaceID and Product, for an NVMe disk, make its device
+	// interface path Azure's NVMe form, in the layout of
+	// azuredisk-csi-driver's examples (@ d983d613
+	// pkg/os/disk/disk_nvme_test.go), ending in the namespace ID:
+	// constructed, not captured from a node. 0 keeps the Hyper-V form.
+	NamespaceID uint32
+	Product     string
 	// Page83 is the device's page 0x83 identifier: hex for a binary (NAA)
 	// identifier, anything else an ASCII (T10 vendor ID) one; "" for none.
 	Page83  string
@@ -271,6 +278,17 @@ func newWinModel(t testing.TB, disks []modelDiskSpec, workingDirs ...string) *wi
 	return m
 }
 
+// modelInterfacePath is the device interface path of the disk spec
+// describes: the form Hyper-V SCSI disks show (fact sheet §1.1), whose
+// instance part is unique per disk, or Azure's NVMe form with the
+// namespace ID (see modelDiskSpec.NamespaceID).
+func modelInterfacePath(spec modelDiskSpec) string {
+	if spec.NamespaceID > 0 {
+		return fmt.Sprintf(`\\?\scsi#disk&ven_nvme&prod_%s#6&ca10229&0&%06d#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, spec.Product, spec.NamespaceID)
+	}
+	return fmt.Sprintf(`\\?\scsi#disk&ven_msft&prod_virtual_disk#5&2a7b6c9&0&%06d#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, spec.Number)
+}
+
 // attach adds a disk built from spec.
 func (m *winModel) attach(spec modelDiskSpec) {
 	if _, dup := m.disks[spec.Number]; dup {
@@ -280,7 +298,7 @@ func (m *winModel) attach(spec modelDiskSpec) {
 		number: spec.Number,
 		// The form Hyper-V SCSI disks show (fact sheet §1.1); the instance
 		// part is unique per disk.
-		iface:    fmt.Sprintf(`\\?\scsi#disk&ven_msft&prod_virtual_disk#5&2a7b6c9&0&%06d#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}`, spec.Number),
+		iface:    modelInterfacePath(spec),
 		size:     spec.Size,
 		offline:  spec.Offline,
 		readOnly: spec.ReadOnly,

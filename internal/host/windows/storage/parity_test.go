@@ -75,8 +75,11 @@ func parityConfig() simulated.Config {
 			{Size: 1 << 30},
 			// 7: an NVMe namespace (Azure's NVMe disks) on PCI bus 2:
 			// upstream's Location parse gives it no LUN, so azuredisk's
-			// FindDiskByLun("0") cannot pick it.
-			{Number: &parityNVMeDisk, Size: 1 << 30, BusType: "NVMe", Location: "2", Page83: "eui.0025385b71b0ae2b", Serial: "0025_385B_71B0_AE2B."},
+			// FindDiskByLun("0") cannot pick it; its namespace ID and
+			// product (model only) let library mode's mounter find it by
+			// Azure's rule.
+			{Number: &parityNVMeDisk, Size: 1 << 30, BusType: "NVMe", Location: "2", NamespaceID: 3, Product: "msft_nvme_accele",
+				Page83: "eui.0025385b71b0ae2b", Serial: "0025_385B_71B0_AE2B."},
 			// 8: formatted, offline and read-only, as a vSphere PVSCSI disk
 			// comes back after re-attach (kubernetes-csi/csi-proxy#437).
 			{Number: &parityReadOnlyDisk, Size: 1 << 30, Location: "1:0:0:8", Serial: "SIM-DATA-0008", Offline: true, ReadOnly: true, FileSystem: "NTFS"},
@@ -323,7 +326,7 @@ type parityScenario struct {
 var parityScenarios = []parityScenario{
 	{"disks", func(r *parityRun) {
 		locs, err := r.w.disks.ListDiskLocations(r.ctx, &disk.ListDiskLocationsRequest{})
-		var ltr, bus []string
+		var ltr, bus, nvme []string
 		var all map[uint32]*disk.DiskLocation
 		if locs != nil {
 			all = locs.DiskLocations
@@ -331,11 +334,16 @@ var parityScenarios = []parityScenario{
 		for n, l := range all {
 			ltr = append(ltr, fmt.Sprintf("%d=%s:%s:%s", n, l.Adapter, l.Target, l.LUNID))
 			bus = append(bus, fmt.Sprintf("%d=%q", n, l.Bus))
+			if l.NVMeNamespaceID != 0 || l.Product != "" {
+				nvme = append(nvme, fmt.Sprintf("%d=%d/%s", n, l.NVMeNamespaceID, l.Product))
+			}
 		}
 		sort.Strings(ltr)
 		sort.Strings(bus)
+		sort.Strings(nvme)
 		r.record("ListDiskLocations adapter:target:lun", strings.Join(ltr, " "), err)
 		r.record("ListDiskLocations bus", strings.Join(bus, " "), err)
+		r.record("ListDiskLocations NVMe namespace/product (model only)", strings.Join(nvme, " "), err)
 		ids, err := r.w.disks.ListDiskIDs(r.ctx, &disk.ListDiskIDsRequest{})
 		var idList []string
 		var allIDs map[uint32]*disk.DiskIDs

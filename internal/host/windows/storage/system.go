@@ -82,6 +82,10 @@ type system interface {
 	setVolumeMountPoint(mountPoint, volume string) error
 	// deleteVolumeMountPoint is DeleteVolumeMountPointW.
 	deleteVolumeMountPoint(mountPoint string) error
+	// volumePathNames is GetVolumePathNamesForVolumeNameW: every path of
+	// a volume (its drive letter root and every folder it is mounted on),
+	// each ending with a backslash; none is an empty list.
+	volumePathNames(volume string) ([]string, error)
 	// fileSystemName is GetVolumeInformationW(root) reduced to the file
 	// system name ("NTFS", "ReFS", …).
 	fileSystemName(root string) (string, error)
@@ -118,6 +122,7 @@ const (
 	errNotSupported       = 50
 	errInvalidParameter   = 87
 	errInsufficientBuffer = 122
+	errInvalidName        = 123 // ERROR_INVALID_NAME: not a volume GUID path
 	errDirNotEmpty        = 145
 	errBusy               = 170
 	errMoreData           = 234

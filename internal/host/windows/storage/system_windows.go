@@ -162,6 +162,38 @@ func (winSystem) deleteVolumeMountPoint(mountPoint string) error {
 	return windows.DeleteVolumeMountPoint(mp)
 }
 
+func (winSystem) volumePathNames(volume string) ([]string, error) {
+	name, err := windows.UTF16PtrFromString(volume)
+	if err != nil {
+		return nil, err
+	}
+	n := uint32(windows.MAX_PATH + 1)
+	for range 4 { // the list can grow between the calls
+		buf := make([]uint16, n)
+		err := windows.GetVolumePathNamesForVolumeName(name, &buf[0], n, &n)
+		if errors.Is(err, windows.ERROR_MORE_DATA) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// A list of NUL-terminated strings ended by an empty one.
+		var out []string
+		for start, i := 0, 0; i < len(buf); i++ {
+			if buf[i] != 0 {
+				continue
+			}
+			if i == start {
+				break
+			}
+			out = append(out, windows.UTF16ToString(buf[start:i]))
+			start = i + 1
+		}
+		return out, nil
+	}
+	return nil, windows.ERROR_MORE_DATA
+}
+
 func (winSystem) fileSystemName(root string) (string, error) {
 	r, err := windows.UTF16PtrFromString(root)
 	if err != nil {

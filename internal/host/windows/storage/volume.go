@@ -20,6 +20,29 @@ import (
 // paths (the Service checked both).
 type volumeHost struct{ b *Backend }
 
+// VolumeMounts lists every path where volume id is mounted, anywhere on
+// the node: its drive letter root and every mounted folder, as
+// GetVolumePathNamesForVolumeNameW names them (with a trailing
+// backslash). It is what the call gate asks before a policy's
+// allowReformat lets a formatted volume be erased
+// (objecthost.VolumeMounter), answered through the backend's seam so
+// that the reformat decision runs on the storage model too; on Windows it
+// is the same Win32 call the gate made without it. An unknown volume is
+// errdefs.ErrNotFound.
+func (v volumeHost) VolumeMounts(ctx context.Context, id string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	paths, err := v.b.sys.volumePathNames(id)
+	switch {
+	case isErrno(err, errFileNotFound, errInvalidName):
+		return nil, errdefs.Errorf(errdefs.ErrNotFound, "no volume %s", id)
+	case err != nil:
+		return nil, osError("paths of volume "+id, err)
+	}
+	return paths, nil
+}
+
 // maxLinkHops bounds how many links VolumeAt follows, so a link cycle
 // ends in an error instead of a hang.
 const maxLinkHops = 32
