@@ -4,8 +4,9 @@
 // group's _sim_test.go started with its own copy of these lines; one copy
 // keeps the groups' tests building their nodes alike.
 //
-// Only the groups' external tests (package <group>_test) import it. It
-// sits with the other test helpers rather than under groups/, because it
+// The groups' external tests (package <group>_test) import it, and so do
+// the other tests that serve groups on a simulated node of their own (the
+// CLI's, the Windows storage backend's parity test). It sits with the other test helpers rather than under groups/, because it
 // imports host/simulated, a backend, which imports the groups: under
 // groups/ it would be a package of the group layer importing up, and here
 // it is a tool, which may import what it tests and which no layer links.
