@@ -14,6 +14,7 @@ package simtest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -42,6 +43,19 @@ func Paths(t testing.TB, h *simulated.Host) *hostpath.Policy {
 		t.Fatal(err)
 	}
 	return paths
+}
+
+// Volume returns h's record of volume id (IDs compare without case, as
+// on Windows), failing t at once when h has no such volume.
+func Volume(t testing.TB, h *simulated.Host, id string) simulated.VolumeInfo {
+	t.Helper()
+	for _, v := range h.ListVolumes() {
+		if strings.EqualFold(v.ID, id) {
+			return v
+		}
+	}
+	t.Fatalf("the simulated host has no volume %s", id)
+	return simulated.VolumeInfo{}
 }
 
 // Must fails t at once on a non-nil err: a step the rest of the test
