@@ -30,6 +30,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonserver"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // The node: the Windows kubelet directory, the simulated host's two
@@ -184,18 +185,6 @@ const (
 	publish = podVols + `\pv-1\mount`
 )
 
-// volumeOf returns the simulated host's record of a volume.
-func volumeOf(t *testing.T, sim *simulated.Host, id string) simulated.VolumeInfo {
-	t.Helper()
-	for _, v := range sim.ListVolumes() {
-		if strings.EqualFold(v.ID, id) {
-			return v
-		}
-	}
-	t.Fatalf("no volume %s on the host", id)
-	return simulated.VolumeInfo{}
-}
-
 // TestBlockVolumeLifecycle runs a block driver's node calls through the
 // mounter, each the way kubelet retries it, checking the node after each:
 // stage (format-and-mount), publish (Mount), stats, expand, unpublish
@@ -231,7 +220,7 @@ func TestBlockVolumeLifecycle(t *testing.T) {
 			}
 			volID = id
 		}
-		v := volumeOf(t, sim, volID)
+		v := simtest.Volume(t, sim, volID)
 		if v.Disk != n || v.FileSystem != "NTFS" || !slices.ContainsFunc(v.MountPoints, func(p string) bool { return strings.EqualFold(p, staging) }) {
 			t.Errorf("after staging the volume is %+v; want NTFS on disk %d mounted at %s", v, n, staging)
 		}
@@ -309,13 +298,13 @@ func TestBlockVolumeLifecycle(t *testing.T) {
 		}
 
 		// Unpublish: the volume is flushed, the link goes, the data stays.
-		flushes := volumeOf(t, sim, volID).Flushes
+		flushes := simtest.Volume(t, sim, volID).Flushes
 		for range 2 {
 			if err := m.Unmount(publish); err != nil {
 				t.Fatalf("Unmount(publish): %v", err)
 			}
 		}
-		if got := volumeOf(t, sim, volID).Flushes; got != flushes+1 {
+		if got := simtest.Volume(t, sim, volID).Flushes; got != flushes+1 {
 			t.Errorf("Unmount flushed the volume %d times, want once", got-flushes)
 		}
 		if ex, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: publish}); err != nil || ex.Exists {
@@ -326,13 +315,13 @@ func TestBlockVolumeLifecycle(t *testing.T) {
 		}
 
 		// Unstage, taking the disk offline.
-		flushes = volumeOf(t, sim, volID).Flushes
+		flushes = simtest.Volume(t, sim, volID).Flushes
 		for range 2 {
 			if err := m.UnmountDevice(ctx, staging, mounter.UnmountDeviceOptions{Offline: true}); err != nil {
 				t.Fatalf("UnmountDevice: %v", err)
 			}
 		}
-		if got := volumeOf(t, sim, volID).Flushes; got <= flushes {
+		if got := simtest.Volume(t, sim, volID).Flushes; got <= flushes {
 			t.Errorf("UnmountDevice did not flush the volume")
 		}
 		if ex, err := node.Filesystem().PathExists(ctx, &filesystem.PathExistsRequest{Path: staging}); err != nil || ex.Exists {

@@ -3,12 +3,12 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // TestHostMountTableReachesTheBackend: --linux-host-mount-table becomes
@@ -17,14 +17,7 @@ import (
 // start, naming it.
 func TestHostMountTableReachesTheBackend(t *testing.T) {
 	resetKlog(t)
-	table := filepath.Join(t.TempDir(), "mountinfo")
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(table, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	table := testutil.CopyMountTable(t)
 	for _, tc := range []struct {
 		flag, want string
 	}{

@@ -23,7 +23,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
-	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // simNode is the six group Services on a simulated host, as a groups.Node
@@ -56,14 +56,8 @@ func (n *simNode) SMBMappings() smbmappings.Interface { return n.m }
 // newSimNode builds a simNode on cfg.
 func newSimNode(t *testing.T, cfg simulated.Config, allowed ...string) *simNode {
 	t.Helper()
-	h, err := simulated.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, h.WorkingDirs())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simtest.Node(t, cfg)
+	paths := simtest.Paths(t, h)
 	shares := smb.NewService(h.SMB(), paths)
 	return &simNode{
 		host: h,

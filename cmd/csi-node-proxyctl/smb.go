@@ -55,21 +55,29 @@ stays; remove it with fs rmdir.`,
 	}
 }
 
+// smbPassword reads user's password as --password-file says (a prompt
+// without it); guest access (no user) has none, and a password file
+// without a user is a usage error. smb map and smb reconcile read it
+// alike.
+func (c *call) smbPassword(user, pwFile string) (string, error) {
+	switch {
+	case user == "" && pwFile != "":
+		return "", usagef("--password-file needs --user: guest access has no password")
+	case user != "":
+		return c.readSecret(pwFile, "password-file", "password for "+user)
+	}
+	return "", nil
+}
+
 func runSmbMap(c *call, user, pwFile string) (*view, error) {
 	remote := c.args[0]
 	local := ""
 	if len(c.args) > 1 {
 		local = c.args[1]
 	}
-	var password string
-	switch {
-	case user == "" && pwFile != "":
-		return nil, usagef("--password-file needs --user: guest access has no password")
-	case user != "":
-		var err error
-		if password, err = c.readSecret(pwFile, "password-file", "password for "+user); err != nil {
-			return nil, err
-		}
+	password, err := c.smbPassword(user, pwFile)
+	if err != nil {
+		return nil, err
 	}
 	what := "map " + remote + " for the whole node"
 	if user != "" {

@@ -224,15 +224,9 @@ func runSmbGC(c *call, apply bool, grace time.Duration) (*view, error) {
 
 func runSmbReconcile(c *call, user, pwFile string) (*view, error) {
 	remote := c.args[0]
-	var password string
-	switch {
-	case user == "" && pwFile != "":
-		return nil, usagef("--password-file needs --user: guest access has no password")
-	case user != "":
-		var err error
-		if password, err = c.readSecret(pwFile, "password-file", "password for "+user); err != nil {
-			return nil, err
-		}
+	password, err := c.smbPassword(user, pwFile)
+	if err != nil {
+		return nil, err
 	}
 	n, err := c.confirmConnect("re-create the node's mapping of " + remote + " if links use it and it is not OK")
 	if err != nil {

@@ -571,3 +571,23 @@ func maps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// compressedLayers returns img's layers and the sum of their compressed
+// sizes (what a pull downloads), failing t when the image cannot say:
+// the figure the push and rootfs tests log.
+func compressedLayers(t *testing.T, img v1.Image) ([]v1.Layer, int64) {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compressed int64
+	for _, l := range layers {
+		n, err := l.Size()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compressed += n
+	}
+	return layers, compressed
+}

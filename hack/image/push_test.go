@@ -83,18 +83,7 @@ func TestPushToInProcessRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var compressed int64
-	for _, l := range layers {
-		s, err := l.Size()
-		if err != nil {
-			t.Fatal(err)
-		}
-		compressed += s
-	}
+	layers, compressed := compressedLayers(t, img)
 	t.Logf("linux/amd64 image: manifest %d bytes, %d layer(s), %d bytes compressed", size, len(layers), compressed)
 
 	// A repository that is not a reference is refused before anything is

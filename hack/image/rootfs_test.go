@@ -73,18 +73,7 @@ func TestLinuxImageFormatsWithItsOwnTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var compressed int64
-	for _, l := range layers {
-		n, err := l.Size()
-		if err != nil {
-			t.Fatal(err)
-		}
-		compressed += n
-	}
+	layers, compressed := compressedLayers(t, img)
 	t.Logf("linux/amd64 image with tools: %d layers, %.1f MB compressed", len(layers), float64(compressed)/1e6)
 	if len(layers) != 2 {
 		t.Errorf("%d layers, want the tool layer and the binaries", len(layers))

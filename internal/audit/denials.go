@@ -207,16 +207,11 @@ func (d *denialLimiter) forgetIdle(now time.Time) {
 	}
 }
 
-// denialKey names a caller for the denial rate: its container, else its
-// Unix user, else its Windows account, else its process.
+// denialKey names a caller for the denial rate: its account (identity's
+// AccountKey), else its process.
 func denialKey(c identity.Caller) string {
-	switch {
-	case c.ContainerID != "":
-		return "container:" + c.ContainerID
-	case c.HasUnixIDs:
-		return fmt.Sprintf("uid:%d", c.UID)
-	case c.WindowsSID != "":
-		return "sid:" + c.WindowsSID
+	if k := c.AccountKey(); k != "" {
+		return k
 	}
 	return fmt.Sprintf("pid:%d", c.PID)
 }

@@ -4,7 +4,6 @@ package hostset
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/blockdev"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/host/linux/cifs"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 )
 
 // TestLinuxSystemCloses: the Linux system backend (systemd over D-Bus,
@@ -36,14 +36,7 @@ func TestLinuxSystemCloses(t *testing.T) {
 // backend's HostMountTable: its default when "", else the path or none;
 // a path that cannot be read fails New, naming it.
 func TestLinuxHostMountTable(t *testing.T) {
-	table := filepath.Join(t.TempDir(), "mountinfo")
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(table, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	table := testutil.CopyMountTable(t)
 	for given, want := range map[string]string{"": blockdev.DefaultHostMountTable, table: table, "none": "none"} {
 		s, err := New(Config{Host: Linux, WorkingDirs: []string{t.TempDir()}, LinuxHostMountTable: given})
 		if err != nil {

@@ -121,6 +121,23 @@ type Caller struct {
 	Incomplete string
 }
 
+// AccountKey names the account c calls as, for what is bounded or
+// rate-limited per caller (the daemon's calls in progress, the audit
+// log's denial records): its container when known (many drivers share
+// root), else its Unix user, else its Windows account; "" when none is
+// known.
+func (c Caller) AccountKey() string {
+	switch {
+	case c.ContainerID != "":
+		return "container:" + c.ContainerID
+	case c.HasUnixIDs:
+		return fmt.Sprintf("uid:%d", c.UID)
+	case c.WindowsSID != "":
+		return "sid:" + c.WindowsSID
+	}
+	return ""
+}
+
 // String describes the caller for messages and logs, e.g. "pid 4242 uid
 // 1000 gid 1000 container 0123456789ab pod 6f1c…". Container IDs are
 // shortened to 12 characters; audit records carry them in full.

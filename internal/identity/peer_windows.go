@@ -55,8 +55,16 @@ func identify(conn net.Conn, _ Options, _ acceptMark) (Caller, *process) {
 	// making the identity incomplete, as on Linux.
 	c.StartTime = created
 	c.Executable, _ = processImage(proc)
+	readAccount(proc, &c)
+	return c, held
+}
+
+// readAccount fills c's user, groups and container from process proc's
+// token and job, and says in c.Incomplete what could not be read: what
+// Peer (for a pipe client) and Self (library mode) read alike.
+func readAccount(proc windows.Handle, c *Caller) {
 	var problems []string
-	if err := readToken(proc, &c); err != nil {
+	if err := readToken(proc, c); err != nil {
 		problems = append(problems, "token: "+err.Error())
 	}
 	id, err := containerOf(proc)
@@ -65,7 +73,6 @@ func identify(conn net.Conn, _ Options, _ acceptMark) (Caller, *process) {
 	}
 	c.ContainerID = id
 	c.Incomplete = strings.Join(problems, "; ")
-	return c, held
 }
 
 // connectedPeer finds, in conn or a connection it wraps, the client PID

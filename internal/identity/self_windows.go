@@ -4,7 +4,6 @@ package identity
 
 import (
 	"os"
-	"strings"
 
 	"golang.org/x/sys/windows"
 )
@@ -16,15 +15,6 @@ import (
 func Self() Caller {
 	c := Caller{PID: os.Getpid()}
 	proc := windows.CurrentProcess() // a pseudo-handle: nothing to close
-	var problems []string
-	if err := readToken(proc, &c); err != nil {
-		problems = append(problems, "token: "+err.Error())
-	}
-	id, err := containerOf(proc)
-	if err != nil {
-		problems = append(problems, "container: "+err.Error())
-	}
-	c.ContainerID = id
-	c.Incomplete = strings.Join(problems, "; ")
+	readAccount(proc, &c)
 	return c
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditfault"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 )
@@ -25,15 +24,7 @@ const simKubelet = simulated.DefaultKubeletDir
 // auditing to al, and returns the host and a client.
 func simServer(t *testing.T, al *audit.Logger) (*simulated.Host, filesystemv1.FilesystemClient) {
 	t.Helper()
-	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{simKubelet}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	svc, err := set.Services(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, svc := simNode(t)
 	var api adapter.API
 	for _, a := range adapter.All() {
 		if a.Group == "filesystem" && a.Version == "v1" {

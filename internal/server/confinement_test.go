@@ -14,12 +14,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
-	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
@@ -155,15 +153,7 @@ rules:
 	}
 	// Behind the gate, the groups on a simulated node: what the gate
 	// lets through runs there, harmlessly.
-	host, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{simulated.DefaultKubeletDir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close() })
-	svc, err := host.Services(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, svc := simNode(t)
 	var records strings.Builder
 	gate := &callgate.Gate{
 		Policy: policy.Static(p), Objects: outsideObjects{}, Audit: audit.New(&records, audit.Options{DenialBurst: -1}), // every denial: the test counts them

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
-	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 )
 
@@ -190,21 +189,6 @@ func (c *counter) release(key string) {
 	}
 }
 
-// callerKey names a caller for the per-caller bounds: its container when
-// known (many drivers share root), else its Unix user, else its Windows
-// account; "" when nothing is known (only the total bounds apply).
-func callerKey(c identity.Caller) string {
-	switch {
-	case c.ContainerID != "":
-		return "container:" + c.ContainerID
-	case c.HasUnixIDs:
-		return fmt.Sprintf("uid:%d", c.UID)
-	case c.WindowsSID != "":
-		return "sid:" + c.WindowsSID
-	}
-	return ""
-}
-
 // callLimiter bounds the calls each caller has in progress, over every
 // endpoint of a Server.
 type callLimiter struct {
@@ -220,7 +204,7 @@ func (cl *callLimiter) unary(ctx context.Context, req any, info *grpc.UnaryServe
 		return handler(ctx, req)
 	}
 	c, _ := grpccreds.FromContext(ctx)
-	key := callerKey(c)
+	key := c.AccountKey() // "" when nothing is known: only the total bounds apply
 	if key == "" {
 		key = "unknown"
 	}

@@ -133,13 +133,13 @@ rules:
 	}
 }
 
-// twoDriverNode is a simulated node where driver b has staged its volume
-// (returned) on disk 2 beneath its own plugin directory, and driver a has
-// a plugin directory of its own, empty; with its group Services.
-func twoDriverNode(t *testing.T) (hostset.Set, groups.Set, string) {
+// simNode returns a fresh simulated node whose one working directory is
+// the simulated host's default kubelet directory (closed when t ends),
+// and its group Services, ungated: the node the server's tests serve or
+// gate.
+func simNode(t *testing.T) (hostset.Set, groups.Set) {
 	t.Helper()
-	const kubelet = simulated.DefaultKubeletDir
-	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{kubelet}})
+	set, err := hostset.New(hostset.Config{Host: hostset.Simulated, WorkingDirs: []string{simulated.DefaultKubeletDir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +148,16 @@ func twoDriverNode(t *testing.T) (hostset.Set, groups.Set, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, svc
+}
+
+// twoDriverNode is a simulated node where driver b has staged its volume
+// (returned) on disk 2 beneath its own plugin directory, and driver a has
+// a plugin directory of its own, empty; with its group Services.
+func twoDriverNode(t *testing.T) (hostset.Set, groups.Set, string) {
+	t.Helper()
+	const kubelet = simulated.DefaultKubeletDir
+	set, svc := simNode(t)
 	h := set.Simulated
 	ctx := callCtx(t)
 	if err := h.MkdirAll(kubelet + `\plugins\b\staging`); err != nil {

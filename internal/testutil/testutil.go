@@ -31,6 +31,8 @@
 // This package itself decides whether a test may run here: RequireRoot
 // and RequireTool for the privileged Linux tests, RequireRealWindows for
 // the Windows tests that Wine's stubs would pass without testing anything.
+// CopyMountTable gives the tests of the host mount table option a copy
+// of the process's own table to name.
 //
 // test/wirecompat keeps copies of daemonbin's start and syncbuf: that
 // module imports nothing of this repository by design.
@@ -39,6 +41,7 @@ package testutil
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -66,4 +69,23 @@ func RequireTool(t testing.TB, pkg string, tools ...string) {
 			t.Skipf("%s is not installed (Debian package %s)", tool, pkg)
 		}
 	}
+}
+
+// CopyMountTable copies the test process's mount table
+// (/proc/self/mountinfo, Linux) to a file in t's temporary directory and
+// returns its path: a host mount table a test can name
+// (--linux-host-mount-table, hostset.Config.LinuxHostMountTable) that
+// reads as the real one. It fails t when the table cannot be read or
+// written.
+func CopyMountTable(t testing.TB) string {
+	t.Helper()
+	table := filepath.Join(t.TempDir(), "mountinfo")
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(table, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return table
 }

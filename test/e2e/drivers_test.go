@@ -9,6 +9,7 @@ import (
 
 	filesystemv1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // TestPublishLinkNamesTheStagedVolume: a pod's publish path is a link
@@ -39,10 +40,10 @@ func TestPublishLinkNamesTheStagedVolume(t *testing.T) {
 	if err != nil || stats.GetTotalBytes() <= 0 {
 		t.Errorf("GetVolumeStats(volume at the publish link) = %v, %v", stats, err)
 	}
-	before := volumeInfo(t, e.host, id).Flushes
+	before := simtest.Volume(t, e.host, id).Flushes
 	_, err = e.vol1.WriteVolumeCache(ctx, &volumev1.WriteVolumeCacheRequest{VolumeId: at.GetVolumeId()})
 	ok(t, "WriteVolumeCache(volume at the publish link)", err)
-	if after := volumeInfo(t, e.host, id).Flushes; after != before+1 {
+	if after := simtest.Volume(t, e.host, id).Flushes; after != before+1 {
 		t.Errorf("flushes of the staged volume: %d, then %d; want one more", before, after)
 	}
 }
@@ -125,7 +126,7 @@ func TestDriveLessKubeletPaths(t *testing.T) {
 	ctx := t.Context()
 	staging := `\var\lib\kubelet\plugins\kubernetes.io\csi\pd.csi.storage.gke.io\x\globalmount`
 	id := stageVolume(t, e, dataDisk1, staging)
-	if mps := volumeInfo(t, e.host, id).MountPoints; len(mps) != 1 || mps[0] != `C:`+staging {
+	if mps := simtest.Volume(t, e.host, id).MountPoints; len(mps) != 1 || mps[0] != `C:`+staging {
 		t.Errorf("the volume is mounted at %q, want [C:%s]", mps, staging)
 	}
 	at, err := e.vol1.GetVolumeIDFromTargetPath(ctx, &volumev1.GetVolumeIDFromTargetPathRequest{TargetPath: staging})

@@ -10,6 +10,7 @@ import (
 	filesystemv2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/filesystem/v2alpha1"
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // filesystemAPI is what filesystem v1 and v2alpha1 have in common, so one
@@ -235,7 +236,7 @@ func filesystemSuite(t *testing.T, e *env, api filesystemAPI) {
 	if exists, err := api.PathExists(ctx, staging); err != nil || exists {
 		t.Errorf("PathExists(mount point) after Rmdir = %v, %v; want false", exists, err)
 	}
-	info := volumeInfo(t, e.host, vol)
+	info := simtest.Volume(t, e.host, vol)
 	if info.FileSystem != "NTFS" || len(info.MountPoints) != 0 || info.UsedBytes != simulated.NTFSOverhead(info.Size)+4096 {
 		t.Errorf("volume after Rmdir(force) of its mount point: %+v; want NTFS, no mount points, its file still counted", info)
 	}

@@ -225,18 +225,6 @@ func isVolumeID(id string) bool {
 	return len(guid) == 36 && strings.Count(guid, "-") == 4
 }
 
-// volumeInfo returns the simulated host's view of a volume.
-func volumeInfo(t *testing.T, h *simulated.Host, id string) simulated.VolumeInfo {
-	t.Helper()
-	for _, v := range h.ListVolumes() {
-		if strings.EqualFold(v.ID, id) {
-			return v
-		}
-	}
-	t.Fatalf("the simulated host has no volume %s", id)
-	return simulated.VolumeInfo{}
-}
-
 // cVolume returns the ID of the volume behind C:.
 func cVolume(t *testing.T, h *simulated.Host) string {
 	t.Helper()

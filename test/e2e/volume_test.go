@@ -15,6 +15,7 @@ import (
 	volumev1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v1"
 	volumev2alpha1 "github.com/csi-node-proxy/csi-node-proxy/api/volume/v2alpha1"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // volumeAPI is what volume v1 and v2alpha1 have in common, so one suite
@@ -313,7 +314,7 @@ func volumeSuite(t *testing.T, e *env, api volumeAPI) (vol1, staging string) {
 	if got, err := api.GetVolumeIDFromTargetPath(ctx, staging); err != nil || got != vol1 {
 		t.Errorf("GetVolumeIDFromTargetPath(staging) = %q, %v; want %s", got, err, vol1)
 	}
-	if mps := volumeInfo(t, e.host, vol1).MountPoints; !slices.Equal(mps, []string{staging}) {
+	if mps := simtest.Volume(t, e.host, vol1).MountPoints; !slices.Equal(mps, []string{staging}) {
 		t.Errorf("the host shows volume 1 mounted at %q, want [%s]", mps, staging)
 	}
 	wantErr(t, "MountVolume(another volume at the occupied path)", api.MountVolume(ctx, vol2, staging),
@@ -340,9 +341,9 @@ func volumeSuite(t *testing.T, e *env, api volumeAPI) (vol1, staging string) {
 	}
 
 	// WriteVolumeCache
-	flushes := volumeInfo(t, e.host, vol1).Flushes
+	flushes := simtest.Volume(t, e.host, vol1).Flushes
 	ok(t, "WriteVolumeCache", api.WriteVolumeCache(ctx, vol1))
-	if got := volumeInfo(t, e.host, vol1).Flushes; got != flushes+1 {
+	if got := simtest.Volume(t, e.host, vol1).Flushes; got != flushes+1 {
 		t.Errorf("the volume was flushed %d times after WriteVolumeCache, want %d", got, flushes+1)
 	}
 	wantErr(t, "WriteVolumeCache(missing volume)", api.WriteVolumeCache(ctx, missingVolume), codes.NotFound, "does not exist")
@@ -419,9 +420,9 @@ func volumeSuite(t *testing.T, e *env, api volumeAPI) (vol1, staging string) {
 		wantErr(t, "UnmountVolume("+bp.path+")", api.UnmountVolume(ctx, vol1, bp.path), bp.code, bp.substr)
 	}
 	checkBadIDs("UnmountVolume", func(id string) error { return api.UnmountVolume(ctx, id, staging) })
-	flushes = volumeInfo(t, e.host, vol1).Flushes
+	flushes = simtest.Volume(t, e.host, vol1).Flushes
 	twice(t, "UnmountVolume", func() error { return api.UnmountVolume(ctx, vol1, staging) })
-	if info := volumeInfo(t, e.host, vol1); len(info.MountPoints) != 0 || info.Flushes != flushes+1 {
+	if info := simtest.Volume(t, e.host, vol1); len(info.MountPoints) != 0 || info.Flushes != flushes+1 {
 		t.Errorf("after UnmountVolume the host shows mount points %q and %d flushes; want none and %d", info.MountPoints, info.Flushes, flushes+1)
 	}
 	_, err = api.GetVolumeIDFromTargetPath(ctx, staging)
@@ -492,7 +493,7 @@ func TestVolumeConcurrentRetries(t *testing.T) {
 	}
 	_, err = apis[1].GetVolumeIDFromTargetPath(ctx, target)
 	wantErr(t, "GetVolumeIDFromTargetPath after unmounting", err, codes.NotFound, "it is not a mounted folder")
-	if info := volumeInfo(t, e.host, winner); len(info.MountPoints) != 0 {
+	if info := simtest.Volume(t, e.host, winner); len(info.MountPoints) != 0 {
 		t.Errorf("the host still shows mount points %q", info.MountPoints)
 	}
 }

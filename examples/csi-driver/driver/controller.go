@@ -187,10 +187,8 @@ func (d *Driver) ControllerExpandVolume(ctx context.Context, req *csi.Controller
 	case req.GetCapacityRange() == nil:
 		return nil, status.Error(codes.InvalidArgument, "no capacity range")
 	}
-	if c := req.GetVolumeCapability(); c != nil {
-		if why := checkCapabilities([]*csi.VolumeCapability{c}); why != "" {
-			return nil, status.Error(codes.InvalidArgument, why)
-		}
+	if err := checkCapability(req.GetVolumeCapability(), false); err != nil {
+		return nil, err
 	}
 	n, err := size(req.GetCapacityRange())
 	if err != nil {

@@ -49,16 +49,11 @@ func (d *Driver) findDisk(ctx context.Context, disk Disk) (uint32, error) {
 // serial, then partitioned, formatted and mounted at the staging path by
 // the mounter's FormatAndMount, each step idempotent.
 func (d *Driver) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
-	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetStagingTargetPath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no staging target path")
-	case req.GetVolumeCapability() == nil:
-		return nil, status.Error(codes.InvalidArgument, "no volume capability")
+	if err := required(arg{req.GetVolumeId(), "volume ID"}, arg{req.GetStagingTargetPath(), "staging target path"}); err != nil {
+		return nil, err
 	}
-	if why := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}); why != "" {
-		return nil, status.Error(codes.InvalidArgument, why)
+	if err := checkCapability(req.GetVolumeCapability(), true); err != nil {
+		return nil, err
 	}
 	defer d.lock(req.GetVolumeId())()
 	disk, err := d.disk(ctx, req.GetVolumeId())
@@ -81,17 +76,12 @@ func (d *Driver) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolumeRe
 // volume (the proxy flushes it first) and removes the staging directory;
 // nothing staged there is success.
 func (d *Driver) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
-	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetStagingTargetPath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no staging target path")
+	err := d.unmount(req.GetVolumeId(), arg{req.GetStagingTargetPath(), "staging target path"}, "unstage", "unstaged", "path", func() error {
+		return d.m.UnmountDevice(ctx, req.GetStagingTargetPath(), mounter.UnmountDeviceOptions{})
+	})
+	if err != nil {
+		return nil, err
 	}
-	defer d.lock(req.GetVolumeId())()
-	if err := d.m.UnmountDevice(ctx, req.GetStagingTargetPath(), mounter.UnmountDeviceOptions{}); err != nil {
-		return nil, toStatus(err, "unstage volume %s", req.GetVolumeId())
-	}
-	d.log.V(2).Info("unstaged", "volume", req.GetVolumeId(), "path", req.GetStagingTargetPath())
 	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
@@ -100,11 +90,10 @@ func (d *Driver) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstageVolu
 // kubelet's fsGroup walk reaches it; on Windows a link, as Windows drivers
 // publish); a target that is a mount already is success.
 func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
+	if err := required(arg{req.GetVolumeId(), "volume ID"}, arg{req.GetTargetPath(), "target path"}); err != nil {
+		return nil, err
+	}
 	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetTargetPath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no target path")
 	case req.GetVolumeCapability() == nil:
 		return nil, status.Error(codes.InvalidArgument, "no volume capability")
 	case req.GetStagingTargetPath() == "":
@@ -112,15 +101,12 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	case req.GetReadonly():
 		return nil, status.Error(codes.InvalidArgument, "read-only publishing is not supported: the mounter publishes the staged volume as it is mounted")
 	}
-	if why := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}); why != "" {
-		return nil, status.Error(codes.InvalidArgument, why)
-	}
-	defer d.lock(req.GetVolumeId())()
-	disk, err := d.disk(ctx, req.GetVolumeId())
-	if err != nil {
+	if err := checkCapability(req.GetVolumeCapability(), true); err != nil {
 		return nil, err
 	}
-	if err := d.checkMounted(ctx, disk, req.GetStagingTargetPath(), codes.FailedPrecondition); err != nil {
+	defer d.lock(req.GetVolumeId())()
+	disk, err := d.mountedDisk(ctx, req.GetVolumeId(), req.GetStagingTargetPath(), codes.FailedPrecondition)
+	if err != nil {
 		return nil, err
 	}
 	target := req.GetTargetPath()
@@ -142,18 +128,71 @@ func (d *Driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 // volume and removes the link, never the data; a target already gone is
 // success (kubelet retries, and cleans up after a deleted volume).
 func (d *Driver) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
-	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetTargetPath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no target path")
+	err := d.unmount(req.GetVolumeId(), arg{req.GetTargetPath(), "target path"}, "unpublish", "unpublished", "target", func() error {
+		return d.m.Unmount(req.GetTargetPath())
+	})
+	if err != nil {
+		return nil, err
 	}
-	defer d.lock(req.GetVolumeId())()
-	if err := d.m.Unmount(req.GetTargetPath()); err != nil {
-		return nil, toStatus(err, "unpublish volume %s", req.GetVolumeId())
-	}
-	d.log.V(2).Info("unpublished", "volume", req.GetVolumeId(), "target", req.GetTargetPath())
 	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// arg is one string a request must carry, and its name in the error when
+// it does not.
+type arg struct{ value, name string }
+
+// required returns InvalidArgument naming the first of args that is
+// empty, or nil: the checks every node call makes before it reads a
+// volume, in the order CSI's sanity suite sends the gaps.
+func required(args ...arg) error {
+	for _, a := range args {
+		if a.value == "" {
+			return status.Error(codes.InvalidArgument, "no "+a.name)
+		}
+	}
+	return nil
+}
+
+// checkCapability returns InvalidArgument when c cannot be served (see
+// checkCapabilities), or when it is missing and needed; an optional
+// capability (NodeExpandVolume's, ControllerExpandVolume's) may be nil.
+func checkCapability(c *csi.VolumeCapability, needed bool) error {
+	switch {
+	case c == nil && needed:
+		return status.Error(codes.InvalidArgument, "no volume capability")
+	case c == nil:
+		return nil
+	}
+	if why := checkCapabilities([]*csi.VolumeCapability{c}); why != "" {
+		return status.Error(codes.InvalidArgument, why)
+	}
+	return nil
+}
+
+// unmount checks that the request names volume id and the path at, then
+// runs undo under the volume's lock: NodeUnstageVolume and
+// NodeUnpublishVolume, which differ only in what they unmount. verb names
+// the call in the error, done in the log line, logKey the path in the log.
+func (d *Driver) unmount(id string, at arg, verb, done, logKey string, undo func() error) error {
+	if err := required(arg{id, "volume ID"}, at); err != nil {
+		return err
+	}
+	defer d.lock(id)()
+	if err := undo(); err != nil {
+		return toStatus(err, "%s volume %s", verb, id)
+	}
+	d.log.V(2).Info(done, "volume", id, logKey, at.value)
+	return nil
+}
+
+// mountedDisk returns the disk of volume id once path holds its volume
+// (checkMounted; code is the error's when it does not).
+func (d *Driver) mountedDisk(ctx context.Context, id, path string, code codes.Code) (Disk, error) {
+	disk, err := d.disk(ctx, id)
+	if err != nil {
+		return Disk{}, err
+	}
+	return disk, d.checkMounted(ctx, disk, path, code)
 }
 
 // checkMounted returns an error with code unless path (a staging path or
@@ -181,17 +220,11 @@ func (d *Driver) checkMounted(ctx context.Context, disk Disk, path string, code 
 // the path, from the proxy (statfs on Linux, the volume's size and free
 // space on Windows).
 func (d *Driver) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
-	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetVolumePath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume path")
-	}
-	disk, err := d.disk(ctx, req.GetVolumeId())
-	if err != nil {
+	if err := required(arg{req.GetVolumeId(), "volume ID"}, arg{req.GetVolumePath(), "volume path"}); err != nil {
 		return nil, err
 	}
-	if err := d.checkMounted(ctx, disk, req.GetVolumePath(), codes.NotFound); err != nil {
+	disk, err := d.mountedDisk(ctx, req.GetVolumeId(), req.GetVolumePath(), codes.NotFound)
+	if err != nil {
 		return nil, err
 	}
 	s, err := d.m.VolumeStats(ctx, req.GetVolumePath())
@@ -208,23 +241,15 @@ func (d *Driver) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 // to fill it (online: XFS on Linux, NTFS on Windows; ext4 on Linux needs
 // CAP_SYS_RESOURCE, see docs/linux.md).
 func (d *Driver) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
-	switch {
-	case req.GetVolumeId() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume ID")
-	case req.GetVolumePath() == "":
-		return nil, status.Error(codes.InvalidArgument, "no volume path")
-	}
-	if c := req.GetVolumeCapability(); c != nil {
-		if why := checkCapabilities([]*csi.VolumeCapability{c}); why != "" {
-			return nil, status.Error(codes.InvalidArgument, why)
-		}
-	}
-	defer d.lock(req.GetVolumeId())()
-	disk, err := d.disk(ctx, req.GetVolumeId())
-	if err != nil {
+	if err := required(arg{req.GetVolumeId(), "volume ID"}, arg{req.GetVolumePath(), "volume path"}); err != nil {
 		return nil, err
 	}
-	if err := d.checkMounted(ctx, disk, req.GetVolumePath(), codes.NotFound); err != nil {
+	if err := checkCapability(req.GetVolumeCapability(), false); err != nil {
+		return nil, err
+	}
+	defer d.lock(req.GetVolumeId())()
+	disk, err := d.mountedDisk(ctx, req.GetVolumeId(), req.GetVolumePath(), codes.NotFound)
+	if err != nil {
 		return nil, err
 	}
 	// What the filesystem reports afterwards: less than the disk by the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -83,6 +84,25 @@ const (
 	// maxTokenMounts bounds the candidate mounts read per container.
 	maxTokenMounts = 8
 )
+
+// readTokenFile reads the opened token file f, whose size the caller's
+// stat found, refusing more than maxTokenSize bytes both by that size and
+// by what is read (the file may grow between the two): the end of
+// readToken on every OS, once the file is known to be a regular file
+// inside its volume.
+func readTokenFile(f io.Reader, size uint64) ([]byte, error) {
+	if size > maxTokenSize {
+		return nil, fmt.Errorf("the token file has %d bytes, more than %d", size, maxTokenSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxTokenSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the token file: %w", err)
+	}
+	if len(data) > maxTokenSize {
+		return nil, fmt.Errorf("the token file has more than %d bytes", maxTokenSize)
+	}
+	return data, nil
+}
 
 // tokenClaims is the part of a ServiceAccount token's payload read here.
 type tokenClaims struct {

@@ -5,7 +5,6 @@ package cri
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -59,15 +58,5 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, errors.New("the token is not a regular file")
 	}
-	if st.Size > maxTokenSize {
-		return nil, fmt.Errorf("the token file has %d bytes, more than %d", st.Size, maxTokenSize)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the token file: %w", err)
-	}
-	if len(data) > maxTokenSize {
-		return nil, fmt.Errorf("the token file has more than %d bytes", maxTokenSize)
-	}
-	return data, nil
+	return readTokenFile(f, uint64(st.Size)) // a regular file's size is not negative
 }

@@ -3,7 +3,6 @@ package cri
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -61,17 +60,7 @@ func readToken(kubelet, podUID, volume string) ([]byte, error) {
 	if info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY != 0 {
 		return nil, errors.New("the token is not a regular file")
 	}
-	if size := uint64(info.FileSizeHigh)<<32 | uint64(info.FileSizeLow); size > maxTokenSize {
-		return nil, fmt.Errorf("the token file has %d bytes, more than %d", size, maxTokenSize)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the token file: %w", err)
-	}
-	if len(data) > maxTokenSize {
-		return nil, fmt.Errorf("the token file has more than %d bytes", maxTokenSize)
-	}
-	return data, nil
+	return readTokenFile(f, uint64(info.FileSizeHigh)<<32|uint64(info.FileSizeLow))
 }
 
 // open opens a file (or, with dir, a directory) for reading, following

@@ -16,6 +16,16 @@ import (
 	"testing"
 )
 
+// Numbers of the recorded fixture's disks: their diskseq, by which the
+// backends number disks. blocktopo's and blockdev's tests both name them.
+const (
+	SDA   = 3
+	SDB   = 4
+	VDB   = 5
+	NVMe  = 6
+	Loop3 = 12
+)
+
 // ColonsOK tells whether the OS allows ':' in file names. SCSI addresses
 // in sysfs names have colons; the fixture stores them as %3A so that it
 // can be checked out on Windows, and CopyTree turns them back.

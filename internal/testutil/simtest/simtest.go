@@ -4,8 +4,9 @@
 // group's _sim_test.go started with its own copy of these lines; one copy
 // keeps the groups' tests building their nodes alike.
 //
-// Only the groups' external tests (package <group>_test) import it. It
-// sits with the other test helpers rather than under groups/, because it
+// The groups' external tests (package <group>_test) import it, and so do
+// the other tests that serve groups on a simulated node of their own (the
+// CLI's, the Windows storage backend's parity test). It sits with the other test helpers rather than under groups/, because it
 // imports host/simulated, a backend, which imports the groups: under
 // groups/ it would be a package of the group layer importing up, and here
 // it is a tool, which may import what it tests and which no layer links.
@@ -13,6 +14,7 @@ package simtest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
@@ -41,6 +43,19 @@ func Paths(t testing.TB, h *simulated.Host) *hostpath.Policy {
 		t.Fatal(err)
 	}
 	return paths
+}
+
+// Volume returns h's record of volume id (IDs compare without case, as
+// on Windows), failing t at once when h has no such volume.
+func Volume(t testing.TB, h *simulated.Host, id string) simulated.VolumeInfo {
+	t.Helper()
+	for _, v := range h.ListVolumes() {
+		if strings.EqualFold(v.ID, id) {
+			return v
+		}
+	}
+	t.Fatalf("the simulated host has no volume %s", id)
+	return simulated.VolumeInfo{}
 }
 
 // Must fails t at once on a non-nil err: a step the rest of the test

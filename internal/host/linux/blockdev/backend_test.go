@@ -20,15 +20,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
-// Disk numbers of the fixture (their diskseq).
-const (
-	nSDA   = 3
-	nSDB   = 4
-	nVDB   = 5
-	nNVMe  = 6
-	nLoop3 = 12
-)
-
 func wantErr(t *testing.T, err, kind error, contains string) {
 	t.Helper()
 	if !errors.Is(err, kind) {
@@ -81,10 +72,10 @@ func (fx *fixture) cloneDisk(t *testing.T, from, to string) {
 func loop3Volume(t *testing.T, b *Backend) string {
 	t.Helper()
 	ctx := context.Background()
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	ids, err := b.ListVolumesOnDisk(ctx, blockfixture.Loop3, 0)
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("ListVolumesOnDisk = %v, %v", ids, err)
 	}
@@ -151,8 +142,8 @@ func TestDiskListings(t *testing.T) {
 	}
 	if blockfixture.ColonsOK {
 		want := map[uint32]*disk.DiskLocation{
-			nSDA: {Adapter: "2", Bus: "0", Target: "1", LUNID: "3"},
-			nSDB: {Adapter: "3", Bus: "0", Target: "0", LUNID: "1"},
+			blockfixture.SDA: {Adapter: "2", Bus: "0", Target: "1", LUNID: "3"},
+			blockfixture.SDB: {Adapter: "3", Bus: "0", Target: "0", LUNID: "1"},
 		}
 		if !reflect.DeepEqual(locs.DiskLocations, want) {
 			t.Errorf("locations = %+v", locs.DiskLocations)
@@ -164,17 +155,17 @@ func TestDiskListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[uint32]*disk.DiskIDs{
-		nSDA:   {Page83: "600a0b800011115500000000deadbeef", SerialNumber: "SN-SDA-0001"},
-		nSDB:   {Page83: "IET     VIRTUAL-DISK    sdb-0001"},
-		nVDB:   {SerialNumber: "vol-0abc123"},
-		nNVMe:  {Page83: "0025388b91c3d1a2", SerialNumber: "vol0123456789abcdef0"},
-		nLoop3: {SerialNumber: "/var/tmp/csi-disk-0001.img"}, // no GPT yet: no disk GUID
+		blockfixture.SDA:   {Page83: "600a0b800011115500000000deadbeef", SerialNumber: "SN-SDA-0001"},
+		blockfixture.SDB:   {Page83: "IET     VIRTUAL-DISK    sdb-0001"},
+		blockfixture.VDB:   {SerialNumber: "vol-0abc123"},
+		blockfixture.NVMe:  {Page83: "0025388b91c3d1a2", SerialNumber: "vol0123456789abcdef0"},
+		blockfixture.Loop3: {SerialNumber: "/var/tmp/csi-disk-0001.img"}, // no GPT yet: no disk GUID
 	}
 	if !reflect.DeepEqual(ids.DiskIDs, want) {
 		t.Errorf("IDs = %+v", ids.DiskIDs)
 	}
 
-	size, err := svc.GetDiskStats(ctx, &disk.GetDiskStatsRequest{DiskNumber: nVDB})
+	size, err := svc.GetDiskStats(ctx, &disk.GetDiskStatsRequest{DiskNumber: blockfixture.VDB})
 	if err != nil || size.TotalBytes != 32<<20 {
 		t.Errorf("GetDiskStats = %+v, %v", size, err)
 	}
@@ -184,12 +175,12 @@ func TestDiskListings(t *testing.T) {
 	wantErr(t, err, errdefs.ErrNotFound, "disk 11")
 
 	if blockfixture.ColonsOK {
-		st, err := svc.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nSDB})
+		st, err := svc.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: blockfixture.SDB})
 		if err != nil || st.IsOnline {
 			t.Errorf("sdb (SCSI state offline) online = %v, %v", st, err)
 		}
 	}
-	st, err := svc.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nVDB})
+	st, err := svc.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: blockfixture.VDB})
 	if err != nil || !st.IsOnline {
 		t.Errorf("vdb online = %v, %v", st, err)
 	}
@@ -270,7 +261,7 @@ func TestAmbiguousVolumeID(t *testing.T) {
 	fx := newFixture(t)
 	b := fx.backend(t, Config{})
 	ctx := context.Background()
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
 	// Clone loop3 onto vdb, as a disk restored from a snapshot carries
@@ -280,7 +271,7 @@ func TestAmbiguousVolumeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop, _ := s.Disk(nLoop3, nil)
+	loop, _ := s.Disk(blockfixture.Loop3, nil)
 	id := blocktopo.VolumeID(&loop.Table.Entries[0])
 	_, err = b.DiskNumber(ctx, id)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "ambiguous")
@@ -301,7 +292,7 @@ func TestSymlinkedMountRoot(t *testing.T) {
 	}
 	b := fx.backend(t, Config{MountRoots: []string{link}})
 	ctx := context.Background()
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
 	// The mount table shows where the proxy's mount really is: below the
@@ -311,7 +302,7 @@ func TestSymlinkedMountRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := s.Disk(nLoop3, nil)
+	d, _ := s.Disk(blockfixture.Loop3, nil)
 	if d.Host != "" || len(d.Mounts) != 1 {
 		t.Fatalf("disk with a mount below the resolved root: host %q, %d mounts", d.Host, len(d.Mounts))
 	}
@@ -330,10 +321,10 @@ func TestHostMountTableOnFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := fx.backend(t, Config{HostMountTable: table})
-	wantErr(t, b.PartitionDisk(ctx, nLoop3), errdefs.ErrFailedPrecondition, "/dev/loop3 is mounted at /mnt in the host's mount namespace")
-	wantErr(t, b.SetDiskOnline(ctx, nLoop3, false), errdefs.ErrFailedPrecondition, "belongs to the host")
+	wantErr(t, b.PartitionDisk(ctx, blockfixture.Loop3), errdefs.ErrFailedPrecondition, "/dev/loop3 is mounted at /mnt in the host's mount namespace")
+	wantErr(t, b.SetDiskOnline(ctx, blockfixture.Loop3, false), errdefs.ErrFailedPrecondition, "belongs to the host")
 	// Without the host's table the disk is free.
-	if err := fx.backend(t, Config{}).PartitionDisk(ctx, nLoop3); err != nil {
+	if err := fx.backend(t, Config{}).PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
 	_, err := newBackend(Config{SysfsRoot: fx.sysfs, DevRoot: fx.dev, HostMountTable: table + ".missing"}, fx.k)

@@ -271,11 +271,7 @@ func writeAttr(path, val string) error {
 
 // DiskSize implements disk.Host: the size sysfs reports.
 func (b *Backend) DiskSize(ctx context.Context, n uint32) (int64, error) {
-	s, err := b.scan(ctx, scanSysfs)
-	if err != nil {
-		return 0, err
-	}
-	d, err := s.Disk(n, b.cfg.DiskFilter)
+	d, err := b.sysfsDisk(ctx, n)
 	if err != nil {
 		return 0, err
 	}
@@ -418,11 +414,7 @@ func (b *Backend) setOnlineLocked(d *blocktopo.Disk, online bool) error {
 
 // IsDiskOnline implements disk.Host; see SetDiskOnline for the mapping.
 func (b *Backend) IsDiskOnline(ctx context.Context, n uint32) (bool, error) {
-	s, err := b.scan(ctx, scanSysfs)
-	if err != nil {
-		return false, err
-	}
-	d, err := s.Disk(n, b.cfg.DiskFilter)
+	d, err := b.sysfsDisk(ctx, n)
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
 // TestHungDiskAffectsOnlyItself (issue 17 item 7): a disk whose reads do
@@ -26,7 +27,7 @@ func TestHungDiskAffectsOnlyItself(t *testing.T) {
 	ctx := context.Background()
 
 	stuck := make(chan error, 1)
-	go func() { stuck <- b.PartitionDisk(ctx, nVDB) }()
+	go func() { stuck <- b.PartitionDisk(ctx, blockfixture.VDB) }()
 	t.Cleanup(func() {
 		close(release) // let the reads of vdb fail, so nothing outlives the test
 		if err := <-stuck; err == nil {
@@ -48,17 +49,17 @@ func TestHungDiskAffectsOnlyItself(t *testing.T) {
 		}
 	}
 
-	if err := within("PartitionDisk(loop3)", quick, func() error { return b.PartitionDisk(ctx, nLoop3) }); err != nil {
+	if err := within("PartitionDisk(loop3)", quick, func() error { return b.PartitionDisk(ctx, blockfixture.Loop3) }); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	if err := within("ListVolumesOnDisk(loop3)", quick, func() (err error) { ids, err = b.ListVolumesOnDisk(ctx, nLoop3, 0); return err }); err != nil || len(ids) != 1 {
+	if err := within("ListVolumesOnDisk(loop3)", quick, func() (err error) { ids, err = b.ListVolumesOnDisk(ctx, blockfixture.Loop3, 0); return err }); err != nil || len(ids) != 1 {
 		t.Fatalf("ListVolumesOnDisk(loop3) = %v, %v", ids, err)
 	}
-	if err := within("DiskSize(sda)", quick, func() error { _, err := b.DiskSize(ctx, nSDA); return err }); err != nil {
+	if err := within("DiskSize(sda)", quick, func() error { _, err := b.DiskSize(ctx, blockfixture.SDA); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if err := within("IsDiskOnline(vdb)", quick, func() error { _, err := b.IsDiskOnline(ctx, nVDB); return err }); err != nil {
+	if err := within("IsDiskOnline(vdb)", quick, func() error { _, err := b.IsDiskOnline(ctx, blockfixture.VDB); return err }); err != nil {
 		t.Fatal(err)
 	}
 	// A lookup by volume ID reads every disk: it waits for vdb at most
@@ -79,14 +80,14 @@ func TestHungDiskAffectsOnlyItself(t *testing.T) {
 	wantErr(t, err, errdefs.ErrUnavailable, "vdb")
 	err = within("ListDiskIDs", quick, func() error {
 		all, err := b.ListDiskIDs(ctx)
-		if err == nil && all[nVDB].SerialNumber == "" {
-			t.Errorf("vdb's IDs (from sysfs) are missing: %+v", all[nVDB])
+		if err == nil && all[blockfixture.VDB].SerialNumber == "" {
+			t.Errorf("vdb's IDs (from sysfs) are missing: %+v", all[blockfixture.VDB])
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = within("ListVolumesOnDisk(vdb)", quick, func() error { _, err := b.ListVolumesOnDisk(ctx, nVDB, 0); return err })
+	err = within("ListVolumesOnDisk(vdb)", quick, func() error { _, err := b.ListVolumesOnDisk(ctx, blockfixture.VDB, 0); return err })
 	wantErr(t, err, errdefs.ErrUnavailable, "did not answer")
 }

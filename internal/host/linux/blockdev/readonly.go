@@ -66,11 +66,7 @@ func (b *Backend) SetDiskReadOnly(ctx context.Context, n uint32, readOnly bool) 
 // IsDiskReadOnly implements disk.Host. An offline non-SCSI disk reports
 // false: its flag stands for offline (see above).
 func (b *Backend) IsDiskReadOnly(ctx context.Context, n uint32) (bool, error) {
-	s, err := b.scan(ctx, scanSysfs)
-	if err != nil {
-		return false, err
-	}
-	d, err := s.Disk(n, b.cfg.DiskFilter)
+	d, err := b.sysfsDisk(ctx, n)
 	if err != nil {
 		return false, err
 	}

@@ -278,16 +278,23 @@ func (b *Backend) readDiskLocked(n uint32, name string, reconcile bool) (*locked
 	return ld, nil
 }
 
+// sysfsDisk finds disk n (among those the disk filter admits) in a scan
+// of sysfs alone: what the calls that need only the disk's sysfs facts
+// (size, online, read-only) and lockDisk's first look read.
+func (b *Backend) sysfsDisk(ctx context.Context, n uint32) (*blocktopo.Disk, error) {
+	s, err := b.scan(ctx, scanSysfs)
+	if err != nil {
+		return nil, err
+	}
+	return s.Disk(n, b.cfg.DiskFilter)
+}
+
 // lockDisk finds disk n by sysfs alone, takes its lock (giving up when ctx
 // ends), and reads it again under the lock, with reconcile giving its
 // partitions kernel devices (see reconcile); the caller releases the lock
 // with the result's unlock. Only calls that change the disk lock it.
 func (b *Backend) lockDisk(ctx context.Context, n uint32, reconcile bool) (*lockedDisk, error) {
-	s, err := b.scan(ctx, scanSysfs)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.Disk(n, b.cfg.DiskFilter)
+	d, err := b.sysfsDisk(ctx, n)
 	if err != nil {
 		return nil, err
 	}

@@ -27,19 +27,19 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	ds, vs, root := services(t, fx, Config{})
 	ctx := context.Background()
 
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: blockfixture.Loop3}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{fmt.Sprintf("add loop3 1 %d %d", 1<<20, (64<<20)-(2<<20))}) {
 		t.Fatalf("kernel calls = %q", got)
 	}
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: blockfixture.Loop3}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fx.k.takeCalls(); len(got) != 0 {
 		t.Fatalf("second PartitionDisk changed the kernel: %q", got)
 	}
-	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3})
+	vols, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: blockfixture.Loop3})
 	if err != nil || len(vols.VolumeIDs) != 1 {
 		t.Fatalf("ListVolumesOnDisk = %v, %v", vols, err)
 	}
@@ -47,13 +47,13 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	if _, err := blocktopo.ParseGUID(id); err != nil || id != strings.ToLower(id) {
 		t.Fatalf("volume ID %q is not a lower-case blocktopo.GUID", id)
 	}
-	if one, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3, PartitionNumber: 1}); err != nil || !reflect.DeepEqual(one.VolumeIDs, []string{id}) {
+	if one, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: blockfixture.Loop3, PartitionNumber: 1}); err != nil || !reflect.DeepEqual(one.VolumeIDs, []string{id}) {
 		t.Fatalf("partition 1 = %v, %v", one, err)
 	}
-	_, err = vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3, PartitionNumber: 2})
+	_, err = vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: blockfixture.Loop3, PartitionNumber: 2})
 	wantErr(t, err, errdefs.ErrNotFound, "no partition 2")
 	ids, _ := ds.ListDiskIDs(ctx, &disk.ListDiskIDsRequest{})
-	if p := ids.DiskIDs[nLoop3].Page83; p == "" {
+	if p := ids.DiskIDs[blockfixture.Loop3].Page83; p == "" {
 		t.Error("a partitioned loop device has no blocktopo.GPT disk blocktopo.GUID as page83")
 	}
 
@@ -63,7 +63,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(fx.sysfs, "block", "loop3", "loop3p1")); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: nLoop3}); err != nil || !reflect.DeepEqual(again.VolumeIDs, []string{id}) {
+	if again, err := vs.ListVolumesOnDisk(ctx, &volume.ListVolumesOnDiskRequest{DiskNumber: blockfixture.Loop3}); err != nil || !reflect.DeepEqual(again.VolumeIDs, []string{id}) {
 		t.Fatalf("ListVolumesOnDisk without the kernel partition = %v, %v", again, err)
 	}
 	if isFormatted(t, vs, id) {
@@ -117,7 +117,7 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 		t.Fatalf("GetVolumeStats = %+v, %v", stats, err)
 	}
 	num, err := vs.GetDiskNumberFromVolumeID(ctx, &volume.GetDiskNumberFromVolumeIDRequest{VolumeID: id})
-	if err != nil || num.DiskNumber != nLoop3 {
+	if err != nil || num.DiskNumber != blockfixture.Loop3 {
 		t.Fatalf("GetDiskNumberFromVolumeID = %v, %v", num, err)
 	}
 	if _, err := vs.WriteVolumeCache(ctx, &volume.WriteVolumeCacheRequest{VolumeID: id}); err != nil {
@@ -126,10 +126,10 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{"statfs " + target, "syncfs " + target, "flush loop3p1 false"}) {
 		t.Fatalf("stats and flush calls = %q", got)
 	}
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: blockfixture.Loop3}); err != nil {
 		t.Fatalf("PartitionDisk of a partitioned, mounted disk: %v", err)
 	}
-	_, err = ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: nLoop3, IsOnline: false})
+	_, err = ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: blockfixture.Loop3, IsOnline: false})
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "unmount it first")
 
 	// Growth of a mounted ext4 without CAP_SYS_RESOURCE: refused, nothing
@@ -206,13 +206,13 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	}
 
 	// Offline: the read-only flag, and everything that writes is refused.
-	if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: nLoop3, IsOnline: false}); err != nil {
+	if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: blockfixture.Loop3, IsOnline: false}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fx.k.takeCalls(); !reflect.DeepEqual(got, []string{"flush loop3 true", "ro loop3 true"}) {
 		t.Fatalf("offline calls = %q", got)
 	}
-	st, _ := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nLoop3})
+	st, _ := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: blockfixture.Loop3})
 	if st.IsOnline {
 		t.Fatal("offline disk reads online")
 	}
@@ -221,17 +221,17 @@ func TestVolumeFlowOnFakeKernel(t *testing.T) {
 	// Partitioned already: PartitionDisk reads the layout (upstream reads
 	// it while the disk is offline; gcp-pd, aws-ebs and vsphere partition
 	// before SetDiskState(online)) and changes nothing.
-	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: nLoop3}); err != nil {
+	if _, err := ds.PartitionDisk(ctx, &disk.PartitionDiskRequest{DiskNumber: blockfixture.Loop3}); err != nil {
 		t.Fatalf("PartitionDisk(offline, partitioned) = %v", err)
 	}
 	if got := fx.k.takeCalls(); len(got) != 0 {
 		t.Fatalf("PartitionDisk(offline, partitioned) made kernel calls %q", got)
 	}
-	if st, _ := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: nLoop3}); st.IsOnline {
+	if st, _ := ds.GetDiskState(ctx, &disk.GetDiskStateRequest{DiskNumber: blockfixture.Loop3}); st.IsOnline {
 		t.Fatal("PartitionDisk brought the offline, partitioned disk online")
 	}
 	for _, online := range []bool{true, true} {
-		if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: nLoop3, IsOnline: online}); err != nil {
+		if _, err := ds.SetDiskState(ctx, &disk.SetDiskStateRequest{DiskNumber: blockfixture.Loop3, IsOnline: online}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,21 +251,21 @@ func TestDeviceReadOnlyDiskCountsOnline(t *testing.T) {
 	b := fx.backend(t, Config{})
 	ctx := context.Background()
 	blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", "vdb", "ro"), "1") // attached read-only
-	if on, _ := b.IsDiskOnline(ctx, nVDB); on {
+	if on, _ := b.IsDiskOnline(ctx, blockfixture.VDB); on {
 		t.Fatal("read-only disk reads online before SetDiskOnline")
 	}
 	// Our fake clears the flag like BLKROSET; the device keeps it.
 	fx.k.setReadOnlyHook = func(name string) { blockfixture.WriteFile(t, filepath.Join(fx.sysfs, "block", name, "ro"), "1") }
-	if err := b.SetDiskOnline(ctx, nVDB, true); err != nil {
+	if err := b.SetDiskOnline(ctx, blockfixture.VDB, true); err != nil {
 		t.Fatal(err)
 	}
-	if on, _ := b.IsDiskOnline(ctx, nVDB); !on {
+	if on, _ := b.IsDiskOnline(ctx, blockfixture.VDB); !on {
 		t.Fatal("a device-read-only disk brought online reads offline")
 	}
-	if err := b.SetDiskOnline(ctx, nVDB, false); err != nil {
+	if err := b.SetDiskOnline(ctx, blockfixture.VDB, false); err != nil {
 		t.Fatal(err)
 	}
-	if on, _ := b.IsDiskOnline(ctx, nVDB); on {
+	if on, _ := b.IsDiskOnline(ctx, blockfixture.VDB); on {
 		t.Fatal("offline after SetDiskOnline(false) reads online")
 	}
 }
@@ -277,13 +277,13 @@ func TestSCSIStateAndRescan(t *testing.T) {
 	fx := newFixture(t)
 	b := fx.backend(t, Config{})
 	ctx := context.Background()
-	if err := b.SetDiskOnline(ctx, nSDB, true); err != nil {
+	if err := b.SetDiskOnline(ctx, blockfixture.SDB, true); err != nil {
 		t.Fatal(err)
 	}
 	if s, _ := blocktopo.ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "running" {
 		t.Fatalf("sdb state = %q, want running", s)
 	}
-	if err := b.SetDiskOnline(ctx, nSDB, false); err != nil {
+	if err := b.SetDiskOnline(ctx, blockfixture.SDB, false); err != nil {
 		t.Fatal(err)
 	}
 	if s, _ := blocktopo.ReadAttr(filepath.Join(fx.sysfs, "block", "sdb", "device"), "state"); s != "offline" {
@@ -313,20 +313,20 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	}
 	fx.k.mountTable = []mountinfo.Mount{{ID: 1, Major: 254, Minor: 16, Root: "/", MountPoint: "/", FSType: "ext4", Source: dev("vdb")}}
 	b := fx.backend(t, Config{})
-	err := b.PartitionDisk(ctx, nVDB)
+	err := b.PartitionDisk(ctx, blockfixture.VDB)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "belongs to the host")
 	if !strings.Contains(err.Error(), "is mounted at /") {
 		t.Fatalf("error %q does not say why", err)
 	}
-	wantErr(t, b.SetDiskOnline(ctx, nVDB, false), errdefs.ErrFailedPrecondition, "belongs to the host")
-	if on, err := b.IsDiskOnline(ctx, nVDB); err != nil || !on {
+	wantErr(t, b.SetDiskOnline(ctx, blockfixture.VDB, false), errdefs.ErrFailedPrecondition, "belongs to the host")
+	if on, err := b.IsDiskOnline(ctx, blockfixture.VDB); err != nil || !on {
 		t.Fatalf("host disk state = %v, %v", on, err)
 	}
 
 	// The same disk unmounted is still refused: a filesystem on the whole
 	// disk is data.
 	fx.k.mountTable = nil
-	wantErr(t, b.PartitionDisk(ctx, nVDB), errdefs.ErrFailedPrecondition, "whole disk holds ext4")
+	wantErr(t, b.PartitionDisk(ctx, blockfixture.VDB), errdefs.ErrFailedPrecondition, "whole disk holds ext4")
 
 	// An MBR partition table.
 	mbr := make([]byte, 512)
@@ -334,7 +334,7 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	patchFile(t, dev("nvme0n1"), 0, mbr)
 	// An MBR data disk counts as partitioned, as upstream counts any
 	// initialised disk with a basic partition: left alone, not refused.
-	if err := b.PartitionDisk(ctx, nNVMe); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.NVMe); err != nil {
 		t.Fatalf("PartitionDisk(MBR data disk) = %v", err)
 	}
 	if got := readAt(t, dev("nvme0n1"), 0, 4096); !bytes.Equal(got[:512], mbr) || !bytes.Equal(got[512:], make([]byte, 4096-512)) {
@@ -344,7 +344,7 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	// either, it gets a GPT.
 
 	// A damaged GPT.
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
 	img, err := os.ReadFile(dev("loop3"))
@@ -356,30 +356,30 @@ func TestHostDisksAreNeverChanged(t *testing.T) {
 	if err := os.WriteFile(dev("loop3"), img, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.ListVolumesOnDisk(ctx, nLoop3, 0)
+	_, err = b.ListVolumesOnDisk(ctx, blockfixture.Loop3, 0)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "GPT is damaged")
-	wantErr(t, b.PartitionDisk(ctx, nLoop3), errdefs.ErrFailedPrecondition, "GPT is damaged")
+	wantErr(t, b.PartitionDisk(ctx, blockfixture.Loop3), errdefs.ErrFailedPrecondition, "GPT is damaged")
 
 	// Swap, device-mapper holders, a mount outside the mount roots, a mount
 	// exactly at a mount root: all make a disk the host's.
 	fx.k.swaps = []blocktopo.DevNum{{Major: 259, Minor: 0}}
-	wantErr(t, b.PartitionDisk(ctx, nNVMe), errdefs.ErrFailedPrecondition, "in use as swap")
+	wantErr(t, b.PartitionDisk(ctx, blockfixture.NVMe), errdefs.ErrFailedPrecondition, "in use as swap")
 	fx.k.swaps = nil
 	if err := os.MkdirAll(filepath.Join(fx.sysfs, "block", "sda", "holders", "dm-0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, b.PartitionDisk(ctx, nSDA), errdefs.ErrFailedPrecondition, "held by dm-0")
+	wantErr(t, b.PartitionDisk(ctx, blockfixture.SDA), errdefs.ErrFailedPrecondition, "held by dm-0")
 	for _, mp := range []string{"/mnt/data", "/var/lib/kubelet", "/var/lib/kubelet-x/y"} {
 		fx.k.mountTable = []mountinfo.Mount{{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: mp, FSType: "xfs", Source: dev("sda1")}}
 		if err := os.RemoveAll(filepath.Join(fx.sysfs, "block", "sda", "holders")); err != nil {
 			t.Fatal(err)
 		}
-		wantErr(t, b.PartitionDisk(ctx, nSDA), errdefs.ErrFailedPrecondition, "is mounted at "+mp)
+		wantErr(t, b.PartitionDisk(ctx, blockfixture.SDA), errdefs.ErrFailedPrecondition, "is mounted at "+mp)
 	}
 	// Strictly below a mount root is the proxy's own mount: sda1 is not in
 	// a GPT here, so the disk (mounted, no table) cannot be partitioned,
 	// but for that reason, not as a host disk.
 	fx.k.mountTable = []mountinfo.Mount{{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/var/lib/kubelet/plugins/x/globalmount", FSType: "xfs", Source: dev("sda1")}}
-	err = b.PartitionDisk(ctx, nSDA)
+	err = b.PartitionDisk(ctx, blockfixture.SDA)
 	wantErr(t, err, errdefs.ErrFailedPrecondition, "has mounted filesystems")
 }

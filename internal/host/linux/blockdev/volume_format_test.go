@@ -75,7 +75,7 @@ func TestMountTargetRules(t *testing.T) {
 	fx.exec.Respond = fakeMkfs(t)
 	ds, vs, root := services(t, fx, Config{})
 	ctx := context.Background()
-	id := partitionOne(t, ds, vs, nLoop3)
+	id := partitionOne(t, ds, vs, blockfixture.Loop3)
 	mount := func(target string) error {
 		_, err := vs.MountVolume(ctx, &volume.MountVolumeRequest{VolumeID: id, TargetPath: target})
 		return err

@@ -133,7 +133,7 @@ func TestVolumeMountsWholeDiskAndClone(t *testing.T) {
 		patchFile(t, filepath.Join(fx.dev, "vdb"), int64(p.Off), p.Data)
 	}
 	patchFile(t, filepath.Join(fx.dev, "vdb"), 1024+0x68, []byte("\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff\x01"))
-	whole, err := b.ListVolumesOnDisk(ctx, nVDB, 0)
+	whole, err := b.ListVolumesOnDisk(ctx, blockfixture.VDB, 0)
 	if err != nil || len(whole) != 1 {
 		t.Fatalf("ListVolumesOnDisk(vdb) = %v, %v", whole, err)
 	}
@@ -191,13 +191,13 @@ func TestVolumeMountsChangesNothing(t *testing.T) {
 	}
 	// A listing does not give it its device back either; a call that
 	// changes the disk does.
-	if _, err := b.ListVolumesOnDisk(ctx, nLoop3, 0); err != nil {
+	if _, err := b.ListVolumesOnDisk(ctx, blockfixture.Loop3, 0); err != nil {
 		t.Fatal(err)
 	}
 	if calls := fx.k.takeCalls(); len(calls) != 0 {
 		t.Errorf("ListVolumesOnDisk reached the kernel: %q", calls)
 	}
-	if err := b.PartitionDisk(ctx, nLoop3); err != nil {
+	if err := b.PartitionDisk(ctx, blockfixture.Loop3); err != nil {
 		t.Fatal(err)
 	}
 	if calls := fx.k.takeCalls(); !slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "add loop3 1 ") }) {

@@ -17,15 +17,6 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/blockfixture"
 )
 
-// Numbers of the fixture's disks: their diskseq.
-const (
-	nSDA   = 3
-	nSDB   = 4
-	nVDB   = 5
-	nNVMe  = 6
-	nLoop3 = 12
-)
-
 // source is a Source for the fixture with no mounts, swap or devices.
 func (fx *fixture) source() Source {
 	return Source{SysfsRoot: fx.sysfs, DevRoot: fx.dev, DiskFilter: DefaultDiskFilter, MountRoots: []string{"/var/lib/kubelet"}}
@@ -139,11 +130,11 @@ func TestReadDisksAndClasses(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("disks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	sda, _ := s.Disk(nSDA, nil)
+	sda, _ := s.Disk(blockfixture.SDA, nil)
 	if !strings.Contains(sda.Host, "/dev/sda1 is mounted at /") {
 		t.Errorf("sda's host reason = %q", sda.Host)
 	}
-	vdb, _ := s.Disk(nVDB, nil)
+	vdb, _ := s.Disk(blockfixture.VDB, nil)
 	if !strings.Contains(vdb.Host, "/dev/vdb is mounted at /mnt in the host's mount namespace") || vdb.InUse() != vdb.Host {
 		t.Errorf("vdb: host %q, in use %q", vdb.Host, vdb.InUse())
 	}
@@ -173,13 +164,13 @@ func TestReadDeviceReadOnly(t *testing.T) {
 	for _, tc := range []struct {
 		deviceRO map[uint32]bool
 		offline  bool
-	}{{nil, true}, {map[uint32]bool{nVDB: true}, false}} {
+	}{{nil, true}, {map[uint32]bool{blockfixture.VDB: true}, false}} {
 		src.DeviceReadOnly = tc.deviceRO
 		s, err := Read(context.Background(), src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, _ := s.Disk(nVDB, nil); d.Offline != tc.offline {
+		if d, _ := s.Disk(blockfixture.VDB, nil); d.Offline != tc.offline {
 			t.Errorf("device read-only %v: offline = %v, want %v", tc.deviceRO, d.Offline, tc.offline)
 		}
 	}
@@ -196,14 +187,14 @@ func TestReadLayoutsAndVolumes(t *testing.T) {
 	id := fx.partitionLoop3(t)
 	src := fx.source()
 	src.Devices = fx.opener()
-	src.Tables = func(d *Disk) bool { return d.Number == nLoop3 }
+	src.Tables = func(d *Disk) bool { return d.Number == blockfixture.Loop3 }
 	read := func() (*Snapshot, *Disk) {
 		t.Helper()
 		s, err := Read(context.Background(), src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := s.Disk(nLoop3, nil)
+		d, err := s.Disk(blockfixture.Loop3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +207,7 @@ func TestReadLayoutsAndVolumes(t *testing.T) {
 	if d.Table == nil || d.TableErr != nil || len(d.Table.Entries) != 1 {
 		t.Fatalf("loop3's table = %+v, %v", d.Table, d.TableErr)
 	}
-	if sda, _ := s.Disk(nSDA, nil); sda.Table != nil || sda.TableErr != nil {
+	if sda, _ := s.Disk(blockfixture.SDA, nil); sda.Table != nil || sda.TableErr != nil {
 		t.Error("sda's layout was read though Tables did not select it")
 	}
 	vols := d.Volumes()
@@ -226,7 +217,7 @@ func TestReadLayoutsAndVolumes(t *testing.T) {
 	if _, ok := vols[0].KernelDevice(fx.dev); ok {
 		t.Error("a volume without a kernel partition has a kernel device")
 	}
-	if v, err := s.Volume(strings.ToUpper(id)); err != nil || v.Disk.Number != nLoop3 || v.Size() != 8<<20 {
+	if v, err := s.Volume(strings.ToUpper(id)); err != nil || v.Disk.Number != blockfixture.Loop3 || v.Size() != 8<<20 {
 		t.Errorf("Volume(%s) = %+v, %v", id, v, err)
 	}
 	if !d.Partitioned() || d.WholeVolume() != "" {
@@ -302,7 +293,7 @@ func TestReadWholeDiskVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := s.Disk(nVDB, nil)
+	d, _ := s.Disk(blockfixture.VDB, nil)
 	const uuid = "11223344-5566-7788-99aa-bbccddeeff01"
 	if d.WholeVolume() != uuid || d.Content.MountType() != "ext4" {
 		t.Fatalf("whole volume %q, content %+v", d.WholeVolume(), d.Content)
@@ -357,8 +348,8 @@ func TestReadLayoutOfUnreadableDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sdb, _ := s.Disk(nSDB, nil)
-	vdb, _ := s.Disk(nVDB, nil)
+	sdb, _ := s.Disk(blockfixture.SDB, nil)
+	vdb, _ := s.Disk(blockfixture.VDB, nil)
 	if sdb.TableErr == nil || vdb.TableErr != nil {
 		t.Errorf("sdb layout error %v, vdb %v", sdb.TableErr, vdb.TableErr)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/iscsi"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/ctxsleep"
 )
 
 // Host implements iscsi.Host on Windows.
@@ -42,18 +43,7 @@ type Host struct {
 var _ iscsi.Host = (*Host)(nil)
 
 func newHost(api initiatorAPI) *Host {
-	return &Host{api: api, busyRetries: 5, busyWait: 200 * time.Millisecond, sleep: sleepCtx}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return &Host{api: api, busyRetries: 5, busyWait: 200 * time.Millisecond, sleep: ctxsleep.Sleep}
 }
 
 func spec(p iscsi.Portal) portalSpec { return portalSpec{Address: p.Address, Port: uint16(p.Port)} }

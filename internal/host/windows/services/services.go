@@ -29,6 +29,7 @@ import (
 
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs"
 	"github.com/csi-node-proxy/csi-node-proxy/groups/system"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/leaf/ctxsleep"
 )
 
 // Upstream's polling: every 200 ms, for at most 30 s.
@@ -50,18 +51,7 @@ type Host struct {
 var _ system.Host = (*Host)(nil)
 
 func newHost(scm serviceManager, fw firmware) *Host {
-	return &Host{scm: scm, fw: fw, poll: defaultPoll, timeout: defaultTimeout, now: time.Now, sleep: sleepCtx}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return &Host{scm: scm, fw: fw, poll: defaultPoll, timeout: defaultTimeout, now: time.Now, sleep: ctxsleep.Sleep}
 }
 
 // BIOSSerialNumber implements system.Host.

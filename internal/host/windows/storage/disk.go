@@ -274,24 +274,18 @@ func (d diskHost) ListDiskIDs(ctx context.Context) (map[uint32]disk.DiskIDs, err
 	out := map[uint32]disk.DiskIDs{}
 	err := d.forEachDisk(ctx, func(h handle, n uint32, path string) error {
 		var ids disk.DiskIDs
-		buf, err := d.b.queryProperty(h, storageDeviceIDProperty)
-		switch {
-		case isUnsupported(err):
-		case err != nil:
-			return osError("IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceIdProperty) on "+path, err)
-		default:
-			if ids.Page83, err = parsePage83(buf); err != nil {
-				d.b.warnf("ListDiskIDs: disk %d (%s) is listed with an empty page83: its device identification descriptor is malformed: %v", n, path, err)
-			}
-		}
-		buf, err = d.b.queryProperty(h, storageDeviceProperty)
-		switch {
-		case isUnsupported(err):
-		case err != nil:
-			return osError("IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceProperty) on "+path, err)
-		default:
-			if ids.SerialNumber, err = parseSerialNumber(buf); err != nil {
-				d.b.warnf("ListDiskIDs: disk %d (%s) is listed with an empty serial number: its device descriptor is malformed: %v", n, path, err)
+		for _, r := range diskIDReads {
+			buf, err := d.b.queryProperty(h, r.property)
+			switch {
+			case isUnsupported(err):
+			case err != nil:
+				return osError("IOCTL_STORAGE_QUERY_PROPERTY("+r.propertyName+") on "+path, err)
+			default:
+				var id string
+				if id, err = r.parse(buf); err != nil {
+					d.b.warnf("ListDiskIDs: disk %d (%s) is listed with an empty %s: its %s is malformed: %v", n, path, r.field, r.descriptor, err)
+				}
+				r.set(&ids, id)
 			}
 		}
 		out[n] = ids
@@ -320,20 +314,46 @@ func (d diskHost) DiskSize(_ context.Context, n uint32) (int64, error) {
 	return size, err
 }
 
+// diskIDRead is one identifier ListDiskIDs reads from a storage
+// property of each disk.
+type diskIDRead struct {
+	property     uint32 // the STORAGE_PROPERTY_ID queried
+	propertyName string // its name, for errors
+	parse        func([]byte) (string, error)
+	field        string // the identifier, for warnings
+	descriptor   string // what the property returns, for warnings
+	set          func(*disk.DiskIDs, string)
+}
+
+// diskIDReads are ListDiskIDs' reads, in order: page 83 from the device
+// identification descriptor, then the serial number from the device
+// descriptor.
+var diskIDReads = []diskIDRead{
+	{storageDeviceIDProperty, "StorageDeviceIdProperty", parsePage83, "page83", "device identification descriptor",
+		func(ids *disk.DiskIDs, v string) { ids.Page83 = v }},
+	{storageDeviceProperty, "StorageDeviceProperty", parseSerialNumber, "serial number", "device descriptor",
+		func(ids *disk.DiskIDs, v string) { ids.SerialNumber = v }},
+}
+
 // IsDiskOnline implements disk.Host with IOCTL_DISK_GET_DISK_ATTRIBUTES:
 // online is DISK_ATTRIBUTE_OFFLINE clear. The IOCTL reads the disk's own
 // state, which the storage provider's cached MSFT_Disk.IsOffline may lag.
 func (d diskHost) IsDiskOnline(_ context.Context, n uint32) (bool, error) {
+	attrs, err := d.attributes(n)
+	return err == nil && attrs&diskAttributeOffline == 0, err
+}
+
+// attributes opens disk n for query and reads its
+// IOCTL_DISK_GET_DISK_ATTRIBUTES flags: the one read behind IsDiskOnline
+// and IsDiskReadOnly.
+func (d diskHost) attributes(n uint32) (uint64, error) {
 	var attrs uint64
 	err := d.b.onDisk(n, modeQuery, func(h handle) error {
 		var err error
 		attrs, err = d.b.diskAttributes(h, n)
 		return err
 	})
-	if err != nil {
-		return false, err
-	}
-	return attrs&diskAttributeOffline == 0, nil
+	return attrs, err
 }
 
 // SetDiskOnline implements disk.Host. The state is read with the IOCTL
@@ -343,34 +363,31 @@ func (d diskHost) IsDiskOnline(_ context.Context, n uint32) (bool, error) {
 // volumes and keeps the storage provider's view in step the way the WMI
 // methods do is unconfirmed (fact sheet §1.5, §C.4).
 func (d diskHost) SetDiskOnline(ctx context.Context, n uint32, online bool) error {
-	cur, err := d.IsDiskOnline(ctx, n)
-	if err != nil {
-		return err
-	}
-	if cur == online {
-		return nil
-	}
 	method := "Offline"
 	if online {
 		method = "Online"
 	}
-	_, err = d.b.storageCall(ctx, diskQuery(n), method)
+	return d.change(ctx, n, d.IsDiskOnline, online, method)
+}
+
+// change calls MSFT_Disk method (with in) on disk n unless is reports
+// that the disk already has the wanted value: SetDiskOnline and
+// SetDiskReadOnly, which read with the IOCTL so that a call with nothing
+// to do makes no WMI round trip.
+func (d diskHost) change(ctx context.Context, n uint32, is func(context.Context, uint32) (bool, error), want bool, method string, in ...wmi.Param) error {
+	cur, err := is(ctx, n)
+	if err != nil || cur == want {
+		return err
+	}
+	_, err = d.b.storageCall(ctx, diskQuery(n), method, in...)
 	return err
 }
 
 // IsDiskReadOnly implements disk.Host with IOCTL_DISK_GET_DISK_ATTRIBUTES:
 // DISK_ATTRIBUTE_READ_ONLY, the attribute MSFT_Disk.IsReadOnly shows.
 func (d diskHost) IsDiskReadOnly(_ context.Context, n uint32) (bool, error) {
-	var attrs uint64
-	err := d.b.onDisk(n, modeQuery, func(h handle) error {
-		var err error
-		attrs, err = d.b.diskAttributes(h, n)
-		return err
-	})
-	if err != nil {
-		return false, err
-	}
-	return attrs&diskAttributeReadOnly != 0, nil
+	attrs, err := d.attributes(n)
+	return err == nil && attrs&diskAttributeReadOnly != 0, err
 }
 
 // SetDiskReadOnly implements disk.Host as upstream's v2 library does
@@ -382,15 +399,7 @@ func (d diskHost) IsDiskReadOnly(_ context.Context, n uint32) (bool, error) {
 // IOCTL_DISK_SET_DISK_ATTRIBUTES (whose side effects are unconfirmed,
 // fact sheet windows-apis.md). The read uses the IOCTL, as IsDiskOnline.
 func (d diskHost) SetDiskReadOnly(ctx context.Context, n uint32, readOnly bool) error {
-	cur, err := d.IsDiskReadOnly(ctx, n)
-	if err != nil {
-		return err
-	}
-	if cur == readOnly {
-		return nil
-	}
-	_, err = d.b.storageCall(ctx, diskQuery(n), "SetAttributes", wmi.Arg("IsReadOnly", readOnly))
-	return err
+	return d.change(ctx, n, d.IsDiskReadOnly, readOnly, "SetAttributes", wmi.Arg("IsReadOnly", readOnly))
 }
 
 // Rescan implements disk.Host with MSFT_StorageSetting.UpdateHostStorageCache,

@@ -15,6 +15,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/groups/volume"
 	"github.com/csi-node-proxy/csi-node-proxy/host/simulated"
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/simtest"
 )
 
 // The parity test: the simulated host is what driver authors test
@@ -102,14 +103,8 @@ type parityWorld struct {
 }
 
 func simulatedWorld(t *testing.T, cfg simulated.Config) *parityWorld {
-	h, err := simulated.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := hostpath.NewPolicy(hostpath.Windows, h.WorkingDirs())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := simtest.Node(t, cfg)
+	paths := simtest.Paths(t, h)
 	return &parityWorld{
 		disks:        disk.NewService(h.Disk()),
 		disksClearRO: disk.NewServiceWith(h.Disk(), disk.ServiceOptions{ClearReadOnlyOnOnline: true}),
