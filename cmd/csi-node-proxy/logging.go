@@ -85,7 +85,7 @@ func setupLoggingTo(cfg Config, stderr io.Writer) (daemonLogs, error) {
 			klog.ClearLogger()
 		}}, nil
 	}
-	var w io.Writer = stderr
+	w := stderr
 	closeFile := func() {}
 	if get("logtostderr") == "false" {
 		switch file := get("log_file"); {
