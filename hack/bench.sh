@@ -121,6 +121,20 @@ of the daemon process, 10 s each, 2026-12-02, on a shared machine at load averag
 | klog writing the -v=2 line of every call (the write(2) made under klog's lock, on the call's path) | 12.4% of CPU, 74% of lock waiting | off the calls' path: one goroutine writes the queued lines (11.8% of CPU, its own); lock waiting fell from 8.9 s to 1.3 s per 10 s profile |
 | the policy decision (`policy.Store.DecideContext`) | 2% of CPU | not changed |
 
+Issue 26, second round (2026-12-02): the shipped configuration with 16 connections (CPU profiles of
+the daemon process under BenchmarkSeparateProcessThroughput/shipped, 25-30 s each; "before" on a
+machine at load average ~15, "after" on a quiet one), and what `make bench` said on a quiet machine
+before and after the round: throughput 0.753 to 0.872, p50 1.176 to 1.086, one connection 0.692 to
+0.808.
+
+| where | before | after |
+|---|---|---|
+| the caller's pidfd polled on every call (`grpccreds.CheckAlive`) | 7.1% of CPU | gone: a goroutine per connection waits for the pidfd in the runtime's poller and marks the exit (identity.process) |
+| the call log's goroutine: klog's structured formatting (runtime.Caller, reflection) and a write(2) per line | 12.8% of CPU | 3.2%: lines gather for 2 ms and go out in one write (logbatch); the call log formats them itself, as klog would (callText) |
+| `callgate.Authorize` (liveness and policy decision) | 10.5% of CPU | 3.4% |
+| allocations per call, plain daemon on one connection (heap profile) | 7.24 M objects per run | 6.13 M: no klog logger below -v=2 (klog.V allocates with one), the simulated host's not-found path joined only when read |
+| the policy decision (`policy.Store.DecideContext`) | 2.3% of CPU | not changed |
+
 PROFILE
   echo
   echo "BenchmarkStageFlowRatio runs as root on real loop devices (test/bench/stageflow_linux_test.go). Both"
