@@ -220,6 +220,18 @@ type AuthInfo struct {
 	// desc is Caller.String(), made once per connection: the daemon's
 	// call lines name the caller of every call (Describe).
 	desc string
+	// key is Caller.AccountKey(), made once per connection: the daemon's
+	// per-caller bounds look it up on every call (Key).
+	key string
+}
+
+// Key returns Caller.AccountKey(), made when the connection was
+// identified.
+func (a AuthInfo) Key() string {
+	if a.key == "" {
+		return a.Caller.AccountKey()
+	}
+	return a.key
 }
 
 // Describe returns Caller.String(), made when the connection was
@@ -332,7 +344,7 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error)
 	// resolver bounds what that costs it: one question per container at
 	// a time, failures remembered for seconds, each within its timeout.
 	caller = resolveWorkload(c.opts, caller)
-	ai := AuthInfo{Caller: caller, process: proc, desc: caller.String()}
+	ai := AuthInfo{Caller: caller, process: proc, desc: caller.String(), key: caller.AccountKey()}
 	if proc == nil {
 		return conn, ai, nil
 	}

@@ -203,13 +203,12 @@ func (cl *callLimiter) unary(ctx context.Context, req any, info *grpc.UnaryServe
 	if cl.max <= 0 || isHealth(info.FullMethod) {
 		return handler(ctx, req)
 	}
-	c, _ := grpccreds.FromContext(ctx)
-	key := c.AccountKey() // "" when nothing is known: only the total bounds apply
+	key := grpccreds.AccountKey(ctx) // "" when nothing is known: only the total bounds apply
 	if key == "" {
 		key = "unknown"
 	}
 	if !cl.calls.acquire(key, cl.max, 0) {
-		return nil, status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", c, cl.max)
+		return nil, status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", grpccreds.Describe(ctx), cl.max)
 	}
 	defer cl.calls.release(key)
 	return handler(ctx, req)

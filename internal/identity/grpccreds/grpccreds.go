@@ -96,6 +96,18 @@ func Describe(ctx context.Context) string {
 	return identity.Caller{}.String()
 }
 
+// AccountKey returns FromContext's caller's Caller.AccountKey(), made
+// once per connection when it is the connection's.
+func AccountKey(ctx context.Context) string {
+	if c, ok := identity.FromContext(ctx); ok {
+		return c.AccountKey()
+	}
+	if ai, ok := authInfo(ctx); ok {
+		return ai.Key()
+	}
+	return ""
+}
+
 // CheckAlive returns an error wrapping identity.ErrCallerExited when the
 // call ctx belongs to arrived on a connection whose connecting process
 // has exited (identity.AuthInfo.CheckAlive). A call without such a

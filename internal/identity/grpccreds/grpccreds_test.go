@@ -21,9 +21,15 @@ func TestContext(t *testing.T) {
 	if got := Describe(ctx); got != c.String() {
 		t.Errorf("Describe from peer = %q, want %q", got, c.String())
 	}
+	if got := AccountKey(ctx); got != "uid:2" {
+		t.Errorf("AccountKey from peer = %q, want uid:2", got)
+	}
 	ctx = identity.NewContext(ctx, identity.Caller{PID: 3})
 	if got := Describe(ctx); got != "pid 3" {
 		t.Errorf("Describe from NewContext = %q, want the context's caller", got)
+	}
+	if got := AccountKey(ctx); got != "" {
+		t.Errorf("AccountKey from NewContext = %q, want none (pid 3 has no account)", got)
 	}
 	if got, ok := FromContext(ctx); !ok || got.PID != 3 {
 		t.Errorf("from NewContext: %+v %v", got, ok)
