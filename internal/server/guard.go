@@ -107,12 +107,12 @@ func (g *guard) wire(ctx context.Context, fullMethod string, c identity.Caller) 
 	if g.gate.Audit == nil {
 		return w
 	}
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		// Client-chosen: kept only when short and printable, so it can
-		// neither bloat nor forge lines of the log.
-		if v := md.Get(audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
-			w.RequestID = v[0]
-		}
+	// Client-chosen: kept only when short and printable, so it can
+	// neither bloat nor forge lines of the log. Looked up by key:
+	// FromIncomingContext would copy the whole metadata on every call (6%
+	// of the daemon's allocated bytes in the shipped configuration).
+	if v := metadata.ValueFromIncomingContext(ctx, audit.RequestIDMetadata); len(v) > 0 && len(v[0]) <= maxRequestID && printable.Check("request ID", v[0]) == nil {
+		w.RequestID = v[0]
 	}
 	return w
 }

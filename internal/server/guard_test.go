@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	smbv1 "github.com/csi-node-proxy/csi-node-proxy/api/smb/v1"
@@ -342,3 +344,31 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // isUnixSocketOS tells whether callers are identified by Unix peer
 // credentials here.
 func isUnixSocketOS() bool { return runtime.GOOS == "linux" }
+
+// TestRequestIDInAuditRecord: a short x-request-id the client sends is
+// the audit record's request ID; one too long is left out, so a client
+// cannot bloat the log with it (gRPC itself refuses unprintable values).
+func TestRequestIDInAuditRecord(t *testing.T) {
+	captureLogs(t, 0)
+	al, path := openAudit(t, false)
+	cfg := testConfig(t)
+	cfg.Audit = al
+	s := start(t, cfg, smbGroupAPI(&callerSmb{}))
+	c := smbv1.NewSmbClient(dial(t, s.Endpoints()[0].Address))
+	ids := []string{"req-42", strings.Repeat("x", maxRequestID+1)}
+	for _, id := range ids {
+		ctx := metadata.AppendToOutgoingContext(callCtx(t), audit.RequestIDMetadata, id)
+		if _, err := c.NewSmbGlobalMapping(ctx, &smbv1.NewSmbGlobalMappingRequest{RemotePath: `\\s\x`}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range readAudit(t, path) {
+		if r.Phase == "done" {
+			got = append(got, r.RequestID)
+		}
+	}
+	if want := []string{"req-42", ""}; !slices.Equal(got, want) {
+		t.Errorf("request IDs of the done records %q, want %q", got, want)
+	}
+}
