@@ -124,8 +124,8 @@ of the daemon process, 10 s each, 2026-12-02, on a shared machine at load averag
 Issue 26, second round (2026-12-02): the shipped configuration with 16 connections (CPU profiles of
 the daemon process under BenchmarkSeparateProcessThroughput/shipped, 25-30 s each; "before" on a
 machine at load average ~15, "after" on a quiet one), and what `make bench` said on a quiet machine
-before and after the round: throughput 0.753 to 0.872, p50 1.176 to 1.086, one connection 0.692 to
-0.808.
+before and after the round: throughput 0.753 to 0.877, p50 1.176 to 1.071, one connection 0.692 to
+0.835 (the plain daemon on one connection 0.828 to 0.919).
 
 | where | before | after |
 |---|---|---|
