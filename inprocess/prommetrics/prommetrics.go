@@ -26,13 +26,13 @@
 package prommetrics
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 	"github.com/csi-node-proxy/csi-node-proxy/inprocess"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/smbcensus"
 )
 
 // Namespace prefixes every metric name, as the daemon's.
@@ -47,9 +47,9 @@ type Metrics struct {
 	inFlight *prometheus.GaugeVec
 	calls    *prometheus.CounterVec
 	denied   *prometheus.CounterVec
-	// census reads the tracked Node's last SMB mapping census; nil
-	// until inprocess.New hands one over.
-	census atomic.Pointer[func() (smbmappings.Census, bool)]
+	// census reports the tracked Node's last SMB mapping census,
+	// nothing until inprocess.New hands one over.
+	census smbcensus.Collector
 }
 
 var (
@@ -57,50 +57,10 @@ var (
 	_ inprocess.SMBMappingsTracker = (*Metrics)(nil)
 )
 
-// The SMB mapping gauges, with the daemon's names and help
-// (internal/metrics), which a driver's dashboards already use.
-var (
-	smbMappingsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings"),
-		"SMB global mappings on the node at the last census (the last ListSmbGlobalMappings, ReconcileSmbGlobalMapping or CollectSmbGlobalMappings call; absent before the first).", nil, nil)
-	smbMappingsNotOKDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_not_ok"),
-		"SMB global mappings whose status was not OK (Disconnected, Unavailable, ...) at the last census; absent before the first.", nil, nil)
-	smbMappingsTimeDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_observed_timestamp_seconds"),
-		"When the last census of SMB global mappings was taken, in seconds since the Unix epoch: how old the two gauges above are.", nil, nil)
-)
-
 // TrackSMBMappings makes the SMB mapping gauges report census, a Node's
 // (inprocess.New calls it); the last Node built with m wins.
 func (m *Metrics) TrackSMBMappings(census func() (smbmappings.Census, bool)) {
-	if census != nil {
-		m.census.Store(&census)
-	}
-}
-
-// smbMappingsCollector reports the last census without taking one: a
-// census lists WMI objects and walks the working directories, which a
-// scrape must not trigger.
-type smbMappingsCollector struct{ m *Metrics }
-
-// Describe implements prometheus.Collector.
-func (c smbMappingsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- smbMappingsDesc
-	ch <- smbMappingsNotOKDesc
-	ch <- smbMappingsTimeDesc
-}
-
-// Collect implements prometheus.Collector.
-func (c smbMappingsCollector) Collect(ch chan<- prometheus.Metric) {
-	p := c.m.census.Load()
-	if p == nil {
-		return
-	}
-	census, ok := (*p)()
-	if !ok {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(smbMappingsDesc, prometheus.GaugeValue, float64(census.Mappings))
-	ch <- prometheus.MustNewConstMetric(smbMappingsNotOKDesc, prometheus.GaugeValue, float64(census.NotOK))
-	ch <- prometheus.MustNewConstMetric(smbMappingsTimeDesc, prometheus.GaugeValue, float64(census.Time.UnixNano())/1e9)
+	m.census.Track(census)
 }
 
 // New creates the collectors and registers them on reg (for example
@@ -122,7 +82,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Calls refused before they ran: by the authorisation policy (reason no_rule or path), or because the audit log could not be written (reason audit_unavailable).",
 		}, []string{"group", "version", "method", "reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.inFlight, m.calls, m.denied, smbMappingsCollector{m}} {
+	for _, c := range []prometheus.Collector{m.inFlight, m.calls, m.denied, &m.census} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

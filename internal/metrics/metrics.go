@@ -70,6 +70,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/errdefs/errgrpc"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/callgate"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/metrics/smbcensus"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/version"
 )
@@ -134,7 +135,7 @@ type Metrics struct {
 
 	auditLog atomic.Pointer[audit.Logger]
 	policy   atomic.Pointer[policy.Store]
-	smbMaps  atomic.Pointer[SMBMappingCensus]
+	smbMaps  smbcensus.Collector // the SMB mapping gauges (TrackSMBMappings)
 }
 
 // New creates the collectors and registers them, with the Go and process
@@ -257,7 +258,7 @@ func New(build version.Info) *Metrics {
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
 		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
 		buildInfo, auditFailures, auditTorn, auditSuppressed, auditHealthy, policyFailures,
-		smbMappingsCollector{m},
+		&m.smbMaps,
 	)
 	return m
 }

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/csi-node-proxy/csi-node-proxy/groups/smbmappings"
 )
 
@@ -20,42 +18,6 @@ type SMBMappingCensus interface {
 func (m *Metrics) TrackSMBMappings(g smbmappings.Interface) {
 	c, ok := g.(SMBMappingCensus)
 	if m != nil && ok && c != nil {
-		m.smbMaps.Store(&c)
+		m.smbMaps.Track(c.Census)
 	}
-}
-
-var (
-	smbMappingsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings"),
-		"SMB global mappings on the node at the last census (the last ListSmbGlobalMappings, ReconcileSmbGlobalMapping or CollectSmbGlobalMappings call; absent before the first).", nil, nil)
-	smbMappingsNotOKDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_not_ok"),
-		"SMB global mappings whose status was not OK (Disconnected, Unavailable, ...) at the last census; absent before the first.", nil, nil)
-	smbMappingsTimeDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "smb_global_mappings_observed_timestamp_seconds"),
-		"When the last census of SMB global mappings was taken, in seconds since the Unix epoch: how old the two gauges above are.", nil, nil)
-)
-
-// smbMappingsCollector reports the last census without taking one: a
-// census lists WMI objects and walks the working directories, which a
-// scrape must not trigger.
-type smbMappingsCollector struct{ m *Metrics }
-
-// Describe implements prometheus.Collector.
-func (c smbMappingsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- smbMappingsDesc
-	ch <- smbMappingsNotOKDesc
-	ch <- smbMappingsTimeDesc
-}
-
-// Collect implements prometheus.Collector.
-func (c smbMappingsCollector) Collect(ch chan<- prometheus.Metric) {
-	p := c.m.smbMaps.Load()
-	if p == nil {
-		return
-	}
-	census, ok := (*p).Census()
-	if !ok {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(smbMappingsDesc, prometheus.GaugeValue, float64(census.Mappings))
-	ch <- prometheus.MustNewConstMetric(smbMappingsNotOKDesc, prometheus.GaugeValue, float64(census.NotOK))
-	ch <- prometheus.MustNewConstMetric(smbMappingsTimeDesc, prometheus.GaugeValue, float64(census.Time.UnixNano())/1e9)
 }
