@@ -205,9 +205,12 @@ type Logger struct {
 
 	unhealthy  atomic.Bool
 	suppressed atomic.Uint64
-	failures   atomic.Uint64
-	written    atomic.Uint64
-	torn       atomic.Uint64
+	// lowSpaceSkipped counts the records left out for space since the
+	// last low-space summary (writeLowSpaceSummary).
+	lowSpaceSkipped atomic.Uint64
+	failures        atomic.Uint64
+	written         atomic.Uint64
+	torn            atomic.Uint64
 }
 
 // Open returns a Logger writing to the file at dest, created (mode 0600)
@@ -322,9 +325,13 @@ func (l *Logger) Log(r Record) error {
 		r.ID = NewID()
 	}
 	read := Classify(r.Method) == Read
-	if (r.Decision == Deny || read) && l.lowOnSpace() {
-		l.suppressed.Add(1)
-		return nil
+	if r.Decision == Deny || read {
+		if l.lowOnSpace() {
+			l.suppressed.Add(1)
+			l.lowSpaceSkipped.Add(1)
+			return nil
+		}
+		l.writeLowSpaceSummary()
 	}
 	var suppressed uint64
 	if kind := limitedKind(r.Decision, read); kind != "" && l.denials != nil {
@@ -371,6 +378,19 @@ func (l *Logger) writeSummaries(sums []summary) {
 				s.n, s.kind, int(l.denials.burst), l.denials.interval)}
 		_ = l.write(r, PhaseSummary, s.n)
 	}
+}
+
+// writeLowSpaceSummary writes the summary of the records left out for
+// space since the last one, if any (a failure is counted and logged by
+// write, as for any record).
+func (l *Logger) writeLowSpaceSummary() {
+	n := l.lowSpaceSkipped.Swap(0)
+	if n == 0 {
+		return
+	}
+	r := Record{ID: NewID(), Time: time.Now(), Decision: Suppressed, suppressedKind: SuppressedLowSpace,
+		Reason: fmt.Sprintf("%d denial and read records left out: the audit file system had less free space than the reserve kept for the records of changes", n)}
+	_ = l.write(r, PhaseSummary, n)
 }
 
 func (l *Logger) write(r Record, phase string, suppressed uint64) error {
@@ -540,6 +560,7 @@ func (l *Logger) Close() error {
 	if l.denials != nil {
 		l.writeSummaries(l.denials.close())
 	}
+	l.writeLowSpaceSummary() // whatever the space: the last chance to say records are missing
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -45,6 +45,12 @@ const (
 	SuppressedWouldDeny = "would-deny"
 	// SuppressedRead: allowed reads (Options.Reads).
 	SuppressedRead = "read"
+	// SuppressedLowSpace: denials and reads of every caller left out
+	// while the audit file's file system had less free space than the
+	// reserve kept for the records of changes (Options.Reserve). Their
+	// summary names no caller: it is written when space is back, before
+	// the next denial or read, or at Close.
+	SuppressedLowSpace = "low-space"
 )
 
 // denialLimiter is a token bucket per caller and kind of record, with one
