@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/identity/grpccreds"
 )
 
@@ -71,8 +72,9 @@ const (
 	// DefaultMaxConnsPerUID bounds the connections of one Unix user,
 	// counted when accepted (the kernel's SO_PEERCRED, before any
 	// handshake): 64, half of DefaultMaxConns, so one flooding user
-	// leaves room for the others. Windows pipes tell no user at accept;
-	// there DefaultMaxConns and the caller cap below apply.
+	// leaves room for the others. Windows pipes tell no user at accept:
+	// there the same bound holds per account (the caller's token's SID)
+	// once the caller is identified, before any HTTP/2 handshake.
 	DefaultMaxConnsPerUID = 64
 	// DefaultMaxConnsPerContainer bounds the connections of one
 	// container once the caller is identified: 32, so one container of a
@@ -215,38 +217,58 @@ func (cl *callLimiter) unary(ctx context.Context, req any, info *grpc.UnaryServe
 }
 
 // limitedCreds identifies connections with the daemon's credentials and
-// then bounds the connections of each container: the container is known
-// only once the caller is identified.
+// then bounds the connections of each container, and on Windows of each
+// account: the container is known only once the caller is identified,
+// and a named pipe tells nothing of its client at accept (Unix users are
+// bounded there, by trackingListener).
 type limitedCreds struct {
 	credentials.TransportCredentials
-	max   int
-	conns *counter
+	max        int // per container
+	perAccount int // per Windows account (SID) outside a known container
+	conns      *counter
+}
+
+// connKey is what bounds conn's caller's connections here, and that
+// bound; "" when nothing does: a caller outside a known container that
+// the listener already counted by its Unix user, or one with no
+// identity at all (only the total bounds it).
+func (lc *limitedCreds) connKey(c identity.Caller) (string, int) {
+	switch {
+	case c.ContainerID != "":
+		return "container:" + c.ContainerID, lc.max
+	case !c.HasUnixIDs && c.WindowsSID != "":
+		return "sid:" + c.WindowsSID, lc.perAccount
+	}
+	return "", 0
 }
 
 // ServerHandshake identifies the caller; a connection over its
-// container's bound fails the handshake, and gRPC closes it.
+// container's or account's bound fails the handshake, and gRPC closes it.
 func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	conn, ai, err := lc.TransportCredentials.ServerHandshake(raw)
-	if err != nil || lc.max <= 0 {
+	if err != nil {
 		return conn, ai, err
 	}
 	a, ok := ai.(grpccreds.AuthInfo)
-	if !ok || a.Caller.ContainerID == "" {
+	if !ok {
 		return conn, ai, nil
 	}
-	key := a.Caller.ContainerID
-	if !lc.conns.acquire(key, lc.max, 0) {
+	key, max := lc.connKey(a.Caller)
+	if key == "" || max <= 0 {
+		return conn, ai, nil
+	}
+	if !lc.conns.acquire(key, max, 0) {
 		_ = conn.Close() // refused; the handshake error says why
 		// Verbose: a flooding caller would otherwise flood the log too.
-		klog.V(4).InfoS("connection refused: too many connections", "container", key, "max", lc.max)
-		return nil, nil, fmt.Errorf("container %s has %d connections open, the limit", key, lc.max)
+		klog.V(4).InfoS("connection refused: too many connections", "caller", key, "max", max)
+		return nil, nil, fmt.Errorf("%s has %d connections open, the limit", key, max)
 	}
 	return &releasingConn{Conn: conn, release: func() { lc.conns.release(key) }}, ai, nil
 }
 
-// Clone keeps the bound and its count.
+// Clone keeps the bounds and their count.
 func (lc *limitedCreds) Clone() credentials.TransportCredentials {
-	return &limitedCreds{TransportCredentials: lc.TransportCredentials.Clone(), max: lc.max, conns: lc.conns}
+	return &limitedCreds{TransportCredentials: lc.TransportCredentials.Clone(), max: lc.max, perAccount: lc.perAccount, conns: lc.conns}
 }
 
 // releasingConn gives back its container's count once, when closed.

@@ -203,14 +203,44 @@ func refused(t *testing.T, addr string) bool {
 	return err != nil && (!errors.As(err, &ne) || !ne.Timeout())
 }
 
-// containerCreds identifies every connection as the container it names.
+// containerCreds identifies every connection as the container it names,
+// or, with sid set, as a Windows caller of that account outside any
+// known container (a HostProcess container or a host process: what a
+// named pipe's client looks like once identified).
 type containerCreds struct {
 	credentials.TransportCredentials
-	container string
+	container, sid string
 }
 
 func (c containerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, grpccreds.AuthInfo{AuthInfo: identity.AuthInfo{Caller: identity.Caller{ContainerID: c.container}}}, nil
+	return conn, grpccreds.AuthInfo{AuthInfo: identity.AuthInfo{Caller: identity.Caller{ContainerID: c.container, WindowsSID: c.sid}}}, nil
+}
+
+// TestConnectionsPerWindowsAccount_ConstructedCallers: a named pipe tells
+// nothing of its client at accept, so once identified a Windows account
+// holding MaxConnsPerUID connections has its next one fail the handshake,
+// while another account's succeeds (issue 23: no per-user bound on
+// Windows before). Constructed callers: no Windows here.
+func TestConnectionsPerWindowsAccount_ConstructedCallers(t *testing.T) {
+	conns := &counter{}
+	handshake := func(sid string) error {
+		lc := &limitedCreds{TransportCredentials: containerCreds{sid: sid}, max: 32, perAccount: 2, conns: conns}
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		_, _, err := lc.ServerHandshake(a)
+		return err
+	}
+	for i := range 2 {
+		if err := handshake("S-1-5-21-1-2-3-1001"); err != nil {
+			t.Fatalf("connection %d of an account under its bound: %v", i+1, err)
+		}
+	}
+	if err := handshake("S-1-5-21-1-2-3-1001"); err == nil {
+		t.Error("a third connection of one Windows account passed its bound of 2")
+	}
+	if err := handshake("S-1-5-18"); err != nil {
+		t.Errorf("another account next to a full one: %v", err)
+	}
 }
 
 // TestConnectionsPerContainer: once identified, a container holding

@@ -247,7 +247,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 		opts := append(lim.serverOptions(),
 			grpc.ForceServerCodecV2(newRequestCodec()),
-			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, conns: containerConns}),
+			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, perAccount: lim.MaxConnsPerUID, conns: containerConns}),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
 			// Long-lived workers instead of a new goroutine per call:
