@@ -1,5 +1,5 @@
 # csi-node-proxy: `make help` lists the targets.
-SHELL := /bin/bash
+SHELL := $(CURDIR)/hack/timed-shell.sh
 GO ?= go
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT ?= $(shell $(GO) env GOPATH)/bin/golangci-lint
