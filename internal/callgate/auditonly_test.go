@@ -85,7 +85,7 @@ func TestAuditOnlyFloodRateLimited(t *testing.T) {
 	as := func(uid uint32, m string) {
 		t.Helper()
 		c := call(m)
-		c.Caller = identity.Caller{HasUnixIDs: true, UID: uid}
+		c.Caller = &identity.Caller{HasUnixIDs: true, UID: uid}
 		if _, err := g.Do(context.Background(), c, func(context.Context) (any, error) { return nil, nil }); err != nil {
 			t.Fatalf("uid %d %s: %v", uid, m, err)
 		}

@@ -72,14 +72,14 @@ func TestDenialLogLinesRateLimited(t *testing.T) {
 	hostile := call("StopService")
 	// Callers no other run has used: the rate is the process's.
 	uid := uint32(time.Now().UnixNano()%1_000_000) + 10_000
-	hostile.Caller = identity.Caller{HasUnixIDs: true, UID: uid}
+	hostile.Caller = &identity.Caller{HasUnixIDs: true, UID: uid}
 	for range 1000 {
 		if _, err := g.Do(context.Background(), hostile, nil); err == nil {
 			t.Fatal("a denied call was allowed")
 		}
 	}
 	other := call("StopService")
-	other.Caller = identity.Caller{HasUnixIDs: true, UID: uid + 1}
+	other.Caller = &identity.Caller{HasUnixIDs: true, UID: uid + 1}
 	if _, err := g.Do(context.Background(), other, nil); err == nil {
 		t.Fatal("a denied call was allowed")
 	}

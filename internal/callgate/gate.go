@@ -123,8 +123,11 @@ type Call struct {
 	// (/v1.Disk/PartitionDisk, or disk.PartitionDisk in library mode).
 	Method     Method
 	FullMethod string
-	// Caller is who calls, as the transport identified them.
-	Caller identity.Caller
+	// Caller is who calls, as the transport identified them; the gate
+	// and what it calls read it and never change it (a transport's
+	// connection shares one among its calls). nil is a caller of whom
+	// nothing is known.
+	Caller *identity.Caller
 	// RequestID is the client's request ID for the record; "" for none.
 	RequestID string
 	// Model is the request as a group model struct; nil for a stream,
@@ -137,6 +140,33 @@ type Call struct {
 	Inspected bool
 
 	argBuf [4]policy.Arg // Args' storage for the common case
+	ctx    callContext   // the call's context below the gate (Authorize)
+}
+
+// callContext is a call's context below the gate: one node that answers
+// for the caller (identity.FromContext) and, once the policy allowed the
+// call, for the decision (policy.DecisionFromContext). Kept in the Call,
+// which the daemon's Wire holds, it costs no allocation; a
+// context.WithValue per key cost two, and a third for the boxed Decision
+// (issue 26).
+type callContext struct {
+	context.Context
+	caller  *identity.Caller
+	decided bool
+	dec     policy.Decision
+}
+
+// Value implements context.Context.
+func (c *callContext) Value(key any) any {
+	switch key {
+	case identity.CallerKey():
+		return c.caller
+	case policy.DecisionKey():
+		if c.decided {
+			return &c.dec
+		}
+	}
+	return c.Context.Value(key)
 }
 
 // Refusal is the error of a call the gate refused before it ran. Its
@@ -220,14 +250,18 @@ func (g *Gate) outcome(err error) (errdefs.Code, string) {
 	return errdefs.CodeOf(err), err.Error()
 }
 
-// Authorize puts the caller in ctx (identity.WithCaller, for everything
+// Authorize puts the caller in ctx (identity.FromContext, for everything
 // below), checks its liveness and asks the policy. A refusal is logged,
 // audited, counted (CallDenied) and returned as a *Refusal; the decision
 // is returned either way. Do calls it; a transport calls it alone only
 // for what it cannot run through Do (the daemon's streams).
 func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.Decision, error) {
-	ctx = identity.WithCaller(ctx, &c.Caller)
-	pc := policy.Call{Caller: c.Caller, Group: c.Method.Group, Version: c.Method.Version, Method: c.Method.Name,
+	if c.Caller == nil {
+		c.Caller = &identity.Caller{}
+	}
+	c.ctx = callContext{Context: ctx, caller: c.Caller}
+	ctx = &c.ctx
+	pc := policy.Call{Caller: *c.Caller, Group: c.Method.Group, Version: c.Method.Version, Method: c.Method.Name,
 		Args: c.Args, Inspected: c.Inspected, Objects: g.Objects}
 	if g.Alive != nil {
 		if gone := g.Alive(ctx); gone != nil {
@@ -244,7 +278,7 @@ func (g *Gate) Authorize(ctx context.Context, c *Call) (context.Context, policy.
 	if d.WouldDeny {
 		// An audit-only policy: the call goes on, and says what an
 		// enforcing one would do (its records say "would-deny").
-		if ok, skipped := refusalLines.Admit(c.Caller); ok {
+		if ok, skipped := refusalLines.Admit(*c.Caller); ok {
 			g.Log.Info("call would be denied; allowed by the audit-only policy", "endpoint", c.Endpoint, "method", c.FullMethod,
 				"caller", c.Caller.String(), "reason", audit.Truncate(d.Reason, audit.MaxText), "suppressed", skipped)
 		}
@@ -275,7 +309,7 @@ func (g *Gate) refused(c *Call, d policy.Decision, err *Refusal, reason, logMsg 
 	// The reason quotes the request: bounded as the audit record bounds
 	// it. And lines are rate-limited per caller as denial records are, so
 	// a denial flood cannot grow the daemon's log without bound either.
-	if ok, skipped := refusalLines.Admit(c.Caller); ok {
+	if ok, skipped := refusalLines.Admit(*c.Caller); ok {
 		g.Log.Info(logMsg, "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(),
 			"reason", audit.Truncate(d.Reason, audit.MaxText), "suppressed", skipped)
 	}
@@ -331,7 +365,9 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 	if g.Allowed != nil {
 		ctx = g.Allowed(ctx, c, d)
 	}
-	ctx = policy.NewDecisionContext(ctx, d) // the allowing rule's terms reach the backend (smbPermissions)
+	// The allowing rule's terms reach the backend (smbPermissions), as
+	// policy.NewDecisionContext would carry them.
+	c.ctx.dec, c.ctx.decided = d, true
 	// A would-deny is recorded like a denial, reads included: the
 	// record is what an audit-only policy is run for.
 	if !g.Audit.Wants(c.Method.kind(), d.WouldDeny) {
@@ -368,7 +404,7 @@ func (g *Gate) do(ctx context.Context, c *Call, start time.Time, rule *string, n
 func (g *Gate) record(c *Call, d policy.Decision, start time.Time) audit.Record {
 	r := audit.Record{
 		Time: start, Endpoint: c.Endpoint, Group: c.Method.Group, Version: c.Method.Version,
-		Method: c.Method.Name, FullMethod: c.FullMethod, RequestID: c.RequestID, Caller: c.Caller,
+		Method: c.Method.Name, FullMethod: c.FullMethod, RequestID: c.RequestID, Caller: *c.Caller,
 		Decision: audit.Allow, Rule: d.Rule, Reason: d.Reason, Model: c.Model,
 	}
 	switch {

@@ -25,8 +25,10 @@ type Wire struct {
 	Version, Method, FullMethod string
 	// RequestID is the client's request ID; "" for none.
 	RequestID string
-	// Caller is who calls, as the transport identified them.
-	Caller identity.Caller
+	// Caller is who calls, as the transport identified them: the
+	// connection's, shared by its calls, which must not change it. nil
+	// is a caller of whom nothing is known.
+	Caller *identity.Caller
 
 	// Set by the gate:
 	call    Call     // the call's description, kept here to spare an allocation per call
@@ -93,7 +95,7 @@ func (g *Gate) newCall(ctx context.Context, group, method string, req any) (*Cal
 		c.Endpoint, c.FullMethod, c.RequestID, c.Caller = w.Endpoint, w.FullMethod, w.RequestID, w.Caller
 		c.Method = Method{Group: group, Version: w.Version, Name: w.Method, Model: method}
 	case g.Origin != nil:
-		c.Endpoint, c.FullMethod, c.Caller = g.Origin.Endpoint, group+"."+method, g.Origin.Caller
+		c.Endpoint, c.FullMethod, c.Caller = g.Origin.Endpoint, group+"."+method, &g.Origin.Caller
 		c.Method = Method{Group: group, Version: g.Origin.Version, Name: method, Model: method}
 	default:
 		return nil, nil, errNoOrigin

@@ -195,6 +195,13 @@ func WithCaller(ctx context.Context, c *Caller) context.Context {
 	return context.WithValue(ctx, ctxKey{}, c)
 }
 
+// CallerKey is the key under which a context holds its call's *Caller:
+// for a context type that answers several keys with one node (the call
+// gate's, which spares each call the allocations of a context.WithValue
+// per key). Its Value must return a *Caller that does not change
+// afterwards.
+func CallerKey() any { return ctxKey{} }
+
 // FromContext returns the caller of the call ctx belongs to, the one
 // NewContext or WithCaller put there; ok is false when there is none.
 // (The gRPC server finds a connection's caller with

@@ -90,18 +90,27 @@ func validateSMBPermissions(p *SMBPermissions) []error {
 // decisionKey is the context key of the Decision that let a call through.
 type decisionKey struct{}
 
+// DecisionKey is the key under which a context holds the *Decision that
+// let its call through: for a context type that answers several keys
+// with one node (the call gate's, which spares each call the allocations
+// of a context.WithValue per key). Its Value must return a *Decision
+// that does not change afterwards.
+func DecisionKey() any { return decisionKey{} }
+
 // NewDecisionContext returns ctx carrying d, the decision that allowed the
 // call ctx belongs to. The call gate adds it once the policy has allowed
 // a call, so what runs the call can follow the allowing rule: the Linux
 // SMB backend mounts with its SMBPermissions.
 func NewDecisionContext(ctx context.Context, d Decision) context.Context {
-	return context.WithValue(ctx, decisionKey{}, d)
+	return context.WithValue(ctx, decisionKey{}, &d)
 }
 
 // DecisionFromContext returns the decision NewDecisionContext put in ctx,
 // and false when there is none (a call that did not come through the
 // call gate).
 func DecisionFromContext(ctx context.Context) (Decision, bool) {
-	d, ok := ctx.Value(decisionKey{}).(Decision)
-	return d, ok
+	if d, ok := ctx.Value(decisionKey{}).(*Decision); ok && d != nil {
+		return *d, true
+	}
+	return Decision{}, false
 }

@@ -181,7 +181,7 @@ rules:
 				rows++
 				req := mt.New()
 				f.set(req)
-				w := &callgate.Wire{Endpoint: api.Name(), Group: api.Group, Version: api.Version, Method: m.MethodName, FullMethod: full, Caller: caller}
+				w := &callgate.Wire{Endpoint: api.Name(), Group: api.Group, Version: api.Version, Method: m.MethodName, FullMethod: full, Caller: &caller}
 				before := records.Len()
 				_, err := m.Handler(reg.impl, callgate.WithWire(t.Context(), w), func(v any) error {
 					proto.Merge(v.(proto.Message), req.Interface())

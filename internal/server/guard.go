@@ -65,15 +65,19 @@ func newGuard(endpoint string, api adapter.API, cfg Config, obs *observer) *guar
 		Outcome: statusOutcome,
 	}
 	payloads := cfg.PayloadLogLevel
+	// Asked once: the daemon's verbosity is fixed at start, and with a
+	// logger set in klog every klog.V allocates (see callLogger).
+	payloadsOn := klog.V(payloads).Enabled()
 	g.gate.Allowed = func(ctx context.Context, c *callgate.Call, d policy.Decision) context.Context {
-		if v := klog.V(payloads); v.Enabled() {
+		if payloadsOn {
+			v := klog.V(payloads)
 			// The model request, with what its type declares secret
 			// redacted: logged when the call begins, so a call that
 			// hangs shows up. Denied calls' requests are in the audit log.
 			v.InfoS("request", "endpoint", c.Endpoint, "method", c.FullMethod, "caller", c.Caller.String(), "request", renderModel(c.Model))
 		}
 		if obs != nil {
-			obs.allowed(ctx, c.Caller, c.Method.Name, d.Rule)
+			obs.allowed(ctx, *c.Caller, c.Method.Name, d.Rule)
 		}
 		return ctx
 	}
@@ -95,7 +99,7 @@ func statusOutcome(err error) (errdefs.Code, string) {
 }
 
 // wire describes how a gRPC call arrived, for the gate below the adapter.
-func (g *guard) wire(ctx context.Context, fullMethod string, c identity.Caller) *callgate.Wire {
+func (g *guard) wire(ctx context.Context, fullMethod string, c *identity.Caller) *callgate.Wire {
 	w := &callgate.Wire{
 		Endpoint:   g.endpoint,
 		Group:      g.api.Group,
@@ -134,20 +138,23 @@ var errNotGated = status.Error(codes.Internal, "internal error: the call was ans
 // gate: it is counted here, as the gate counts the calls it sees, and
 // logged by logCalls. Health checks only get the caller and the
 // observer's header.
-func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	c, _ := grpccreds.FromContext(ctx)
+//
+// log, when set, logs the call around handler (callLogger).
+func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler, log *callLogger) (any, error) {
 	if isHealth(info.FullMethod) {
 		g.obs.announceBuild(ctx)
-		return handler(identity.NewContext(ctx, c), req)
+		c, _ := grpccreds.FromContext(ctx)
+		return log.call(identity.NewContext(ctx, c), req, info, handler)
 	}
-	w := g.wire(ctx, info.FullMethod, c)
+	// The connection's caller, shared by its calls: not copied per call.
+	w := g.wire(ctx, info.FullMethod, grpccreds.Caller(ctx))
 	var start time.Time
 	if g.gate.Metrics != nil {
 		start = time.Now()
 	}
 	// The caller reaches the context below at the gate
 	// (identity.WithCaller); logCalls reads it from the connection.
-	resp, err := handler(callgate.WithWire(ctx, w), req)
+	resp, err := log.call(callgate.WithWire(ctx, w), req, info, handler)
 	switch {
 	case w.Refusal() != nil:
 		rf := w.Refusal()
@@ -172,10 +179,11 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 // every rule that confines paths or objects refuses it.
 func (g *guard) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx := ss.Context()
-	c, _ := grpccreds.FromContext(ctx)
 	if isHealth(info.FullMethod) {
+		c, _ := grpccreds.FromContext(ctx)
 		ctx = identity.NewContext(ctx, c)
 	} else {
+		c := grpccreds.Caller(ctx)
 		w := g.wire(ctx, info.FullMethod, c)
 		call := &callgate.Call{
 			Endpoint:   w.Endpoint,

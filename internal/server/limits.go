@@ -198,22 +198,29 @@ type callLimiter struct {
 	calls counter
 }
 
-// unary refuses a call with ResourceExhausted while its caller has max
-// calls in progress; it never waits, so a flooding caller cannot hold up
-// anyone else's calls. Health checks are not counted.
-func (cl *callLimiter) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+// enter counts a call in progress for its caller, or refuses it with
+// ResourceExhausted while the caller has max calls in progress; it never
+// waits, so a flooding caller cannot hold up anyone else's calls. Health
+// checks are not counted. leave(key) ends what enter counted.
+func (cl *callLimiter) enter(ctx context.Context, info *grpc.UnaryServerInfo) (key string, err error) {
 	if cl.max <= 0 || isHealth(info.FullMethod) {
-		return handler(ctx, req)
+		return "", nil
 	}
-	key := grpccreds.AccountKey(ctx) // "" when nothing is known: only the total bounds apply
+	key = grpccreds.AccountKey(ctx) // "" when nothing is known: only the total bounds apply
 	if key == "" {
 		key = "unknown"
 	}
 	if !cl.calls.acquire(key, cl.max, 0) {
-		return nil, status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", grpccreds.Describe(ctx), cl.max)
+		return "", status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", grpccreds.Describe(ctx), cl.max)
 	}
-	defer cl.calls.release(key)
-	return handler(ctx, req)
+	return key, nil
+}
+
+// leave ends a call enter counted under key; "" counted nothing.
+func (cl *callLimiter) leave(key string) {
+	if key != "" {
+		cl.calls.release(key)
+	}
 }
 
 // limitedCreds identifies connections with the daemon's credentials and
@@ -249,8 +256,8 @@ func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 	if err != nil {
 		return conn, ai, err
 	}
-	a, ok := ai.(grpccreds.AuthInfo)
-	if !ok {
+	a, ok := ai.(*grpccreds.AuthInfo)
+	if !ok || a == nil {
 		return conn, ai, nil
 	}
 	key, max := lc.connKey(a.Caller)

@@ -213,7 +213,7 @@ type containerCreds struct {
 }
 
 func (c containerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return conn, grpccreds.AuthInfo{AuthInfo: identity.AuthInfo{Caller: identity.Caller{ContainerID: c.container, WindowsSID: c.sid}}}, nil
+	return conn, &grpccreds.AuthInfo{AuthInfo: identity.AuthInfo{Caller: identity.Caller{ContainerID: c.container, WindowsSID: c.sid}}}, nil
 }
 
 // TestConnectionsPerWindowsAccount_ConstructedCallers: a named pipe tells

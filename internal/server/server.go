@@ -237,9 +237,10 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		// nothing else). Audit and metering are the gate's too.
 		o := newObserver(name, api, cfg)
 		g := newGuard(name, api, cfg, o)
-		unary := []grpc.UnaryServerInterceptor{recoverPanics(name), calls.unary, g.unary}
+		chain := &unaryChain{endpoint: name, calls: calls, guard: g,
+			log: newCallLogger(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog, failureLines)}
+		unary := []grpc.UnaryServerInterceptor{chain.intercept}
 		stream := []grpc.StreamServerInterceptor{checkStreamDecode, g.authorizeStream}
-		unary = append(unary, logCalls(name, cfg.CallLogLevel, cfg.PayloadLogLevel, s.callLog, failureLines))
 		if cfg.Metrics != nil {
 			ep := metrics.Endpoint{Group: api.Group, Version: api.Version, Service: api.Service}
 			unary = append([]grpc.UnaryServerInterceptor{cfg.Metrics.UnaryServerInterceptor(ep)}, unary...)

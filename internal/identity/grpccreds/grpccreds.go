@@ -47,7 +47,9 @@ func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 		return nil, nil, err
 	}
 	ai, _ := pi.(identity.AuthInfo) // the only PeerInfo identity returns
-	return conn, AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, AuthInfo: ai}, nil
+	// A pointer, so that each call can point at the connection's caller
+	// (Caller) instead of copying it.
+	return conn, &AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, AuthInfo: ai}, nil
 }
 
 // ClientHandshake is not supported: these credentials are for the server.
@@ -120,12 +122,25 @@ func CheckAlive(ctx context.Context) error {
 	return ai.CheckAlive()
 }
 
+// Caller returns the caller the handshake of ctx's connection found,
+// shared by every call on the connection and never changed; nil when
+// the connection has none (a server without Credentials).
+func Caller(ctx context.Context) *identity.Caller {
+	if ai, ok := authInfo(ctx); ok {
+		return &ai.Caller
+	}
+	return nil
+}
+
 // authInfo returns the AuthInfo of ctx's connection.
-func authInfo(ctx context.Context) (identity.AuthInfo, bool) {
+func authInfo(ctx context.Context) (*identity.AuthInfo, bool) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return identity.AuthInfo{}, false
+		return nil, false
 	}
-	ai, ok := p.AuthInfo.(AuthInfo)
-	return ai.AuthInfo, ok
+	ai, ok := p.AuthInfo.(*AuthInfo)
+	if !ok || ai == nil {
+		return nil, false
+	}
+	return &ai.AuthInfo, true
 }

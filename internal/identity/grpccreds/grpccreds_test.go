@@ -14,9 +14,15 @@ func TestContext(t *testing.T) {
 		t.Error("caller in an empty context")
 	}
 	c := identity.Caller{PID: 1, HasUnixIDs: true, UID: 2}
-	ctx := peer.NewContext(context.Background(), &peer.Peer{AuthInfo: AuthInfo{AuthInfo: identity.AuthInfo{Caller: c}}})
+	ctx := peer.NewContext(context.Background(), &peer.Peer{AuthInfo: &AuthInfo{AuthInfo: identity.AuthInfo{Caller: c}}})
 	if got, ok := FromContext(ctx); !ok || got.UID != 2 {
 		t.Errorf("from peer: %+v %v", got, ok)
+	}
+	if p := Caller(ctx); p == nil || p.UID != 2 || p != Caller(ctx) {
+		t.Errorf("Caller from peer = %+v, want the connection's one caller, the same at every call", p)
+	}
+	if p := Caller(context.Background()); p != nil {
+		t.Errorf("Caller of no connection = %+v, want nil", p)
 	}
 	if got := Describe(ctx); got != c.String() {
 		t.Errorf("Describe from peer = %q, want %q", got, c.String())
