@@ -81,6 +81,21 @@ const (
 	// user that many drivers share (root) cannot take that user's whole
 	// allowance.
 	DefaultMaxConnsPerContainer = 32
+	// DefaultNewConnsPerUIDPerSecond and DefaultNewConnsBurstPerUID pace
+	// the identification of each Unix user's new connections: 64 at
+	// once, then 100 a second. Identifying a caller reads /proc and may
+	// ask the container runtime; a user churning thousands of
+	// connections a second made it a fifth of the daemon's CPU, taken
+	// from every other caller (issue 23). A connection past its user's
+	// pace waits for its turn, up to maxPaceWait, and is closed if its
+	// turn is further away. A driver opens a connection per API group it
+	// calls, a handful, and reconnects after idling; 64 drivers of one
+	// user starting at once connect without waiting.
+	DefaultNewConnsPerUIDPerSecond = 100
+	DefaultNewConnsBurstPerUID     = 64
+	// maxPaceWait is the longest a connection waits for its turn to be
+	// identified: a fifth of DefaultConnectionTimeout.
+	maxPaceWait = 2 * time.Second
 	// DefaultMaxCallsPerCaller bounds the calls one caller (container,
 	// else user, else Windows SID) has in progress over every endpoint:
 	// 64. Past it a call is refused with ResourceExhausted at once, so a
@@ -101,6 +116,10 @@ type Limits struct {
 	MaxConnsPerUID       int
 	MaxConnsPerContainer int
 	MaxCallsPerCaller    int
+	// NewConnsPerUIDPerSecond and NewConnsBurstPerUID pace the
+	// identification of each Unix user's new connections.
+	NewConnsPerUIDPerSecond int
+	NewConnsBurstPerUID     int
 }
 
 func orDefault[T int | time.Duration](v, d T) T {
@@ -122,6 +141,8 @@ func (l Limits) withDefaults() Limits {
 	l.MaxConnsPerUID = orDefault(l.MaxConnsPerUID, DefaultMaxConnsPerUID)
 	l.MaxConnsPerContainer = orDefault(l.MaxConnsPerContainer, DefaultMaxConnsPerContainer)
 	l.MaxCallsPerCaller = orDefault(l.MaxCallsPerCaller, DefaultMaxCallsPerCaller)
+	l.NewConnsPerUIDPerSecond = orDefault(l.NewConnsPerUIDPerSecond, DefaultNewConnsPerUIDPerSecond)
+	l.NewConnsBurstPerUID = orDefault(l.NewConnsBurstPerUID, DefaultNewConnsBurstPerUID)
 	return l
 }
 
@@ -233,6 +254,9 @@ type limitedCreds struct {
 	max        int // per container
 	perAccount int // per Windows account (SID) outside a known container
 	conns      *counter
+	// pace spaces the identifications of each Unix user's connections
+	// (the key trackingListener gave them); nil: no pacing.
+	pace *pacer
 }
 
 // connKey is what bounds conn's caller's connections here, and that
@@ -252,6 +276,18 @@ func (lc *limitedCreds) connKey(c identity.Caller) (string, int) {
 // ServerHandshake identifies the caller; a connection over its
 // container's or account's bound fails the handshake, and gRPC closes it.
 func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	if tc, ok := raw.(*trackedConn); ok && tc.key != "" && lc.pace != nil {
+		wait, ok := lc.pace.reserve(tc.key, time.Now(), maxPaceWait)
+		if !ok {
+			_ = raw.Close() // refused; the handshake error says why
+			klog.V(4).InfoS("connection refused: new connections too fast", "peer", tc.key)
+			return nil, nil, fmt.Errorf("%s opens connections faster than they are identified (%d at once, then %s apart)",
+				tc.key, lc.pace.burst, lc.pace.interval)
+		}
+		if wait > 0 {
+			time.Sleep(wait) // bounded by maxPaceWait, within the connection's handshake timeout
+		}
+	}
 	conn, ai, err := lc.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
 		return conn, ai, err
@@ -275,7 +311,7 @@ func (lc *limitedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 
 // Clone keeps the bounds and their count.
 func (lc *limitedCreds) Clone() credentials.TransportCredentials {
-	return &limitedCreds{TransportCredentials: lc.TransportCredentials.Clone(), max: lc.max, perAccount: lc.perAccount, conns: lc.conns}
+	return &limitedCreds{TransportCredentials: lc.TransportCredentials.Clone(), max: lc.max, perAccount: lc.perAccount, conns: lc.conns, pace: lc.pace}
 }
 
 // releasingConn gives back its container's count once, when closed.

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
 	"net"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
@@ -32,5 +35,48 @@ func TestConnectionsPerUser(t *testing.T) {
 	}
 	if r := asUser(t, nobody, nobody, addr, "pw"); r.DialErr != "" || r.Code != "OK" {
 		t.Errorf("another user next to root's full allowance: %+v, want its call to succeed", r)
+	}
+}
+
+// TestNewConnectionsPaced: past its burst, a user's new connections wait
+// their turn to be identified, and one whose turn is further away than
+// maxPaceWait is closed at once; another user is not slowed (issue 23: a
+// user churning connections made identification a fifth of the daemon's
+// CPU).
+func TestNewConnectionsPaced(t *testing.T) {
+	testutil.RequireRoot(t)
+	cfg := testConfig(t)
+	cfg.Transport.SocketMode = 0o666
+	cfg.Transport.SocketUID, cfg.Transport.SocketGID = 0, 0
+	cfg.Limits.NewConnsBurstPerUID, cfg.Limits.NewConnsPerUIDPerSecond = 2, 1
+	openSocketDir(t, cfg)
+	s := start(t, cfg, smbGroupAPI(&callerSmb{}))
+	addr := s.Endpoints()[0].Address
+	// Six at once: two without waiting, two whose turns are 1 s and 2 s
+	// away (maxPaceWait), and two 3 s and 4 s away, closed. Which of the
+	// six gets which turn is the order their handshakes run in.
+	conns := make([]net.Conn, 6)
+	for i := range conns {
+		c, err := transport.Dial(callCtx(t), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	closed := 0
+	deadline := time.Now().Add(3 * time.Second)
+	for _, c := range conns {
+		_ = c.SetReadDeadline(deadline)
+		// The daemon's HTTP/2 settings once identified, or end of file.
+		if _, err := c.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			closed++
+		}
+	}
+	if closed != 2 {
+		t.Errorf("%d of root's six new connections closed, want the 2 whose turn was over 2 s away", closed)
+	}
+	if r := asUser(t, nobody, nobody, addr, "pw"); r.DialErr != "" || r.Code != "OK" {
+		t.Errorf("another user next to root's paced connections: %+v, want its call to succeed", r)
 	}
 }

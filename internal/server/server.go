@@ -215,6 +215,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 	calls := &callLimiter{max: lim.MaxCallsPerCaller}
 	failureLines := audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
 	containerConns := &counter{}
+	pace := newPacer(lim.NewConnsPerUIDPerSecond, lim.NewConnsBurstPerUID) // one for every endpoint, like the bounds
 	seen := map[string]bool{}
 	for _, api := range apis {
 		name := api.Name()
@@ -248,7 +249,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 		opts := append(lim.serverOptions(),
 			grpc.ForceServerCodecV2(newRequestCodec()),
-			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, perAccount: lim.MaxConnsPerUID, conns: containerConns}),
+			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, perAccount: lim.MaxConnsPerUID, conns: containerConns, pace: pace}),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
 			// Long-lived workers instead of a new goroutine per call:
