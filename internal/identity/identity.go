@@ -332,9 +332,13 @@ var ErrTooManyConnections = fmt.Errorf("too many connections are being identifie
 // connection that finds no free slot within IdentifyWait is refused with
 // an error wrapping ErrTooManyConnections (gRPC closes it).
 func (c *Credentials) ServerHandshake(conn net.Conn) (net.Conn, PeerInfo, error) {
-	// Taken before the wait for a slot: a process started after it
-	// cannot be the one that connected, however long the wait.
-	accepted := markAccepted()
+	// Taken before the wait for a slot, or at the accept itself when the
+	// listener marked it: a process started after it cannot be the one
+	// that connected, however long the wait.
+	accepted, ok := acceptMarkOf(conn)
+	if !ok {
+		accepted = markAccepted()
+	}
 	t := time.NewTimer(c.wait)
 	defer t.Stop()
 	select {
@@ -366,6 +370,40 @@ func Identify(conn net.Conn, o Options) Caller {
 	c, p := identify(conn, o, markAccepted())
 	p.close()
 	return resolveWorkload(o, c)
+}
+
+// AcceptMark is when a connection was accepted, as identification
+// compares it with the start time of the process found at the
+// connection's PID: a process started later cannot be the one that
+// connected. A listener that makes a connection wait before its handshake
+// (the daemon paces each user's identifications) takes one at the accept
+// with MarkAccepted and has a connection wrapper expose it, with an
+// AcceptMark() AcceptMark method, which the handshake then uses instead
+// of the time it begins.
+type AcceptMark struct{ m acceptMark }
+
+// MarkAccepted returns the mark of a connection accepted now.
+func MarkAccepted() AcceptMark { return AcceptMark{markAccepted()} }
+
+// acceptMarkOf returns the AcceptMark a layer of conn (or one beneath it,
+// see unwrap) exposes.
+func acceptMarkOf(conn net.Conn) (acceptMark, bool) {
+	c := conn
+	for range 16 {
+		if m, ok := c.(interface{ AcceptMark() AcceptMark }); ok {
+			return m.AcceptMark().m, true
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		next := u.NetConn()
+		if next == nil || next == c {
+			break
+		}
+		c = next
+	}
+	return acceptMark{}, false
 }
 
 // unwrap peels wrappers that expose the connection underneath.

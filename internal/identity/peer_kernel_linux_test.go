@@ -170,3 +170,43 @@ func TestHandshakeMarksAcceptBeforeWaitingForSlot(t *testing.T) {
 		t.Errorf("second handshake marked at tick %d (%v), want before it waited (tick %d was 200 ms in)", second.ticks, second.err, waited)
 	}
 }
+
+// markedConn is a connection whose listener marked its accept.
+type markedConn struct {
+	net.Conn
+	mark AcceptMark
+}
+
+func (c markedConn) AcceptMark() AcceptMark { return c.mark }
+func (c markedConn) NetConn() net.Conn      { return c.Conn }
+
+// A connection that waited before its handshake (the daemon paces each
+// user's identifications) is identified against the accept its listener
+// marked, however long it waited: the handshake uses the mark a layer of
+// the connection exposes, found under further wrappers too (issue 23).
+func TestHandshakeUsesListenersAcceptMark(t *testing.T) {
+	c := NewCredentials(Options{})
+	marks := make(chan acceptMark, 1)
+	c.identify = func(_ net.Conn, _ Options, m acceptMark) (Caller, *process) {
+		marks <- m
+		return Caller{}, nil
+	}
+	early := MarkAccepted()
+	time.Sleep(50 * time.Millisecond) // a tick is 10 ms
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	wrapped := &identifiedConn{Conn: markedConn{Conn: a, mark: early}} // a wrapper above the marked layer
+	if _, _, err := c.ServerHandshake(wrapped); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-marks; got != early.m {
+		t.Errorf("handshake marked tick %d, want the listener's mark, tick %d", got.ticks, early.m.ticks)
+	}
+	if _, _, err := c.ServerHandshake(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-marks; got.ticks <= early.m.ticks {
+		t.Errorf("unmarked connection: tick %d, want the handshake's own mark, after %d", got.ticks, early.m.ticks)
+	}
+}

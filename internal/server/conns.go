@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"k8s.io/klog/v2"
+
+	"github.com/csi-node-proxy/csi-node-proxy/internal/identity"
 )
 
 // connLimits bounds the connections of a Server, over all its endpoints:
@@ -66,7 +68,7 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 
 // track adds an accepted connection that holds the bound key.
 func (l *trackingListener) track(c net.Conn, key string) (net.Conn, error) {
-	tc := &trackedConn{Conn: c, l: l, key: key}
+	tc := &trackedConn{Conn: c, l: l, key: key, accepted: identity.MarkAccepted()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -118,8 +120,9 @@ func (l *trackingListener) closeAll() {
 // sent anything and leaves its listener's set when closed.
 type trackedConn struct {
 	net.Conn
-	l      *trackingListener
-	key    string // what it holds of l.limits
+	l        *trackingListener
+	key      string              // what it holds of l.limits
+	accepted identity.AcceptMark // when it was accepted, for identification
 	active atomic.Bool
 	once   sync.Once
 }
@@ -132,6 +135,10 @@ func (c *trackedConn) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// AcceptMark tells identification when the connection was accepted: its
+// handshake may wait for its user's turn (pacer) before identifying it.
+func (c *trackedConn) AcceptMark() identity.AcceptMark { return c.accepted }
 
 // NetConn returns the accepted connection underneath, so the handshake can
 // read the peer's credentials from it (see identity.Identify).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,10 +54,10 @@ func TestNewConnectionsPaced(t *testing.T) {
 	openSocketDir(t, cfg)
 	s := start(t, cfg, smbGroupAPI(&callerSmb{}))
 	addr := s.Endpoints()[0].Address
-	// Six at once: two without waiting, two whose turns are 1 s and 2 s
-	// away (maxPaceWait), and two 3 s and 4 s away, closed. Which of the
-	// six gets which turn is the order their handshakes run in.
-	conns := make([]net.Conn, 6)
+	// Ten at once: two without waiting, six whose turns are 1 s to 6 s
+	// away (maxPaceWait), and two 7 s and 8 s away, closed. Which of the
+	// ten gets which turn is the order their handshakes run in.
+	conns := make([]net.Conn, 10)
 	for i := range conns {
 		c, err := transport.Dial(callCtx(t), addr)
 		if err != nil {
@@ -64,17 +66,23 @@ func TestNewConnectionsPaced(t *testing.T) {
 		defer c.Close()
 		conns[i] = c
 	}
-	closed := 0
+	// Each read at once (a read after its deadline reports the deadline,
+	// not a close): the daemon's HTTP/2 settings once identified, end of
+	// file if closed, nothing yet while waiting.
+	var closed atomic.Int32
+	var wg sync.WaitGroup
 	deadline := time.Now().Add(3 * time.Second)
 	for _, c := range conns {
-		_ = c.SetReadDeadline(deadline)
-		// The daemon's HTTP/2 settings once identified, or end of file.
-		if _, err := c.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			closed++
-		}
+		wg.Go(func() {
+			_ = c.SetReadDeadline(deadline)
+			if _, err := c.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				closed.Add(1)
+			}
+		})
 	}
-	if closed != 2 {
-		t.Errorf("%d of root's six new connections closed, want the 2 whose turn was over 2 s away", closed)
+	wg.Wait()
+	if closed := closed.Load(); closed != 2 {
+		t.Errorf("%d of root's ten new connections closed, want the 2 whose turn was over 6 s away", closed)
 	}
 	if r := asUser(t, nobody, nobody, addr, "pw"); r.DialErr != "" || r.Code != "OK" {
 		t.Errorf("another user next to root's paced connections: %+v, want its call to succeed", r)

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"errors"
+	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -62,3 +65,63 @@ func (p *pacer) reserve(key string, now time.Time, maxWait time.Duration) (wait 
 	p.tat[key] = tat.Add(p.interval)
 	return wait, true
 }
+
+// maxEarly bounds what waitTurn keeps of what a client sends before its
+// turn: 16 KiB, far more than an HTTP/2 client's preface and settings
+// (under 100 bytes); past it, the rest waits in the socket.
+const maxEarly = 16 << 10
+
+// waitTurn waits until turn, when conn's user may have it identified,
+// reading what the client sends meanwhile, so that a client that gives
+// up is seen at once: its connection ends there, and the connection of
+// its user's bound that it held is free again (otherwise a client that
+// abandons connections fills its user's bound with dead ones). What was
+// read is read again first by the handshake, from the connection
+// returned. The read deadline is set to restore afterwards: gRPC's
+// deadline for the handshake, which waitTurn's own replaced.
+func waitTurn(conn net.Conn, turn, restore time.Time) (net.Conn, error) {
+	var early []byte
+	buf := make([]byte, 512)
+	_ = conn.SetReadDeadline(turn) // an error shows in the Read below
+	for {
+		n, err := conn.Read(buf)
+		early = append(early, buf[:n]...)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break // the turn has come
+		}
+		if err != nil {
+			return nil, err // the client closed the connection, or it failed
+		}
+		if len(early) >= maxEarly {
+			time.Sleep(time.Until(turn))
+			break
+		}
+	}
+	if err := conn.SetReadDeadline(restore); err != nil {
+		return nil, err
+	}
+	if len(early) == 0 {
+		return conn, nil
+	}
+	return &replayConn{Conn: conn, early: early}, nil
+}
+
+// replayConn returns what waitTurn read before the rest of its
+// connection. gRPC reads a connection from one goroutine.
+type replayConn struct {
+	net.Conn
+	early []byte
+}
+
+// Read returns what was read early first.
+func (c *replayConn) Read(b []byte) (int, error) {
+	if len(c.early) > 0 {
+		n := copy(b, c.early)
+		c.early = c.early[n:]
+		return n, nil
+	}
+	return c.Conn.Read(b)
+}
+
+// NetConn returns the connection underneath, for identification.
+func (c *replayConn) NetConn() net.Conn { return c.Conn }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"testing"
 	"time"
 )
@@ -53,5 +54,52 @@ func TestPacerForgetsRestedKeys(t *testing.T) {
 	}
 	if n := len(p.tat); n > maxPacedKeys {
 		t.Errorf("%d keys kept, want at most %d", n, maxPacedKeys)
+	}
+}
+
+// TestWaitTurnKeepsEarlyBytes: what the client sends while its
+// connection waits for its turn is read again first, then the rest; the
+// read deadline is the one given back.
+func TestWaitTurnKeepsEarlyBytes(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	go func() { _, _ = client.Write([]byte("PRI * HTTP/2.0")) }()
+	turn := time.Now().Add(100 * time.Millisecond)
+	c, err := waitTurn(server, turn, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().Before(turn) {
+		t.Error("waitTurn returned before the turn")
+	}
+	go func() { _, _ = client.Write([]byte(" more")) }()
+	got := make([]byte, 0, 32)
+	buf := make([]byte, 4)
+	for len(got) < len("PRI * HTTP/2.0 more") {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != "PRI * HTTP/2.0 more" {
+		t.Errorf("read %q, want the early bytes, then the rest", got)
+	}
+}
+
+// TestWaitTurnSeesClientGiveUp: a client that closes its connection while
+// it waits ends the wait at once with an error, so the connection (and
+// its place in its user's bound) is freed then, not at its turn.
+func TestWaitTurnSeesClientGiveUp(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	time.AfterFunc(20*time.Millisecond, func() { client.Close() })
+	start := time.Now()
+	if _, err := waitTurn(server, start.Add(5*time.Second), time.Time{}); err == nil {
+		t.Fatal("waitTurn on a connection its client closed: no error")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("waitTurn noticed the close after %v, want at once", d)
 	}
 }

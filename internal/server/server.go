@@ -249,7 +249,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 		}
 		opts := append(lim.serverOptions(),
 			grpc.ForceServerCodecV2(newRequestCodec()),
-			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, perAccount: lim.MaxConnsPerUID, conns: containerConns, pace: pace}),
+			grpc.Creds(&limitedCreds{TransportCredentials: grpccreds.NewCredentials(cfg.Identity), max: lim.MaxConnsPerContainer, perAccount: lim.MaxConnsPerUID, conns: containerConns, pace: pace, handshakeTimeout: max(lim.ConnectionTimeout, 0)}),
 			grpc.ChainUnaryInterceptor(unary...),
 			grpc.ChainStreamInterceptor(stream...),
 			// Long-lived workers instead of a new goroutine per call:
