@@ -56,24 +56,33 @@ func (l callLine) write() {
 // in; klog stamps each with the time it is written, microseconds after
 // the call, whose duration the line carries. Close writes what is queued.
 //
+// A call appends its line to a queue under a mutex and wakes the writer
+// only when the queue was empty; the writer takes the whole queue at
+// once, instead of receiving line by line on a channel whose lock each
+// call's send would share with it.
+//
 // With a LogBatch (Config.LogBatch, the daemon's klog output on stderr),
 // the lines that gathered within callLogLinger of a batch's first are
 // written with one write(2).
 type callLog struct {
-	mu      sync.RWMutex
+	mu      sync.Mutex
 	started bool
 	closed  bool
-	lines   chan callLine
-	done    chan struct{}
-	batch   LogBatch  // nil: each line is its own write
-	text    *callText // nil: klog formats and writes every line
+	pending []callLine // queued, oldest first; at most callLogQueue
+	spare   []callLine // the writer's last batch, its array reused (writer only)
+
+	wake  chan struct{} // one token: a line was queued into an empty queue
+	stop  chan struct{} // closed by close
+	done  chan struct{} // closed when the writer has written all and ended
+	batch LogBatch      // nil: each line is its own write
+	text  *callText     // nil: klog formats and writes every line
 }
 
 // newCallLog returns a call log writing through klog, in batches when
 // batch is not nil; with text (where klog writes its text format, with
 // default header flags) it formats the lines itself (callText).
 func newCallLog(batch LogBatch, text io.Writer) *callLog {
-	l := &callLog{lines: make(chan callLine, callLogQueue), done: make(chan struct{}), batch: batch}
+	l := &callLog{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), batch: batch}
 	if text != nil {
 		l.text = newCallText(text)
 	}
@@ -96,51 +105,84 @@ func (l *callLog) start() {
 		return
 	}
 	l.started = true
-	go func() {
-		defer close(l.done)
-		for line := range l.lines {
-			l.writeQueued(line)
-		}
-	}()
+	go l.run()
 }
 
-// writeQueued writes first and the lines queued behind it within
-// callLogLinger, up to callLogBatch, as one batch.
-func (l *callLog) writeQueued(first callLine) {
-	if l.batch == nil {
-		l.writeLine(first)
-		return
-	}
-	time.Sleep(callLogLinger)
-	l.batch.Hold()
-	defer l.batch.Release()
-	l.writeLine(first)
-	for range callLogBatch - 1 {
+// run is the writer: woken by the first line of a batch, it lets lines
+// gather for callLogLinger (with a LogBatch) and writes the queue.
+func (l *callLog) run() {
+	defer close(l.done)
+	for {
 		select {
-		case line, ok := <-l.lines:
-			if !ok {
-				return
-			}
-			l.writeLine(line)
-		default:
+		case <-l.wake:
+		case <-l.stop:
+			l.drain()
 			return
 		}
+		if l.batch != nil {
+			t := time.NewTimer(callLogLinger)
+			select {
+			case <-t.C:
+			case <-l.stop:
+				t.Stop()
+			}
+		}
+		l.drain()
+	}
+}
+
+// drain writes every queued line, in order, in batches of at most
+// callLogBatch lines (each one write with a LogBatch), until the queue
+// is empty.
+func (l *callLog) drain() {
+	for {
+		l.mu.Lock()
+		lines := l.pending
+		l.pending = l.spare[:0]
+		l.mu.Unlock()
+		if len(lines) == 0 {
+			l.spare = lines
+			return
+		}
+		for rest := lines; len(rest) > 0; {
+			n := min(len(rest), callLogBatch)
+			l.writeBatch(rest[:n])
+			rest = rest[n:]
+		}
+		l.spare = lines[:0] // all written: its array takes the next batch
+	}
+}
+
+// writeBatch writes lines as one batch.
+func (l *callLog) writeBatch(lines []callLine) {
+	if l.batch != nil {
+		l.batch.Hold()
+		defer l.batch.Release()
+	}
+	for i := range lines {
+		l.writeLine(lines[i])
+		lines[i] = callLine{} // written: keep no strings alive
 	}
 }
 
 // write queues line, or writes it at once when the queue is full or the
 // log closed.
 func (l *callLog) write(line callLine) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if !l.closed {
+	l.mu.Lock()
+	if l.closed || len(l.pending) >= callLogQueue {
+		l.mu.Unlock()
+		l.writeLine(line)
+		return
+	}
+	first := len(l.pending) == 0
+	l.pending = append(l.pending, line)
+	l.mu.Unlock()
+	if first {
 		select {
-		case l.lines <- line:
-			return
-		default:
+		case l.wake <- struct{}{}:
+		default: // the writer is already woken
 		}
 	}
-	l.writeLine(line)
 }
 
 // close writes the queued lines and stops the writer; later lines are
@@ -152,14 +194,12 @@ func (l *callLog) close() {
 		return
 	}
 	l.closed = true
-	close(l.lines)
 	started := l.started
 	l.mu.Unlock()
 	if !started {
-		for line := range l.lines { // queued before a start that never came
-			l.writeLine(line)
-		}
+		l.drain() // queued before a start that never came
 		return
 	}
+	close(l.stop)
 	<-l.done
 }
