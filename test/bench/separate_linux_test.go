@@ -76,7 +76,9 @@ func startProcess(tb testing.TB, bin string, args, env []string, dir, sock strin
 	tb.Helper()
 	daemonbin.Start(tb, bin, daemonbin.Options{
 		Args: args, Env: env, Ready: daemonbin.SocketsAccept(sock), ReadyTimeout: 30 * time.Second,
-		LogFile: filepath.Join(dir, "server.log"), StopTimeout: 10 * time.Second,
+		// Straight to a file: a node's log goes to journald or the
+		// runtime, not through the process calling the daemon.
+		LogFile: filepath.Join(dir, "server.log"), LogFileOnly: true, StopTimeout: 10 * time.Second,
 	})
 	return &serverProcess{sock: sock, dir: dir}
 }

@@ -67,7 +67,8 @@ func startFake(tb testing.TB, mode string, opts Options) *Process {
 }
 
 // TestEnvOutputAndLogFile: CleanEnv gives the daemon only Env, StderrOnly
-// leaves its stdout out of Output, LogFile gets what Output gets, and
+// leaves its stdout out of Output, LogFile gets what Output gets (and,
+// with LogFileOnly, everything while Output gets nothing), and
 // Stop ends a daemon that exits 0 on SIGTERM without failing the test.
 func TestEnvOutputAndLogFile(t *testing.T) {
 	t.Setenv("FOO", "inherited")
@@ -89,6 +90,22 @@ func TestEnvOutputAndLogFile(t *testing.T) {
 	q.Stop(t, 10*time.Second)
 	if out := q.Output.String(); out != "ready\n" {
 		t.Errorf("StderrOnly output %q; want only stderr's", out)
+	}
+
+	only := filepath.Join(t.TempDir(), "only.log")
+	r := Start(t, os.Args[0], Options{Env: []string{"FOO=file", fakeDaemonEnv + "=clean"}, CleanEnv: true, LogFile: only, LogFileOnly: true,
+		Ready: func() error {
+			if data, _ := os.ReadFile(only); !strings.Contains(string(data), "ready") {
+				return errors.New("not ready")
+			}
+			return nil
+		}})
+	r.Stop(t, 10*time.Second)
+	if out := r.Output.String(); out != "" {
+		t.Errorf("LogFileOnly: Output %q; want nothing", out)
+	}
+	if data, err := os.ReadFile(only); err != nil || !strings.Contains(string(data), "FOO=file HOME=\n") {
+		t.Errorf("LogFileOnly: log file %q, %v; want the daemon's output", data, err)
 	}
 }
 

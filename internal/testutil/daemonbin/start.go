@@ -49,6 +49,12 @@ type Options struct {
 	// LogFile, if not "", also gets the daemon's output, for a test that
 	// reads the log as a file.
 	LogFile string
+	// LogFileOnly gives the daemon LogFile as its stdout and stderr, and
+	// Output gets nothing: no pipe into the test process, whose copying
+	// of every log line would take CPU from the test's own work (a
+	// benchmark's client). On a node the log goes to journald or the
+	// container runtime, never to the driver calling the daemon.
+	LogFileOnly bool
 	// StopTimeout is how long the daemon may take to exit after SIGTERM
 	// at the end of the test before it is killed (default 15 s).
 	StopTimeout time.Duration
@@ -126,6 +132,9 @@ func Start(tb testing.TB, bin string, opts Options) *Process {
 		}
 		tb.Cleanup(func() { _ = f.Close() }) // runs after the daemon is ended
 		out = io.MultiWriter(p.Output, f)
+		if opts.LogFileOnly {
+			out = f // an *os.File: the daemon writes to it itself
+		}
 	}
 	p.Cmd.Stdout, p.Cmd.Stderr = out, out
 	if opts.StderrOnly {
