@@ -133,6 +133,18 @@ func TestCallTextIsKlogsLine(t *testing.T) {
 		t.Errorf("line after the header:\nklog: %q\nours: %q", header.ReplaceAllString(want, ""), header.ReplaceAllString(got, ""))
 	}
 
+	// The date and time up to the second are kept for a second's lines:
+	// a line of the next second has its own.
+	var later bytes.Buffer
+	text := newCallText(&later)
+	for _, at := range []time.Time{now, now.Add(200 * time.Millisecond), now.Add(time.Second)} {
+		text.write(line, at)
+	}
+	stamps := regexp.MustCompile(`(?m)^I1202 (\d\d:\d\d:\d\d\.\d{6}) `).FindAllStringSubmatch(later.String(), -1)
+	if len(stamps) != 3 || stamps[0][1] != "09:04:03.409768" || stamps[1][1] != "09:04:03.609768" || stamps[2][1] != "09:04:04.409768" {
+		t.Errorf("times of three lines, the last a second later: %q", stamps)
+	}
+
 	multi := line
 	multi.caller = "two\nlines"
 	if newCallText(&ours).write(multi, now) {

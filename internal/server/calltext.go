@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,17 @@ type callText struct {
 	site string // "calltext.go:NN": where the writer was made, for the header
 	pid  int
 	pool sync.Pool
+	// second is the header's date and time up to the second, kept for
+	// the lines of one second: lines come by the thousand a second, and
+	// splitting a time into its calendar fields is a third of a line's
+	// formatting.
+	second atomic.Pointer[headerSecond]
+}
+
+// headerSecond is "Lmmdd hh:mm:ss." of the second starting at unix.
+type headerSecond struct {
+	unix   int64
+	prefix []byte
 }
 
 func newCallText(w io.Writer) *callText {
@@ -56,7 +68,14 @@ func (t *callText) write(l callLine, now time.Time) (ok bool) {
 
 // format appends l's line as klog writes an info line.
 func (t *callText) format(b []byte, l callLine, now time.Time) []byte {
-	b = appendKlogHeader(b, now, t.pid, t.site)
+	sec := now.Unix()
+	hs := t.second.Load()
+	if hs == nil || hs.unix != sec {
+		hs = &headerSecond{unix: sec, prefix: appendKlogSecond(nil, now)}
+		t.second.Store(hs)
+	}
+	b = append(b, hs.prefix...)
+	b = appendKlogHeaderRest(b, now, t.pid, t.site)
 	b = append(b, `"call"`...)
 	b = appendKV(b, "endpoint", l.endpoint)
 	b = appendKV(b, "method", l.method)
@@ -66,9 +85,9 @@ func (t *callText) format(b []byte, l callLine, now time.Time) []byte {
 	return append(b, '\n')
 }
 
-// appendKlogHeader appends klog's info header: Lmmdd hh:mm:ss.uuuuuu, the
-// process ID right-aligned in 7 columns, file:line and "] ".
-func appendKlogHeader(b []byte, now time.Time, pid int, site string) []byte {
+// appendKlogSecond appends klog's info header up to its second:
+// "Lmmdd hh:mm:ss."; appendKlogHeaderRest the rest.
+func appendKlogSecond(b []byte, now time.Time) []byte {
 	_, month, day := now.Date()
 	hour, minute, second := now.Clock()
 	b = append(b, 'I')
@@ -80,7 +99,13 @@ func appendKlogHeader(b []byte, now time.Time, pid int, site string) []byte {
 	b = appendPadded(b, minute, 2, '0')
 	b = append(b, ':')
 	b = appendPadded(b, second, 2, '0')
-	b = append(b, '.')
+	return append(b, '.')
+}
+
+// appendKlogHeaderRest appends the rest of klog's info header: the
+// microseconds, the process ID right-aligned in 7 columns, file:line and
+// "] ".
+func appendKlogHeaderRest(b []byte, now time.Time, pid int, site string) []byte {
 	b = appendPadded(b, now.Nanosecond()/1000, 6, '0')
 	b = append(b, ' ')
 	b = appendPadded(b, pid, 7, ' ')
@@ -101,10 +126,20 @@ func appendPadded(b []byte, n, width int, pad byte) []byte {
 }
 
 // appendKV appends a key and a one-line string value as klog does:
-// ` key="value"`, quoted by strconv.Quote's rules.
+// ` key="value"`, quoted by strconv.Quote's rules. A value of printable
+// ASCII without quote or backslash (endpoints, methods and most callers)
+// is copied between quotes as it is, which is what strconv.Quote makes
+// of it, without decoding it rune by rune.
 func appendKV(b []byte, key, value string) []byte {
 	b = append(b, ' ')
 	b = append(b, key...)
 	b = append(b, '=')
-	return strconv.AppendQuote(b, value)
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, value)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, value...)
+	return append(b, '"')
 }

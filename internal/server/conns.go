@@ -123,8 +123,8 @@ type trackedConn struct {
 	l        *trackingListener
 	key      string              // what it holds of l.limits
 	accepted identity.AcceptMark // when it was accepted, for identification
-	active atomic.Bool
-	once   sync.Once
+	active   atomic.Bool
+	once     sync.Once
 }
 
 // Read marks the connection active once data arrived.
