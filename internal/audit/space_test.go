@@ -7,28 +7,40 @@ import (
 	"testing"
 )
 
-// TestReserveKeptForChanges: below the reserve, denials and reads are
-// counted instead of written, and the records of a change still are; so
-// a flood of denials cannot use up the space a change's intent needs.
-func TestReserveKeptForChanges(t *testing.T) {
-	free := int64(1 << 30)
+// reserveLog opens an audit log keeping a 1 MiB reserve (no rate limit)
+// on a file system whose free space is *free, 1 GiB to begin with.
+func reserveLog(t *testing.T) (l *Logger, path string, free *int64) {
+	free = new(int64)
+	*free = 1 << 30
 	old := freeSpace
-	freeSpace = func(*os.File) (int64, bool) { return free, true }
+	freeSpace = func(*os.File) (int64, bool) { return *free, true }
 	t.Cleanup(func() { freeSpace = old })
-
-	path := filepath.Join(t.TempDir(), "audit.log")
+	path = filepath.Join(t.TempDir(), "audit.log")
 	l, err := Open(path, Options{Reserve: 1 << 20, DenialBurst: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l, path, free
+}
+
+// The records reserveLog's tests write: a denial, and a read.
+var (
+	lowDenial = Record{Method: "Mkdir", Decision: Deny, Reason: "no rule allows it"}
+	lowRead   = Record{Method: "PathExists", Decision: Allow}
+)
+
+// TestReserveKeptForChanges: below the reserve, denials and reads are
+// counted instead of written, and the records of a change still are; so
+// a flood of denials cannot use up the space a change's intent needs.
+func TestReserveKeptForChanges(t *testing.T) {
+	l, path, free := reserveLog(t)
 	defer l.Close()
-	denial := Record{Method: "Mkdir", Decision: Deny, Reason: "no rule allows it"}
-	read := Record{Method: "PathExists", Decision: Allow}
+	denial, read := lowDenial, lowRead
 	if err := l.Log(denial); err != nil {
 		t.Fatal(err)
 	}
 
-	free = 1<<20 - 1 // below the reserve
+	*free = 1<<20 - 1 // below the reserve
 	for _, r := range []Record{denial, read} {
 		if err := l.Log(r); err != nil {
 			t.Fatal(err)
@@ -60,29 +72,19 @@ func TestReserveKeptForChanges(t *testing.T) {
 // written before the next denial or read, and at Close when space never
 // came back; a reader of the file alone learns that records are missing.
 func TestLowSpaceSummary(t *testing.T) {
-	free := int64(1 << 30)
-	old := freeSpace
-	freeSpace = func(*os.File) (int64, bool) { return free, true }
-	t.Cleanup(func() { freeSpace = old })
-
-	path := filepath.Join(t.TempDir(), "audit.log")
-	l, err := Open(path, Options{Reserve: 1 << 20, DenialBurst: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	denial := Record{Method: "Mkdir", Decision: Deny, Reason: "no rule allows it"}
-	read := Record{Method: "PathExists", Decision: Allow}
-	free = 1<<20 - 1 // below the reserve
+	l, path, free := reserveLog(t)
+	denial, read := lowDenial, lowRead
+	*free = 1<<20 - 1 // below the reserve
 	for _, r := range []Record{denial, read, denial} {
 		if err := l.Log(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	free = 1 << 30 // space is back
+	*free = 1 << 30 // space is back
 	if err := l.Log(denial); err != nil {
 		t.Fatal(err)
 	}
-	free = 1<<20 - 1 // and gone again: two more left out, said at Close
+	*free = 1<<20 - 1 // and gone again: two more left out, said at Close
 	for _, r := range []Record{read, read} {
 		if err := l.Log(r); err != nil {
 			t.Fatal(err)

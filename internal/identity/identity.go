@@ -387,28 +387,31 @@ func MarkAccepted() AcceptMark { return AcceptMark{markAccepted()} }
 
 // acceptMarkOf returns the AcceptMark a layer of conn (or one beneath it,
 // see unwrap) exposes.
-func acceptMarkOf(conn net.Conn) (acceptMark, bool) {
-	c := conn
-	for range 16 {
-		if m, ok := c.(interface{ AcceptMark() AcceptMark }); ok {
-			return m.AcceptMark().m, true
+func acceptMarkOf(conn net.Conn) (m acceptMark, found bool) {
+	eachLayer(conn, func(c net.Conn) bool {
+		if x, ok := c.(interface{ AcceptMark() AcceptMark }); ok {
+			m, found = x.AcceptMark().m, true
 		}
-		u, ok := c.(interface{ NetConn() net.Conn })
-		if !ok {
-			break
-		}
-		next := u.NetConn()
-		if next == nil || next == c {
-			break
-		}
-		c = next
-	}
-	return acceptMark{}, false
+		return found
+	})
+	return m, found
 }
 
 // unwrap peels wrappers that expose the connection underneath.
 func unwrap(c net.Conn) net.Conn {
+	return eachLayer(c, func(net.Conn) bool { return false })
+}
+
+// eachLayer calls stop with conn and then with each connection beneath
+// it, as wrappers expose them with a NetConn() net.Conn method, until
+// stop returns true or there is no layer beneath; it returns the layer it
+// stopped at.
+func eachLayer(conn net.Conn, stop func(net.Conn) bool) net.Conn {
+	c := conn
 	for range 16 {
+		if stop(c) {
+			break
+		}
 		u, ok := c.(interface{ NetConn() net.Conn })
 		if !ok {
 			break
