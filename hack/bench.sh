@@ -110,7 +110,7 @@ the first round's result):
 | `identity.NewContext` (a ~300-byte copy of the caller boxed into each call's context) | 8% | gone (the context points at the caller the gate holds) |
 | the simulated host's PathExists (a not-found message formatted and dropped, the walked path joined at every element) | 10.6% | 4.7% (messages built only when read) |
 | `printable.Check` (every rune of every request string decoded and looked up in the Unicode tables) | 3.2% | below 0.5% (printable ASCII decided a byte at a time) |
-| interceptor chain levels (an observer level that only passed calls through, and mapErrors as a level of its own) | 5 levels | 3 (the header set in the guard's health branch; mapErrors called by logCalls) |
+| interceptor chain levels (an observer level that only passed calls through, and mapErrors as a level of its own) | 5 levels | 3 (the header set in the guard's health branch; mapErrors called by the call log); since 2 December 2026 one interceptor whose steps call each other |
 | everything from gRPC's handler entry down (decode, gate, log, adapter, Service, host) | 30.4% | 22.1% (the rows above together, second round, same load) |
 
 Issue 26: the shipped configuration with 16 calls at once on one connection (CPU and block profiles

@@ -33,7 +33,7 @@ type LogBatch interface {
 // dropped, only written later than its call ended.
 const callLogQueue = 1024
 
-// callLine is the log line of one successful call (logCalls).
+// callLine is the log line of one successful call (callLogger).
 type callLine struct {
 	level            klog.Level
 	endpoint, method string

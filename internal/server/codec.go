@@ -23,10 +23,11 @@ import (
 // grpc's proto codec and, when that fails, resets the message to empty,
 // records the failure against it and reports success; the interceptors
 // then answer the call InvalidArgument before any handler sees the empty
-// message. For unary calls recoverPanics, the first interceptor every
+// message. For unary calls unaryChain.intercept, the one interceptor every
 // endpoint runs, takes the mark out of decodeErrors into the call's context
-// (so no mark outlives its call, even one the policy then denies), and
-// mapErrors, the innermost step (logCalls calls it), answers with it: the call is still authorised,
+// first (so no mark outlives its call, even one the policy then denies),
+// and mapErrors, the innermost step (the call log calls it), answers with
+// it: the call is still authorised,
 // audited and logged like any other. Streaming calls (the health service's
 // Watch) are checked in checkStreamDecode.
 

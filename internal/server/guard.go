@@ -136,15 +136,13 @@ var errNotGated = status.Error(codes.Internal, "internal error: the call was ans
 // codes.Unavailable), and runs the group Service. A request that does not
 // convert is refused by the adapter (codes.InvalidArgument) before the
 // gate: it is counted here, as the gate counts the calls it sees, and
-// logged by logCalls. Health checks only get the caller and the
-// observer's header.
-//
-// log, when set, logs the call around handler (callLogger).
+// logged by log, which runs handler (callLogger). Health checks only get
+// the caller and the observer's header.
 func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler, log *callLogger) (any, error) {
 	if isHealth(info.FullMethod) {
 		g.obs.announceBuild(ctx)
 		c, _ := grpccreds.FromContext(ctx)
-		return log.call(identity.NewContext(ctx, c), req, info, handler)
+		return log.unary(identity.NewContext(ctx, c), req, info, handler)
 	}
 	// The connection's caller, shared by its calls: not copied per call.
 	w := g.wire(ctx, info.FullMethod, grpccreds.Caller(ctx))
@@ -152,9 +150,9 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	if g.gate.Metrics != nil {
 		start = time.Now()
 	}
-	// The caller reaches the context below at the gate
-	// (identity.WithCaller); logCalls reads it from the connection.
-	resp, err := log.call(callgate.WithWire(ctx, w), req, info, handler)
+	// The caller reaches the context below at the gate (its call
+	// context); the call log reads it from the connection.
+	resp, err := log.unary(callgate.WithWire(ctx, w), req, info, handler)
 	switch {
 	case w.Refusal() != nil:
 		rf := w.Refusal()

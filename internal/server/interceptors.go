@@ -191,11 +191,3 @@ func mapErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler gr
 	}
 	return nil, errgrpc.ToGRPC(err)
 }
-
-// call runs handler through l, or alone when l is nil.
-func (l *callLogger) call(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if l == nil {
-		return handler(ctx, req)
-	}
-	return l.unary(ctx, req, info, handler)
-}
