@@ -1,5 +1,7 @@
 # csi-node-proxy: `make help` lists the targets.
-SHELL := $(CURDIR)/hack/timed-shell.sh
+# Recipe lines run with bash, timed (hack/timed-shell.sh): found beside this
+# Makefile, wherever make is run from (make -f, make -C).
+SHELL := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))hack/timed-shell.sh
 GO ?= go
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT ?= $(shell $(GO) env GOPATH)/bin/golangci-lint
