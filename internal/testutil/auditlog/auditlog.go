@@ -68,7 +68,8 @@ type Record struct {
 	DurationMS *float64 `json:"duration_ms"`
 	// Suppressed is how many of the caller's records of this kind were
 	// left out since its previous one (rate-limited); in a summary,
-	// those of SuppressedKind ("deny", "would-deny" or "read").
+	// those of SuppressedKind ("deny", "would-deny" or "read"; "low-space"
+	// for records of every caller left out below the space reserve).
 	Suppressed     uint64 `json:"suppressed"`
 	SuppressedKind string `json:"suppressed_kind"`
 }
