@@ -85,13 +85,22 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # re-reads the partitions of the other packages' loop disks, which makes
 # their BLKPG and unmount calls fail with EBUSY now and then. The first
 # run includes every fuzz target's seed corpus (testdata/fuzz), which go
-# test runs as ordinary test cases.
-unit: ## Run the root and cmd modules' tests with the race detector (with the hostile-input suite and the fuzz seed corpora).
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$' -e '/test/hostileload$$')
-	$(GO) test -C cmd -race -count=1 ./...
-	$(GO) test -race -count=1 ./test/linuxe2e/
-	$(GO) test -race -count=1 ./test/hostile/
-	$(GO) test -race -count=1 ./test/soak/
+# test runs as ordinary test cases. The cmd module's generators
+# (cmd/convgen, cmd/internal/...) start no goroutine: the race detector
+# has nothing to watch there, and their tests run in the configuration of
+# every other build without it (NORACE_TARGETS), instead of compiling
+# golang.org/x/tools once more with the race detector.
+# -vet=off: go test's own vet pass (a subset of go vet's analyzers, run
+# on each package before its tests) repeats what make vet has checked for
+# both modules, for linux and windows, with go vet's full set.
+UNIT_FLAGS := -count=1 -vet=off
+unit: ## Run the root and cmd modules' tests with the race detector (the cmd module's generators, which start no goroutine, without it), with the hostile-input suite and the fuzz seed corpora.
+	$(GO) test -race $(UNIT_FLAGS) $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$' -e '/test/hostileload$$')
+	$(GO) test -C cmd -race $(UNIT_FLAGS) ./csi-node-proxy/ ./csi-node-proxyctl/
+	CGO_ENABLED=0 GOFLAGS="-trimpath $(GOFLAGS)" $(GO) test -C cmd $(UNIT_FLAGS) ./convgen/ ./internal/...
+	$(GO) test -race $(UNIT_FLAGS) ./test/linuxe2e/
+	$(GO) test -race $(UNIT_FLAGS) ./test/hostile/
+	$(GO) test -race $(UNIT_FLAGS) ./test/soak/
 
 .PHONY: soak
 soak: ## The load and fault suite, long form (test/soak; SOAK_DURATION, SOAK_CLIENTS, SOAK_CHURN); make unit runs a bounded form.
@@ -234,22 +243,30 @@ hostile: ## As root: 8,500 hostile calls against the daemon on the Linux backend
 # The hostile-load suite (test/hostileload, as root; skipped otherwise): the
 # daemon in a 512 MiB memory cgroup serving a driver while another user
 # floods it (docs/security.md, "Resource bounds"). Without the race
-# detector: its memory and latency figures are the shipped build's. -v
-# prints them. About 40 s with the daemon's build cached, on two cores.
+# detector, and built as the release is (CGO_ENABLED=0, -trimpath: see
+# NORACE_TARGETS): its memory and latency figures are the shipped
+# build's. -v prints them. About 40 s with the daemon's build cached, on two cores.
 .PHONY: hostile-load
 hostile-load: ## As root: a driver's stage/publish flow next to a flooding caller, the daemon in a 512 MiB cgroup; prints memory, latency and audit figures.
 	$(GO) test -count=1 -v -timeout=5m ./test/hostileload/
 
 # One build configuration for every build without the race detector: static
 # (CGO_ENABLED=0) and -trimpath, as the release binaries are built
-# (hack/release.sh). Then make cross, make vet, the separate modules' tests,
-# make layout-oracle and the image builder's tests (which build the release
+# (hack/release.sh). Then make generate, cross, vet and lint (golangci-lint
+# type-checks against the export data go list -export compiles, and is
+# built itself with it), the separate modules' tests, make layout-oracle,
+# the hostile load (whose daemon is then the release build, as its
+# figures claim) and the image builder's tests (which build the release
 # binaries for linux/amd64 and windows/amd64 again) compile each package
-# once per platform and share it through go's build cache; with the default
-# configuration (cgo on for linux, no -trimpath) the image tests compiled
-# everything a second time. The race detector needs cgo, so make unit keeps
-# the default; so do fuzz and test-windows (which overlays a std package).
-NORACE_TARGETS := cross vet check-docs wirecompat drivers csi-sanity admission manifests image-test modules layout-oracle
+# once per platform and share it through go's build cache. With the
+# default configuration (cgo on for linux, no -trimpath) beside it, a cold
+# make test compiled most packages twice or three times: lint compiled the
+# separate modules' dependencies (Kubernetes, Helm, CEL) and every
+# windows package once more than their tests and make cross did. The race
+# detector needs cgo, so make unit keeps the default; so do fuzz (whose
+# instrumented builds share nothing anyway) and test-windows (which
+# overlays a std package).
+NORACE_TARGETS := generate check-generated cross vet lint $(GOLANGCI_LINT) check-docs wirecompat drivers v2compat csi-sanity admission manifests image-test modules layout-oracle hostile-load
 $(NORACE_TARGETS): export CGO_ENABLED := 0
 $(NORACE_TARGETS): export GOFLAGS := -trimpath $(GOFLAGS)
 
