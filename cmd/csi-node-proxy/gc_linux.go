@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +10,9 @@ import (
 // cgroupMemoryLimit returns the memory limit of the cgroup this process
 // runs in (the DaemonSet container's limit, the unit's MemoryMax), if it
 // has one.
-func cgroupMemoryLimit() (int64, bool) { return cgroupMemoryLimitAt("/proc/self/cgroup", "/sys/fs/cgroup") }
+func cgroupMemoryLimit() (int64, bool) {
+	return cgroupMemoryLimitAt("/proc/self/cgroup", "/sys/fs/cgroup")
+}
 
 // cgroupMemoryLimitAt reads the limit as cgroupMemoryLimit does, with
 // /proc/self/cgroup at selfCgroup and the cgroup file system at root
@@ -23,15 +24,13 @@ func cgroupMemoryLimit() (int64, bool) { return cgroupMemoryLimitAt("/proc/self/
 // 2^63 when unlimited. An unlimited, unreadable or absent limit is no
 // limit.
 func cgroupMemoryLimitAt(selfCgroup, root string) (int64, bool) {
-	f, err := os.Open(selfCgroup)
+	b, err := os.ReadFile(selfCgroup)
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for _, line := range strings.Split(string(b), "\n") {
 		// hierarchy-ID:controller-list:cgroup-path
-		parts := strings.SplitN(sc.Text(), ":", 3)
+		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
