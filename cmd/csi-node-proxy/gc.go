@@ -1,9 +1,6 @@
 package main
 
-import (
-	"os"
-	"runtime/debug"
-)
+import "runtime/debug"
 
 // defaultGCPercent is the collector's target (GOGC) when the environment
 // sets none. The daemon's live heap is small (a few MiB: connections,
@@ -64,6 +61,3 @@ func tuneGC(lookupEnv func(string) (string, bool), limit func() (int64, bool)) g
 	}
 	return s
 }
-
-// lookupEnv is os.LookupEnv, the environment tuneGC reads in the daemon.
-var lookupEnv = os.LookupEnv

@@ -22,7 +22,7 @@ func cgroupMemoryLimit() (int64, bool) {
 // container's cgroup. cgroup v1: the memory controller's line names it
 // below root/memory; its memory.limit_in_bytes holds a page-rounded
 // 2^63 when unlimited. An unlimited, unreadable or absent limit is no
-// limit.
+// limit, and so is a cgroup outside this process's cgroup namespace.
 func cgroupMemoryLimitAt(selfCgroup, root string) (int64, bool) {
 	b, err := os.ReadFile(selfCgroup)
 	if err != nil {
@@ -32,6 +32,12 @@ func cgroupMemoryLimitAt(selfCgroup, root string) (int64, bool) {
 		// hierarchy-ID:controller-list:cgroup-path
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
+			continue
+		}
+		if strings.Contains(parts[2], "/..") {
+			// Outside this process's cgroup namespace ("/../.."): no
+			// file below root is its cgroup, and joining would climb
+			// out of the cgroup file system.
 			continue
 		}
 		var file string

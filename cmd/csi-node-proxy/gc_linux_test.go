@@ -25,6 +25,7 @@ func TestCgroupMemoryLimitFromConstructedFiles(t *testing.T) {
 		{"v1 memory controller", "12:cpu,cpuacct:/kubepods/x\n9:memory:/kubepods/pod1/c1\n1:name=systemd:/kubepods/x\n",
 			map[string]string{"memory/kubepods/pod1/c1/memory.limit_in_bytes": "268435456\n"}, 268435456, true},
 		{"v1 unlimited", "9:memory:/\n", map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712\n"}, 0, false},
+		{"v2 outside the cgroup namespace", "0::/../kubepods/x\n", map[string]string{"memory.max": "1024\n", "../kubepods/x/memory.max": "2048\n"}, 0, false},
 		{"garbage", "not a cgroup line\n0::/\n", map[string]string{"memory.max": "lots\n"}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

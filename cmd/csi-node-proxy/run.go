@@ -55,7 +55,7 @@ func serve(parent context.Context, cfg Config, n winsvc.Notifier) error {
 	}
 	defer logs.close()
 	// The collector's pace (gc.go): GOGC and GOMEMLIMIT win when set.
-	gc := tuneGC(lookupEnv, cgroupMemoryLimit)
+	gc := tuneGC(os.LookupEnv, cgroupMemoryLimit)
 	klog.InfoS("Garbage collector", "gcPercent", gc.Percent, "gcPercentFrom", gc.PercentFrom, "memoryLimitBytes", gc.MemoryLimit, "memoryLimitFrom", gc.MemoryLimitFrom)
 	for _, f := range cfg.legacyPathFlags {
 		klog.InfoS("Deprecated flag of upstream before v1.0.0: its directory is a working directory; use -working-dir or -kubelet-path", "flag", f)
