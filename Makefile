@@ -97,7 +97,7 @@ UNIT_FLAGS := -count=1 -vet=off
 unit: ## Run the root and cmd modules' tests with the race detector (the cmd module's generators, which start no goroutine, without it), with the hostile-input suite and the fuzz seed corpora.
 	$(GO) test -race $(UNIT_FLAGS) $$($(GO) list ./... | grep -v -e '/test/linuxe2e$$' -e '/test/hostile$$' -e '/test/soak$$' -e '/test/hostileload$$')
 	$(GO) test -C cmd -race $(UNIT_FLAGS) ./csi-node-proxy/ ./csi-node-proxyctl/
-	CGO_ENABLED=0 GOFLAGS="-trimpath $(GOFLAGS)" $(GO) test -C cmd $(UNIT_FLAGS) ./convgen/ ./internal/...
+	CGO_ENABLED=0 GOFLAGS="$(NORACE_GOFLAGS)" $(GO) test -C cmd $(UNIT_FLAGS) ./convgen/ ./internal/...
 	$(GO) test -race $(UNIT_FLAGS) ./test/linuxe2e/
 	$(GO) test -race $(UNIT_FLAGS) ./test/hostile/
 	$(GO) test -race $(UNIT_FLAGS) ./test/soak/
@@ -267,8 +267,9 @@ hostile-load: ## As root: a driver's stage/publish flow next to a flooding calle
 # instrumented builds share nothing anyway) and test-windows (which
 # overlays a std package).
 NORACE_TARGETS := generate check-generated cross vet lint $(GOLANGCI_LINT) check-docs wirecompat drivers v2compat csi-sanity admission manifests image-test modules layout-oracle hostile-load
+NORACE_GOFLAGS := -trimpath $(GOFLAGS)
 $(NORACE_TARGETS): export CGO_ENABLED := 0
-$(NORACE_TARGETS): export GOFLAGS := -trimpath $(GOFLAGS)
+$(NORACE_TARGETS): export GOFLAGS := $(NORACE_GOFLAGS)
 
 .PHONY: test
 test: fmt-check check-generated check-docs cross vet lint unit hostile-load fuzz wirecompat drivers v2compat csi-sanity admission test-windows manifests image-test modules layout-oracle ## Everything CI runs: formatting, generation drift, cross-builds, vet, lint, all tests, the hostile load, fuzzing, the Windows layout oracle.
