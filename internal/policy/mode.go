@@ -54,7 +54,7 @@ func (p *Policy) AllowsMethod(group, method string) bool {
 	for _, r := range p.rules {
 		for _, a := range r.Allow {
 			a.Versions = nil
-			if a.matches(c) {
+			if a.matches(&c) {
 				return true
 			}
 		}

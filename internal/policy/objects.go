@@ -96,7 +96,7 @@ func validateObjects(o *Objects, roots int) []error {
 // checkObjects returns why the disks and volumes a request names are not
 // all the rule's to touch, or "" when they are (or the rule does not
 // confine them).
-func (r *rule) checkObjects(ctx context.Context, p *Policy, c Call) string {
+func (r *rule) checkObjects(ctx context.Context, p *Policy, c *Call) string {
 	o := r.Objects
 	if o == nil {
 		return ""

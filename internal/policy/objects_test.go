@@ -115,7 +115,7 @@ func TestObjectConfinement(t *testing.T) {
 		if tc.caller.UID == 7 {
 			pol = &Policy{rules: p.rules[1:], style: p.style}
 		}
-		d := pol.DecideContext(t.Context(), Call{Caller: tc.caller, Group: "volume", Version: "v1", Method: tc.method, Inspected: true, Args: tc.args, Objects: tc.host})
+		d := pol.DecideContext(t.Context(), &Call{Caller: tc.caller, Group: "volume", Version: "v1", Method: tc.method, Inspected: true, Args: tc.args, Objects: tc.host})
 		if d.Allowed != tc.allowed || !strings.Contains(d.Reason, tc.reason) {
 			t.Errorf("%s: %+v, want allowed=%v reason containing %q", tc.name, d, tc.allowed, tc.reason)
 		}

@@ -451,13 +451,13 @@ func (d Decision) Message(c Call) string {
 
 // Decide is DecideContext without a deadline for the questions it asks
 // the node.
-func (p *Policy) Decide(c Call) Decision { return p.DecideContext(context.Background(), c) }
+func (p *Policy) Decide(c Call) Decision { return p.DecideContext(context.Background(), &c) }
 
 // DecideContext allows the call when some rule matches its caller and
 // method, every path of its request lies under that rule's path roots,
 // and every disk and volume it names is within the rule's objects (asked
 // of c.Objects under ctx). A nil Policy allows everything.
-func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
+func (p *Policy) DecideContext(ctx context.Context, c *Call) Decision {
 	if p == nil {
 		return Decision{Allowed: true}
 	}
@@ -469,10 +469,10 @@ func (p *Policy) DecideContext(ctx context.Context, c Call) Decision {
 }
 
 // decide is DecideContext's answer by the rules alone, whatever the mode.
-func (p *Policy) decide(ctx context.Context, c Call) Decision {
+func (p *Policy) decide(ctx context.Context, c *Call) Decision {
 	var pathReason string
 	for _, r := range p.rules {
-		if !r.matchesCaller(c.Caller) || !r.allows(c) {
+		if !r.matchesCaller(&c.Caller) || !r.allows(c) {
 			continue
 		}
 		reason := r.checkPaths(p, c)
@@ -504,16 +504,16 @@ func (p *Policy) Rules() []string {
 	return out
 }
 
-func (r *rule) matchesCaller(c identity.Caller) bool {
-	for _, s := range r.Callers {
-		if s.matches(c) {
+func (r *rule) matchesCaller(c *identity.Caller) bool {
+	for i := range r.Callers {
+		if r.Callers[i].matches(c) {
 			return true
 		}
 	}
 	return false
 }
 
-func (s CallerSelector) matches(c identity.Caller) bool {
+func (s *CallerSelector) matches(c *identity.Caller) bool {
 	if s.Any {
 		return true
 	}
@@ -580,16 +580,16 @@ func containsFold(list []string, values ...string) bool {
 	return false
 }
 
-func (r *rule) allows(c Call) bool {
-	for _, a := range r.Allow {
-		if a.matches(c) {
+func (r *rule) allows(c *Call) bool {
+	for i := range r.Allow {
+		if r.Allow[i].matches(c) {
 			return true
 		}
 	}
 	return false
 }
 
-func (a Allow) matches(c Call) bool {
+func (a *Allow) matches(c *Call) bool {
 	if len(a.Groups) > 0 && !slices.Contains(a.Groups, c.Group) {
 		return false
 	}
@@ -610,7 +610,7 @@ func (a Allow) matches(c Call) bool {
 
 // checkPaths returns why a request's paths are not all under the rule's
 // roots, or "" when they are (or the rule has no roots).
-func (r *rule) checkPaths(p *Policy, c Call) string {
+func (r *rule) checkPaths(p *Policy, c *Call) string {
 	style := p.style
 	if len(r.roots) == 0 {
 		return ""

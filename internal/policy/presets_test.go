@@ -97,17 +97,17 @@ func TestAuditOnlyMode(t *testing.T) {
 		if p.AuditOnly() != audit {
 			t.Errorf("%q: AuditOnly %v", mode, p.AuditOnly())
 		}
-		d := p.DecideContext(context.Background(), mutate)
+		d := p.DecideContext(context.Background(), &mutate)
 		if d.Allowed != audit || d.WouldDeny != audit || d.Reason != policy.NoRuleReason || d.Rule != "" {
 			t.Errorf("%q: root's PartitionDisk: %+v", mode, d)
 		}
-		d = p.DecideContext(context.Background(), read)
+		d = p.DecideContext(context.Background(), &read)
 		if !d.Allowed || d.WouldDeny || d.Rule != "node-admin" {
 			t.Errorf("%q: root's ListDiskLocations: %+v", mode, d)
 		}
 		o := read
 		o.Caller = other
-		d = p.DecideContext(context.Background(), o)
+		d = p.DecideContext(context.Background(), &o)
 		if d.Allowed != audit || d.WouldDeny != audit {
 			t.Errorf("%q: uid 1000's ListDiskLocations: %+v", mode, d)
 		}

@@ -39,7 +39,7 @@ type reformatGrant struct {
 
 // reformatGrant returns the grant of an allowReformat rule for a
 // FormatVolume call, nil for any other rule or call.
-func (r *rule) reformatGrant(p *Policy, c Call) *reformatGrant {
+func (r *rule) reformatGrant(p *Policy, c *Call) *reformatGrant {
 	if !r.AllowReformat || c.Group != "volume" || c.Method != "FormatVolume" {
 		return nil
 	}

@@ -75,11 +75,11 @@ func (s *Store) Policy() *Policy {
 
 // Decide decides c against the current policy. A nil Store allows
 // everything, as no policy does.
-func (s *Store) Decide(c Call) Decision { return s.DecideContext(context.Background(), c) }
+func (s *Store) Decide(c Call) Decision { return s.DecideContext(context.Background(), &c) }
 
 // DecideContext is Decide asking the node about disks and volumes under
 // ctx (Policy.DecideContext).
-func (s *Store) DecideContext(ctx context.Context, c Call) Decision {
+func (s *Store) DecideContext(ctx context.Context, c *Call) Decision {
 	if s == nil {
 		return Decision{Allowed: true}
 	}
