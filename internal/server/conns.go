@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"k8s.io/klog/v2"
 
@@ -30,6 +31,13 @@ type trackingListener struct {
 	net.Listener
 
 	limits *connLimits // nil: no bounds
+	// raw, when set, is the listening socket below the runtime's poller
+	// (Linux Unix sockets, with bounds): Accept takes connections with
+	// accept4 and closes the ones over the bounds as bare descriptors,
+	// so a caller opening connections as fast as it can costs the daemon
+	// two system calls each, not a poller registration, a finalizer and
+	// an address lookup (acceptRaw).
+	raw syscall.RawConn
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -37,7 +45,11 @@ type trackingListener struct {
 }
 
 func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
-	return &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
+	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
+	if limits != nil {
+		t.raw = rawListener(l)
+	}
+	return t
 }
 
 // Accept returns the next connection, tracked. A connection over the
@@ -45,25 +57,49 @@ func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
 // handshake, and Accept waits for the next one: gRPC ends serving on an
 // Accept error, and the other callers must still be served.
 func (l *trackingListener) Accept() (net.Conn, error) {
+	if l.raw != nil {
+		return l.acceptRaw()
+	}
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		key := ""
-		if l.limits != nil {
-			if uid, ok := peerUID(c); ok {
-				key = "uid:" + uid
-			}
-			if !l.limits.conns.acquire(key, l.limits.perUID, l.limits.total) {
-				_ = c.Close() // refused; the client sees the connection end
-				// Verbose: a flooding caller would otherwise flood the log too.
-				klog.V(4).InfoS("connection refused: too many connections", "peer", key, "maxPerUID", l.limits.perUID, "max", l.limits.total)
-				continue
-			}
+		if tc, ok, err := l.take(c); ok {
+			return tc, err
 		}
-		return l.track(c, key)
 	}
+}
+
+// take judges a connection net's Accept returned: tracked when the
+// bounds admit it; closed, and ok false, when they refuse it.
+func (l *trackingListener) take(c net.Conn) (tc net.Conn, ok bool, err error) {
+	key := ""
+	if l.limits != nil {
+		if uid, ok := peerUID(c); ok {
+			key = uidKey(uid)
+		}
+		if !l.admit(key) {
+			_ = c.Close() // refused; the client sees the connection end
+			return nil, false, nil
+		}
+	}
+	tc, err = l.track(c, key)
+	return tc, true, err
+}
+
+// uidKey is the connection bounds' key of a Unix user.
+func uidKey(uid string) string { return "uid:" + uid }
+
+// admit takes a place within the bounds for a connection of key, or
+// says it is refused.
+func (l *trackingListener) admit(key string) bool {
+	if l.limits.conns.acquire(key, l.limits.perUID, l.limits.total) {
+		return true
+	}
+	// Verbose: a flooding caller would otherwise flood the log too.
+	klog.V(4).InfoS("connection refused: too many connections", "peer", key, "maxPerUID", l.limits.perUID, "max", l.limits.total)
+	return false
 }
 
 // track adds an accepted connection that holds the bound key.

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/klog/v2"
+)
+
+// peerUID returns the Unix user of the process that connected c, from the
+// kernel (SO_PEERCRED), for the per-user connection bound: cheap, and
+// known before any handshake.
+func peerUID(c net.Conn) (string, bool) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return "", false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return "", false
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
+		return "", false
+	}
+	return strconv.FormatUint(uint64(cred.Uid), 10), true
+}
+
+// rawListener returns the listening socket of a Unix listener (or of one
+// that embeds it, as the transport's does) for acceptRaw; nil for any
+// other listener.
+func rawListener(l net.Listener) syscall.RawConn {
+	sc, ok := l.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok || l.Addr().Network() != "unix" {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// acceptRaw is Accept for a Unix listener with bounds. While
+// connections are queued it takes each with accept4, reads its user
+// (SO_PEERCRED) and, when the bounds refuse it, closes the bare
+// descriptor: a refused connection is never registered with the
+// runtime's poller nor given a finalizer or addresses, and only an
+// admitted one becomes a net.Conn (FileConn). When the queue is empty it
+// waits in the listener's own Accept (net's raw listener cannot wait for
+// readiness: its Read is EINVAL), and judges that connection the same.
+func (l *trackingListener) acceptRaw() (net.Conn, error) {
+	for {
+		var nfd int
+		var aerr error
+		if err := l.raw.Control(func(fd uintptr) {
+			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		}); err != nil {
+			return nil, err // the listener is closed
+		}
+		switch aerr {
+		case nil:
+		case unix.EAGAIN:
+			c, err := l.Listener.Accept() // nothing queued: wait
+			if err != nil {
+				return nil, err
+			}
+			if tc, ok, err := l.take(c); ok {
+				return tc, err
+			}
+			continue
+		case unix.ECONNABORTED, unix.EINTR:
+			continue // the connection went away in the queue, as net's Accept skips it
+		default:
+			// EMFILE, ENFILE, ENOBUFS: temporary, and gRPC's Serve
+			// backs off and accepts again.
+			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("accept4", aerr)}
+		}
+		key := ""
+		if cred, err := unix.GetsockoptUcred(nfd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			key = uidKey(strconv.FormatUint(uint64(cred.Uid), 10))
+		}
+		if !l.admit(key) {
+			_ = unix.Close(nfd) // refused; the client sees the connection end
+			continue
+		}
+		f := os.NewFile(uintptr(nfd), "")
+		c, err := net.FileConn(f)
+		_ = f.Close() // FileConn holds a duplicate
+		if err != nil {
+			// Out of descriptors for the duplicate: this connection is
+			// lost (its client sees it end), and the next accept4 says
+			// so to gRPC's Serve, which backs off.
+			l.limits.conns.release(key)
+			klog.ErrorS(err, "connection dropped: could not take it over")
+			continue
+		}
+		return l.track(c, key)
+	}
+}

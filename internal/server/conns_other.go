@@ -1,0 +1,19 @@
+//go:build !linux
+
+package server
+
+import (
+	"net"
+	"syscall"
+)
+
+// peerUID tells no user where the kernel does not say at accept (Windows
+// pipes: the caller is identified in the handshake); only the total and
+// per-container connection bounds apply there.
+func peerUID(net.Conn) (string, bool) { return "", false }
+
+// rawListener is nil: only Linux accepts below the runtime's poller.
+func rawListener(net.Listener) syscall.RawConn { return nil }
+
+// acceptRaw is never called where rawListener is nil.
+func (l *trackingListener) acceptRaw() (net.Conn, error) { return l.Listener.Accept() }
