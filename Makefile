@@ -85,8 +85,8 @@ fmt-check: ## Fail if any Go file is not gofmt'ed.
 # re-reads the partitions of the other packages' loop disks, which makes
 # their BLKPG and unmount calls fail with EBUSY now and then. The first
 # run includes every fuzz target's seed corpus (testdata/fuzz), which go
-# test runs as ordinary test cases. The cmd module's generators
-# (cmd/convgen, cmd/internal/...) start no goroutine: the race detector
+# test runs as ordinary test cases. The cmd module's generators and
+# shared flags (cmd/convgen, cmd/internal/...) start no goroutine: the race detector
 # has nothing to watch there, and their tests run in the configuration of
 # every other build without it (NORACE_TARGETS), instead of compiling
 # golang.org/x/tools once more with the race detector.

@@ -14,9 +14,9 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/smbflags"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/adapter"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/hostset"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -44,12 +44,6 @@ const defaultHostMountTable = "/proc/1/mountinfo"
 // node's (hostset.DefaultLinuxDiskReadTimeout, which is the Linux block
 // backend's own).
 const defaultDiskReadTimeout = hostset.DefaultLinuxDiskReadTimeout
-
-// defaultSMBMode is the default of --smb-file-mode and --smb-dir-mode,
-// the node's (hostset.DefaultSMBMode, which is the Linux SMB backend's):
-// a Windows global mapping serves every process of the node, and so
-// does this mount.
-const defaultSMBMode = hostset.DefaultSMBMode
 
 // defaultShutdownTimeout bounds how long in-flight calls may run after
 // SIGTERM. Kubernetes gives a pod 30 s by default before SIGKILL.
@@ -201,41 +195,12 @@ func newFlagSet(cfg *Config, apis *string) *flag.FlagSet {
 }
 
 // addSMBFlags defines the flags of the Linux host's SMB mount
-// permissions.
+// permissions (smbflags, shared with csi-node-proxyctl --local); the
+// Config always holds their values, the node's defaults unless given.
 func addSMBFlags(set *flag.FlagSet, cfg *Config) {
-	cfg.SMBPermissions = &policy.SMBPermissions{FileMode: defaultSMBMode, DirMode: defaultSMBMode}
-	id := func(dst **uint32) func(string) error {
-		return func(s string) error {
-			n, err := strconv.ParseUint(s, 10, 32)
-			if err != nil {
-				return fmt.Errorf("want a numeric ID (0 or more)")
-			}
-			v := uint32(n)
-			*dst = &v
-			return nil
-		}
-	}
-	set.Func("smb-uid", "With --host=linux: numeric user ID owning the files of SMB mounts (cifs uid=; default the kernel's, root); a policy rule's smbPermissions override it for its callers", id(&cfg.SMBPermissions.UID))
-	set.Func("smb-gid", "With --host=linux: numeric group ID of the files of SMB mounts (cifs gid=, e.g. the fsGroup of the pods using them; default the kernel's, root); a policy rule's smbPermissions override it for its callers", id(&cfg.SMBPermissions.GID))
-	set.Var((*octalMode)(&cfg.SMBPermissions.FileMode), "smb-file-mode", "With --host=linux: permission bits of the files of SMB mounts, in octal (cifs file_mode=); 0 is the kernel's 0755. The default lets every process of the node write, as a Windows global mapping does")
-	set.Var((*octalMode)(&cfg.SMBPermissions.DirMode), "smb-dir-mode", "With --host=linux: permission bits of the directories of SMB mounts, in octal (cifs dir_mode=); 0 is the kernel's 0755")
-	set.StringVar(&cfg.SMBPermissions.SELinuxContext, "smb-selinux-context", "", "With --host=linux: SELinux context of SMB mounts (cifs context=), such as system_u:object_r:container_file_t:s0, so that confined containers may use them; empty sets none")
-}
-
-// octalMode is a flag of permission bits in octal.
-type octalMode uint32
-
-// String shows the bits as the flag takes them.
-func (m *octalMode) String() string { return fmt.Sprintf("%#o", uint32(*m)) }
-
-// Set parses octal permission bits, at most 0777.
-func (m *octalMode) Set(s string) error {
-	n, err := strconv.ParseUint(s, 8, 32)
-	if err != nil || n > 0o777 {
-		return fmt.Errorf("want octal permission bits such as 0770")
-	}
-	*m = octalMode(n)
-	return nil
+	v := new(smbflags.Values)
+	smbflags.Add(set, v, "With --host=linux")
+	cfg.SMBPermissions = &v.Permissions
 }
 
 // parseID parses a numeric user or group ID.

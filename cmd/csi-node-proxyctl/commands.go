@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/csi-node-proxy/csi-node-proxy/cmd/internal/smbflags"
 	"github.com/csi-node-proxy/csi-node-proxy/groups"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
@@ -150,7 +151,7 @@ type globals struct {
 	linuxHostMountTable  string
 	linuxDiskReadTimeout time.Duration
 	// smb holds the --smb-* flags.
-	smb            smbFlags
+	smb            smbflags.Values
 	auditLog       string
 	auditReads     bool
 	auditSync      bool
@@ -237,7 +238,7 @@ func newGlobalFlags(g *globals) *flag.FlagSet {
 	fs.StringVar(&g.linuxFilesystem, "linux-filesystem", "", "With --local --host=linux: the filesystem volume format creates, ext4 or xfs; empty means ext4, as the daemon's default")
 	fs.StringVar(&g.linuxHostMountTable, "linux-host-mount-table", "", "With --local --host=linux: the host's mount table (a mountinfo `file`), read besides this process's own, so that a disk mounted only on the host, outside the working directories, is never changed, as the daemon's --linux-host-mount-table; empty means the daemon's default, /proc/1/mountinfo, ignored when unreadable; none reads only this process's own table")
 	fs.DurationVar(&g.linuxDiskReadTimeout, "linux-disk-read-timeout", 0, "With --local --host=linux: how long a call waits for one disk's partition table, as the daemon's --linux-disk-read-timeout; 0 means the daemon's default, 10s")
-	addSMBFlags(fs, &g.smb)
+	smbflags.Add(fs, &g.smb, "With --local --host=linux")
 	fs.StringVar(&g.auditLog, "audit-log", "", "With --local: the `file` to append an audit record of every change to, in the daemon's format (- for stderr); empty means none")
 	fs.BoolVar(&g.auditReads, "audit-reads", false, "With --local --audit-log: also audit calls that only read, as the daemon's --audit-reads")
 	fs.BoolVar(&g.auditSync, "audit-sync", false, "With --local --audit-log: fsync the audit file after every record, as the daemon's --audit-sync")

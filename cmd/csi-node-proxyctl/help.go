@@ -152,7 +152,7 @@ func writeCommandHelpWith(w io.Writer, cmd *command, root *flag.FlagSet, globalF
 }
 
 // localOnly tells a flag that only --local reads: its usage starts "With
-// --local", the convention newGlobalFlags and addSMBFlags follow.
+// --local", the convention newGlobalFlags and smbflags.Add follow.
 func localOnly(f *flag.Flag) bool { return strings.HasPrefix(f.Usage, "With --local") }
 
 // commandUsesGlobal tells whether a command's help lists a global flag:
