@@ -7,7 +7,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-	"k8s.io/klog/v2"
 )
 
 // peerUID returns the Unix user of the process that connected c, from the
@@ -60,7 +59,10 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 		var nfd int
 		var aerr error
 		if err := l.raw.Control(func(fd uintptr) {
-			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			// Blocking, so that os.NewFile below does not register the
+			// descriptor with the poller; FileConn's duplicate is made
+			// non-blocking (the flag is the open file's, shared).
+			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_CLOEXEC)
 		}); err != nil {
 			return nil, err // the listener is closed
 		}
@@ -78,8 +80,9 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 		case unix.ECONNABORTED, unix.EINTR:
 			continue // the connection went away in the queue, as net's Accept skips it
 		default:
-			// EMFILE, ENFILE, ENOBUFS: temporary, and gRPC's Serve
-			// backs off and accepts again.
+			// As net's Accept: EMFILE and ENFILE are temporary, and
+			// gRPC's Serve backs off and accepts again; anything else
+			// (ENOBUFS, ENOMEM) ends Serve.
 			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("accept4", aerr)}
 		}
 		key := ""
@@ -94,12 +97,13 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 		c, err := net.FileConn(f)
 		_ = f.Close() // FileConn holds a duplicate
 		if err != nil {
-			// Out of descriptors for the duplicate: this connection is
-			// lost (its client sees it end), and the next accept4 says
-			// so to gRPC's Serve, which backs off.
+			// Out of descriptors for the duplicate (the accepted one was
+			// the last): this connection is lost, its client sees it
+			// end. Said to gRPC's Serve as a temporary accept error, so
+			// that it backs off instead of accepting the next one into
+			// the descriptor just freed and losing it the same way.
 			l.limits.conns.release(key)
-			klog.ErrorS(err, "connection dropped: could not take it over")
-			continue
+			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("dup", unix.EMFILE)}
 		}
 		return l.track(c, key)
 	}

@@ -96,3 +96,94 @@ func TestQueuedConnectionsJudgedBelowThePoller(t *testing.T) {
 		t.Fatal("a connection within the bound again (one closed) was not accepted")
 	}
 }
+
+// TestRawAcceptWaitsThenJudges: with nothing queued, Accept waits in
+// net's Accept and judges what arrives by the same bounds: a connection
+// over them is closed, the next within them accepted.
+func TestRawAcceptWaitsThenJudges(t *testing.T) {
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTrackingListener(ln, &connLimits{perUID: 1})
+	t.Cleanup(func() { _ = l.Close() })
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	// Each dial comes after the loop has judged the one before, so it
+	// usually finds the loop waiting in net's Accept (nothing queued);
+	// should it be queued instead, accept4 must judge it alike.
+	first, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	var held net.Conn
+	select {
+	case held = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first connection was not accepted")
+	}
+	second, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := second.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a connection over the bound of 1 is still open (read: %v)", err)
+	}
+	_ = held.Close()
+	third, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	select {
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a connection within the bound again was not accepted")
+	}
+}
+
+// TestRawAcceptEndsWhenClosed: closing the listener while Accept loops
+// ends it with net.ErrClosed, which gRPC's Serve takes as its end.
+func TestRawAcceptEndsWhenClosed(t *testing.T) {
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTrackingListener(ln, &connLimits{perUID: 1})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := l.Accept(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 20 { // a storm over the bound while it closes
+		if c, err := net.Dial("unix", path); err == nil {
+			defer c.Close()
+		}
+	}
+	_ = l.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Accept did not return after the listener closed")
+	}
+}
