@@ -60,6 +60,12 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 	if l.raw != nil {
 		return l.acceptRaw()
 	}
+	return l.acceptNet()
+}
+
+// acceptNet is Accept through net's Accept: every connection becomes a
+// net.Conn before the bounds judge it.
+func (l *trackingListener) acceptNet() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {

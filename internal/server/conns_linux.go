@@ -21,9 +21,18 @@ func peerUID(c net.Conn) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
+	var uid string
+	var known bool
+	if err := raw.Control(func(fd uintptr) { uid, known = fdPeerUID(int(fd)) }); err != nil {
+		return "", false
+	}
+	return uid, known
+}
+
+// fdPeerUID is peerUID of a connected socket's descriptor.
+func fdPeerUID(fd int) (string, bool) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
 		return "", false
 	}
 	return strconv.FormatUint(uint64(cred.Uid), 10), true
@@ -69,7 +78,10 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 		switch aerr {
 		case nil:
 		case unix.EAGAIN:
-			c, err := l.Listener.Accept() // nothing queued: wait
+			// Nothing queued: wait in net's Accept for one connection,
+			// then back to accept4 (staying in acceptNet would take a
+			// storm that follows through net's path).
+			c, err := l.Listener.Accept()
 			if err != nil {
 				return nil, err
 			}
@@ -86,8 +98,8 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("accept4", aerr)}
 		}
 		key := ""
-		if cred, err := unix.GetsockoptUcred(nfd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			key = uidKey(strconv.FormatUint(uint64(cred.Uid), 10))
+		if uid, ok := fdPeerUID(nfd); ok {
+			key = uidKey(uid)
 		}
 		if !l.admit(key) {
 			_ = unix.Close(nfd) // refused; the client sees the connection end
@@ -103,8 +115,23 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 			// that it backs off instead of accepting the next one into
 			// the descriptor just freed and losing it the same way.
 			l.limits.conns.release(key)
-			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("dup", unix.EMFILE)}
+			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: droppedConn{err}}
 		}
 		return l.track(c, key)
 	}
 }
+
+// droppedConn is why an accepted connection could not be taken over
+// (FileConn failed: in practice EMFILE or ENFILE). It is temporary
+// whatever the cause, so that gRPC's Serve backs off and goes on serving
+// the others rather than ending on one connection.
+type droppedConn struct{ err error }
+
+// Error says the connection was dropped, and why.
+func (d droppedConn) Error() string { return "connection dropped: " + d.err.Error() }
+
+// Unwrap returns FileConn's error.
+func (d droppedConn) Unwrap() error { return d.err }
+
+// Temporary is true: see droppedConn (net.OpError asks it).
+func (d droppedConn) Temporary() bool { return true }

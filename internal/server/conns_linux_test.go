@@ -10,8 +10,78 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
+
+// boundedListener is a tracking listener with a per-user bound on a Unix
+// socket of its own, closed at the test's end, and a dial function for
+// it whose connections are closed at the end too.
+func boundedListener(t *testing.T, perUID int) (*trackingListener, func() net.Conn) {
+	t.Helper()
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTrackingListener(ln, &connLimits{perUID: perUID})
+	t.Cleanup(func() { _ = l.Close() })
+	if l.raw == nil {
+		t.Fatal("a Unix listener with bounds has no raw listening socket")
+	}
+	return l, func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+}
+
+// acceptAll accepts from l until Accept fails, handing over each
+// connection; the channel is closed then.
+func acceptAll(l *trackingListener) <-chan net.Conn {
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	return accepted
+}
+
+// next waits for the next accepted connection.
+func next(t *testing.T, accepted <-chan net.Conn, what string) net.Conn {
+	t.Helper()
+	select {
+	case c, ok := <-accepted:
+		if !ok {
+			t.Fatalf("%s: Accept failed", what)
+		}
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was not accepted", what)
+		return nil
+	}
+}
+
+// wantClosed checks that the daemon's side closed the client's c: a read
+// ends (EOF or a reset) instead of timing out.
+func wantClosed(t *testing.T, c net.Conn, what string) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("%s is still open (read: %v)", what, err)
+	}
+}
 
 // TestQueuedConnectionsJudgedBelowThePoller: connections already queued
 // when Accept runs are taken with accept4 (acceptRaw's path, since
@@ -21,61 +91,25 @@ import (
 // Issue 23: refusing a storm's connections through net's Accept cost a
 // poller registration, an address lookup and a finalizer each.
 func TestQueuedConnectionsJudgedBelowThePoller(t *testing.T) {
-	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newTrackingListener(ln, &connLimits{perUID: 2})
-	t.Cleanup(func() { _ = l.Close() })
-	if l.raw == nil {
-		t.Fatal("a Unix listener with bounds has no raw listening socket")
-	}
-	dial := func() net.Conn {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	l, dial := boundedListener(t, 2)
 	clients := []net.Conn{dial(), dial(), dial(), dial()} // queued, none accepted yet
-
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(l)
 	me := strconv.Itoa(os.Getuid())
 	var kept []net.Conn
 	for range 2 {
-		select {
-		case c := <-accepted:
-			kept = append(kept, c)
-			if uid, ok := peerUID(c.(*trackedConn).NetConn()); !ok || uid != me {
-				t.Errorf("an admitted connection's peer user: %q, %v; want %s", uid, ok, me)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the first two queued connections were not accepted")
+		c := next(t, accepted, "one of the first two queued connections")
+		kept = append(kept, c)
+		if uid, ok := peerUID(c.(*trackedConn).NetConn()); !ok || uid != me {
+			t.Errorf("an admitted connection's peer user: %q, %v; want %s", uid, ok, me)
 		}
 	}
 	// The third and fourth are over the bound of 2: closed at once.
 	for i, c := range clients[2:] {
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		// EOF or a reset: closed by the daemon; a timeout: still open.
-		if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Errorf("queued connection %d over the bound is still open (read: %v)", i+3, err)
-		}
+		wantClosed(t, c, "queued connection "+strconv.Itoa(i+3)+", over the bound,")
 	}
 	select {
 	case c := <-accepted:
-		t.Fatalf("a connection over the bound was accepted: %v", c.RemoteAddr())
+		t.Fatalf("a connection over the bound was accepted: %v", c)
 	default:
 	}
 	// The first two talk: the accepted side is the client's peer.
@@ -90,79 +124,30 @@ func TestQueuedConnectionsJudgedBelowThePoller(t *testing.T) {
 	// Closing one gives its place to the next.
 	_ = kept[0].Close()
 	dial()
-	select {
-	case <-accepted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a connection within the bound again (one closed) was not accepted")
-	}
+	next(t, accepted, "a connection within the bound again (one closed)")
 }
 
 // TestRawAcceptWaitsThenJudges: with nothing queued, Accept waits in
 // net's Accept and judges what arrives by the same bounds: a connection
 // over them is closed, the next within them accepted.
 func TestRawAcceptWaitsThenJudges(t *testing.T) {
-	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newTrackingListener(ln, &connLimits{perUID: 1})
-	t.Cleanup(func() { _ = l.Close() })
-	accepted := make(chan net.Conn, 2)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	l, dial := boundedListener(t, 1)
+	accepted := acceptAll(l)
 	// Each dial comes after the loop has judged the one before, so it
 	// usually finds the loop waiting in net's Accept (nothing queued);
 	// should it be queued instead, accept4 must judge it alike.
-	first, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close()
-	var held net.Conn
-	select {
-	case held = <-accepted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first connection was not accepted")
-	}
-	second, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
-	_ = second.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := second.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("a connection over the bound of 1 is still open (read: %v)", err)
-	}
+	dial()
+	held := next(t, accepted, "the first connection")
+	wantClosed(t, dial(), "a connection over the bound of 1")
 	_ = held.Close()
-	third, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer third.Close()
-	select {
-	case <-accepted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a connection within the bound again was not accepted")
-	}
+	dial()
+	next(t, accepted, "a connection within the bound again")
 }
 
 // TestRawAcceptEndsWhenClosed: closing the listener while Accept loops
 // ends it with net.ErrClosed, which gRPC's Serve takes as its end.
 func TestRawAcceptEndsWhenClosed(t *testing.T) {
-	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newTrackingListener(ln, &connLimits{perUID: 1})
+	l, dial := boundedListener(t, 1)
 	done := make(chan error, 1)
 	go func() {
 		for {
@@ -173,9 +158,7 @@ func TestRawAcceptEndsWhenClosed(t *testing.T) {
 		}
 	}()
 	for range 20 { // a storm over the bound while it closes
-		if c, err := net.Dial("unix", path); err == nil {
-			defer c.Close()
-		}
+		dial()
 	}
 	_ = l.Close()
 	select {
@@ -185,5 +168,70 @@ func TestRawAcceptEndsWhenClosed(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Accept did not return after the listener closed")
+	}
+}
+
+// TestRawAcceptOutOfDescriptors: when accept4 takes the process's last
+// free descriptor, the connection cannot become a net.Conn (FileConn
+// duplicates it). Accept then fails with a temporary error, which gRPC's
+// Serve answers by backing off and accepting again, and the connection's
+// place within the bound is given back: the next connection, once
+// descriptors are free, is admitted under the bound of 1.
+func TestRawAcceptOutOfDescriptors(t *testing.T) {
+	l, dial := boundedListener(t, 1)
+	lost := dial() // queued: accept4 takes it
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	// The limit is the lowest free descriptor number plus one: accept4
+	// gets that one, and FileConn's duplicate finds none.
+	free := lowestFreeFD(t)
+	lim := old
+	lim.Cur = uint64(free + 1)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			_ = c.Close()
+		}
+		res <- err
+	}()
+	var err error
+	select {
+	case err = <-res:
+	case <-time.After(10 * time.Second):
+		// Looping on: each connection accepted into the freed
+		// descriptor and lost again.
+		_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		t.Fatal("Accept with one descriptor free did not return")
+	}
+	if rerr := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); rerr != nil {
+		t.Fatal(rerr)
+	}
+	var te interface{ Temporary() bool }
+	if err == nil || !errors.As(err, &te) || !te.Temporary() {
+		t.Fatalf("Accept with one descriptor free: %v, want a temporary error", err)
+	}
+	if !errors.Is(err, unix.EMFILE) {
+		t.Errorf("Accept with one descriptor free: %v, want it to say EMFILE", err)
+	}
+	wantClosed(t, lost, "the connection that could not be taken over")
+	dial()
+	c := next(t, acceptAll(l), "the next connection, under a bound of 1 (the lost one's place given back)")
+	_ = c.Close()
+}
+
+// lowestFreeFD returns the lowest descriptor number the process does not
+// use, which the kernel gives the next descriptor.
+func lowestFreeFD(t *testing.T) int {
+	t.Helper()
+	for fd := 0; ; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); errors.Is(err, unix.EBADF) {
+			return fd
+		}
 	}
 }

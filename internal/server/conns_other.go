@@ -15,5 +15,6 @@ func peerUID(net.Conn) (string, bool) { return "", false }
 // rawListener is nil: only Linux accepts below the runtime's poller.
 func rawListener(net.Listener) syscall.RawConn { return nil }
 
-// acceptRaw is never called where rawListener is nil.
-func (l *trackingListener) acceptRaw() (net.Conn, error) { return l.Listener.Accept() }
+// acceptRaw is never called where rawListener is nil; were it, it would
+// still judge connections by the bounds.
+func (l *trackingListener) acceptRaw() (net.Conn, error) { return l.acceptNet() }
