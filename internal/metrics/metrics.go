@@ -135,7 +135,10 @@ type Metrics struct {
 
 	auditLog atomic.Pointer[audit.Logger]
 	policy   atomic.Pointer[policy.Store]
-	smbMaps  smbcensus.Collector // the SMB mapping gauges (TrackSMBMappings)
+	// delayedRefusals reports the server's paced refusals
+	// (TrackDelayedRefusals).
+	delayedRefusals atomic.Pointer[func() uint64]
+	smbMaps         smbcensus.Collector // the SMB mapping gauges (TrackSMBMappings)
 }
 
 // New creates the collectors and registers them, with the Go and process
@@ -252,12 +255,22 @@ func New(build version.Info) *Metrics {
 		}
 		return 0
 	})
+	delayedRefusals := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: Namespace,
+		Name:      "delayed_refusals_total",
+		Help:      "Refused calls (PermissionDenied, Unauthenticated, InvalidArgument) answered later than decided, because their caller had used its pace of refusals (a burst of 200, then 100 a second; each waits at most 1 s).",
+	}, func() float64 {
+		if f := m.delayedRefusals.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.started, m.handled, m.msgReceived, m.msgSent, m.handling,
 		m.inFlight, m.denied, m.hostDuration, m.calls, m.deprecated,
-		buildInfo, auditFailures, auditTorn, auditSuppressed, auditHealthy, policyFailures,
+		buildInfo, auditFailures, auditTorn, auditSuppressed, auditHealthy, policyFailures, delayedRefusals,
 		&m.smbMaps,
 	)
 	return m
@@ -274,6 +287,15 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) TrackAudit(l *audit.Logger) {
 	if m != nil && l != nil {
 		m.auditLog.Store(l)
+	}
+}
+
+// TrackDelayedRefusals makes delayed_refusals_total report f, the count
+// of refused calls whose answer waited for their caller's turn. A nil f
+// leaves it at 0.
+func (m *Metrics) TrackDelayedRefusals(f func() uint64) {
+	if m != nil && f != nil {
+		m.delayedRefusals.Store(&f)
 	}
 }
 

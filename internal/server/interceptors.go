@@ -21,7 +21,7 @@ import (
 
 // unaryChain runs the steps of one endpoint's unary calls in this order,
 // each calling the next directly: recoverPanic, the per-caller bound on
-// calls in progress (callLimiter), the guard (identity, the gate's wire
+// calls in progress and the pacing of refusals (callLimiter), the guard (identity, the gate's wire
 // description, refusals) and the call log (callLogger, with mapErrors
 // innermost, right above the adapter). As separate interceptors of
 // grpc.ChainUnaryInterceptor they cost a closure per step per call (5% of
@@ -41,10 +41,13 @@ func (u *unaryChain) intercept(ctx context.Context, req any, info *grpc.UnarySer
 	defer recoverPanic(u.endpoint, info, &resp, &err)
 	key, err := u.calls.enter(ctx, info)
 	if err != nil {
+		u.calls.holdRefusal(ctx, key)
 		return nil, err
 	}
 	defer u.calls.leave(key)
-	return u.guard.unary(ctx, req, info, handler, u.log)
+	resp, err = u.guard.unary(ctx, req, info, handler, u.log)
+	u.calls.pace(ctx, key, err)
+	return resp, err
 }
 
 // recoverPanic, deferred, turns a panicking handler into a codes.Internal

@@ -179,7 +179,8 @@ type Server struct {
 	err     error         // the first serving failure
 	done    chan struct{} // closed when every Serve has returned
 
-	conns *connLimits // shared by every endpoint's listener
+	conns *connLimits  // shared by every endpoint's listener
+	calls *callLimiter // shared by every endpoint's calls
 	// callLog writes successful calls' lines for every endpoint; Stop
 	// closes it once no call runs.
 	callLog *callLog
@@ -213,6 +214,15 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 	// that spreads its connections or calls over 23 endpoints gets no
 	// more than on one.
 	calls := &callLimiter{max: lim.MaxCallsPerCaller}
+	if cfg.Policy != nil {
+		// Refusals are paced where callers have rights to lack: without
+		// a policy every caller that reaches an endpoint may do
+		// everything, formatting disks included, and pacing its mistakes
+		// would protect no one (see DefaultRefusalsPerCallerPerSecond).
+		calls.refusals = newPacer(lim.RefusalsPerCallerPerSecond, lim.RefusalBurstPerCaller)
+	}
+	cfg.Metrics.TrackDelayedRefusals(calls.Delayed)
+	s.calls = calls
 	failureLines := audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
 	containerConns := &counter{}
 	pace := newPacer(lim.NewConnsPerUIDPerSecond, lim.NewConnsBurstPerUID) // one for every endpoint, like the bounds

@@ -59,6 +59,8 @@ func (f *fakeSystem) GetService(ctx context.Context, req *system.GetServiceReque
 		return nil, status.Error(codes.Unknown, "unknown failure")
 	case "missing":
 		return nil, errdefs.Errorf(errdefs.ErrNotFound, "service %q", req.Name)
+	case "invalid":
+		return nil, errdefs.Errorf(errdefs.ErrInvalidArgument, "service name %q", req.Name)
 	}
 	return &system.GetServiceResponse{DisplayName: "shown " + req.Name}, nil
 }

@@ -250,6 +250,13 @@ func checkAudit(t *testing.T, path string, d *driver, rep floodReport, metricsUR
 	if suppressed == 0 {
 		t.Error("no denial was suppressed: the denial storm did not reach the rate limit")
 	}
+	// The flooder's refusals past its pace were answered late, so its
+	// loops waited instead of calling again at once.
+	delayed := metrics["csi_node_proxy_delayed_refusals_total"]
+	t.Logf("refusals: %.0f of the flooder's %d answered calls held back for its pace (csi_node_proxy_delayed_refusals_total)", delayed, sum(rep.Codes))
+	if delayed == 0 {
+		t.Error("no refusal was delayed: the denial storm did not reach the pace of refusals")
+	}
 
 	// The flood is over: stopping the daemon closes its audit log, which
 	// writes a summary record for each count no later record said.
