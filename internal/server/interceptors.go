@@ -44,10 +44,19 @@ func (u *unaryChain) intercept(ctx context.Context, req any, info *grpc.UnarySer
 		u.calls.holdRefusal(ctx, key)
 		return nil, err
 	}
-	defer u.calls.leave(key)
-	resp, err = u.guard.unary(ctx, req, info, handler, u.log)
+	resp, err = u.entered(ctx, key, req, info, handler)
+	// After the call has given back its place among its caller's calls
+	// in progress: a refusal waiting for its turn must not take the
+	// places of the caller's other calls (a driver's, when a hostile
+	// process shares its key).
 	u.calls.pace(ctx, key, err)
 	return resp, err
+}
+
+// entered runs a call enter counted under key, and ends what it counted.
+func (u *unaryChain) entered(ctx context.Context, key string, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	defer u.calls.leave(key)
+	return u.guard.unary(ctx, req, info, handler, u.log)
 }
 
 // recoverPanic, deferred, turns a panicking handler into a codes.Internal

@@ -112,7 +112,8 @@ const (
 	// should not have made; and ResourceExhausted for a call past
 	// DefaultMaxCallsPerCaller): 200 at once, then 100 a second. A
 	// refusal past the pace is answered when its turn comes, at most
-	// maxRefusalDelay later. Without it a caller with no rights, answered
+	// maxRefusalDelay later; while it waits it holds none of the caller's
+	// places among its calls in progress. Without it a caller with no rights, answered
 	// in tens of microseconds, made 20,000 refused calls a second from
 	// eight loops (make hostile-load): the daemon's CPU and a core of the
 	// node spent on nothing, taken from the drivers' calls. Paced, the
@@ -272,13 +273,16 @@ func isRefusal(err error) bool {
 
 // pace holds the answer err to a call of the caller enter named key until
 // the caller's turn for a refusal comes (at most maxRefusalDelay, or
-// until the call's context ends), when err refuses the call. A refusal
-// that got a place among the caller's calls in progress keeps it while
-// it waits; one refused for want of a place waits too, or a caller
-// holding all its places would be answered at once for every call past
-// them. What waits is bounded by the caller's streams
-// (DefaultMaxConcurrentStreams on each of its connections), which the
-// bounds on requests in flight already count.
+// until the call's context ends), when err refuses the call. It runs
+// once the call has given back its place among the caller's calls in
+// progress, so waiting refusals never take the places of the caller's
+// other calls. What waits is bounded instead by the caller's streams
+// (DefaultMaxConcurrentStreams on each of its connections, at most
+// DefaultMaxConns connections in all: 2,048 calls), each a goroutine
+// holding no request: the request was decoded and answered already.
+// enter's own refusals (ResourceExhausted) wait too, through
+// holdRefusal, or a caller holding all its places would be answered at
+// once for every call past them.
 func (cl *callLimiter) pace(ctx context.Context, key string, err error) {
 	if err != nil && isRefusal(err) {
 		cl.holdRefusal(ctx, key)

@@ -119,3 +119,45 @@ func TestRefusalPacePerCaller(t *testing.T) {
 		t.Errorf("Delayed() = %d, want the held refusals counted", n)
 	}
 }
+
+// TestWaitingRefusalsTakeNoPlaces: refusals waiting for their caller's
+// turn have given back their places among the caller's calls in
+// progress, so the caller's other calls (a driver's, when a hostile
+// process shares its key) still run.
+func TestWaitingRefusalsTakeNoPlaces(t *testing.T) {
+	p, err := policy.Parse([]byte("rules:\n- {name: all, callers: [{any: true}], allow: [{methods: ['*']}]}\n"), policy.Options{Style: hostpath.POSIX})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.Policy = policy.Static(p)
+	cfg.Limits.MaxCallsPerCaller = 2
+	cfg.Limits.RefusalBurstPerCaller = 1
+	cfg.Limits.RefusalsPerCallerPerSecond = 1
+	s := start(t, cfg, systemAPI(newFakeSystem()))
+	c := systemv1alpha1.NewSystemClient(dial(t, s.Endpoints()[0].Address))
+	refuse := func() error {
+		_, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "invalid"})
+		return err
+	}
+	if err := refuse(); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a refused call: %v, want InvalidArgument", err)
+	}
+	done := make(chan error, 3)
+	for range 3 {
+		go func() { done <- refuse() }()
+	}
+	// The three are past the burst: they wait about a second each.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.calls.Delayed() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.GetService(callCtx(t), &systemv1alpha1.GetServiceRequest{Name: "ok"}); err != nil {
+		t.Errorf("a call while the caller's refusals wait for their turn: %v", err)
+	}
+	for range 3 {
+		if err := <-done; status.Code(err) != codes.InvalidArgument {
+			t.Errorf("a paced refusal: %v, want InvalidArgument", err)
+		}
+	}
+}
