@@ -441,25 +441,22 @@ type truncater interface {
 }
 
 // reopenRemovedLocked creates the audit file again at its path when the
-// open one was removed (a rotation without SIGHUP, an operator's rm):
-// records written to a removed file are lost to every reader, so when the
-// path cannot be opened the record fails instead. A renamed file still
-// has a name and stays in use until Reopen.
-func (l *Logger) reopenRemovedLocked() error {
-	if l.f == nil || l.path == "" {
-		return nil
-	}
-	fi, err := l.f.Stat()
-	if err != nil || !removed(fi) {
-		return nil // a failing Stat fails the write too, or it goes through
+// open one, whose Stat is fi, was removed (a rotation without SIGHUP, an
+// operator's rm): records written to a removed file are lost to every
+// reader, so when the path cannot be opened the record fails instead. A
+// renamed file still has a name and stays in use until Reopen. It tells
+// whether the file is a new one.
+func (l *Logger) reopenRemovedLocked(fi os.FileInfo) (bool, error) {
+	if l.f == nil || l.path == "" || fi == nil || !removed(fi) {
+		return false, nil
 	}
 	f, err := openFile(l.path)
 	if err != nil {
-		return fmt.Errorf("the file was removed and cannot be created again: %w", err)
+		return false, fmt.Errorf("the file was removed and cannot be created again: %w", err)
 	}
 	_ = l.f.Close() // removed: nothing in it can be read any more
 	l.w, l.f, l.midLine = f, f, false
-	return nil
+	return true, nil
 }
 
 // writeLocked writes line (a record and its newline) with l.mu held, so
@@ -467,18 +464,24 @@ func (l *Logger) reopenRemovedLocked() error {
 // write that fails part-way is cut back, in a regular file, to the size
 // the file had before it; otherwise the next record starts on a new line.
 func (l *Logger) writeLocked(line []byte) error {
+	// One fstat tells both whether the file was removed and the size to
+	// cut a failed write back to (the audit file is l.w as well as l.f).
+	f, _ := l.w.(truncater)
+	fi := stat(f)
+	reopened, err := l.reopenRemovedLocked(fi)
+	if err != nil {
+		return err
+	}
+	if reopened {
+		f, _ = l.w.(truncater)
+		fi = stat(f)
+	}
 	if l.midLine {
 		line = append([]byte{'\n'}, line...)
 	}
-	if err := l.reopenRemovedLocked(); err != nil {
-		return err
-	}
-	f, _ := l.w.(truncater)
 	size := int64(-1) // unknown: cannot cut back
-	if f != nil {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
+	if fi != nil && fi.Mode().IsRegular() {
+		size = fi.Size()
 	}
 	n, err := l.w.Write(line)
 	if err == nil && n < len(line) {
@@ -507,6 +510,19 @@ func (l *Logger) writeLocked(line []byte) error {
 	// line's end exactly when the last byte written is one.
 	l.midLine = line[n-1] != '\n'
 	return err
+}
+
+// stat is f's FileInfo, or nil when f is nil or Stat fails (a failing
+// Stat fails the write too, or it goes through).
+func stat(f truncater) os.FileInfo {
+	if f == nil {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
 }
 
 // fail counts and logs a record that was not written. The daemon's log
