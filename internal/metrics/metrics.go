@@ -258,7 +258,7 @@ func New(build version.Info) *Metrics {
 	delayedRefusals := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: Namespace,
 		Name:      "delayed_refusals_total",
-		Help:      "Refused calls (PermissionDenied, Unauthenticated, InvalidArgument) answered later than decided, because their caller had used its pace of refusals (a burst of 200, then 100 a second; each waits at most 1 s).",
+		Help:      "Calls held back because their caller, under a policy, was past its pace of refusals (by default a burst of 200, then 100 a second per caller): refused calls (PermissionDenied, Unauthenticated, InvalidArgument, and ResourceExhausted past the caller's calls in progress) answered up to 1 s later than decided, and calls of a caller a whole second behind held up to 1 s before they ran.",
 	}, func() float64 {
 		if f := m.delayedRefusals.Load(); f != nil {
 			return float64((*f)())

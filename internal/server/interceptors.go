@@ -39,8 +39,11 @@ type unaryChain struct {
 func (u *unaryChain) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx = liftDecodeError(ctx, req)
 	defer recoverPanic(u.endpoint, info, &resp, &err)
-	key, err := u.calls.enter(ctx, info)
-	if err != nil {
+	key := callerKey(ctx, info)
+	if err := u.calls.awaitStart(ctx, key); err != nil {
+		return nil, err
+	}
+	if err := u.calls.enter(ctx, key); err != nil {
 		u.calls.holdRefusal(ctx, key)
 		return nil, err
 	}

@@ -113,15 +113,18 @@ const (
 	// DefaultMaxCallsPerCaller): 200 at once, then 100 a second. A
 	// refusal past the pace is answered when its turn comes, at most
 	// maxRefusalDelay later; while it waits it holds none of the caller's
-	// places among its calls in progress. Without it a caller with no rights, answered
-	// in tens of microseconds, made 20,000 refused calls a second from
-	// eight loops (make hostile-load): the daemon's CPU and a core of the
-	// node spent on nothing, taken from the drivers' calls. Paced, the
-	// same loops get about a hundred answers a second and wait the rest
-	// of the time (issue 23). A driver is refused only when it is
+	// places among its calls in progress. A caller a whole maxRefusalDelay
+	// behind has its calls held before they run (awaitStart), so that one
+	// not waiting for its answers is paced too. Without the pace a caller
+	// with no rights, answered in tens of microseconds, got about 20,000
+	// refusals in the 9 s of make hostile-load's flood from eight loops:
+	// the daemon's CPU and a core of the node spent on nothing, taken from
+	// the drivers' calls. Paced, the same loops got about 1,200 and waited
+	// the rest of the time (issue 23). A driver is refused only when it is
 	// misconfigured, and kubelet then retries each volume with backoff
 	// from 500 ms: a node's worth of volumes stays within the burst. The
-	// answer a caller gets is the same, only later.
+	// answer a caller gets is the same, only later; a client whose
+	// deadline comes first gets DeadlineExceeded instead.
 	DefaultRefusalsPerCallerPerSecond = 100
 	DefaultRefusalBurstPerCaller      = 200
 	// maxRefusalDelay bounds the wait of one refused call: 1 s, so that
@@ -253,10 +256,12 @@ func (c *counter) release(key string) {
 type callLimiter struct {
 	max   int
 	calls counter
-	// refusals paces the answers to refused calls per caller (the key
-	// enter returned); nil: not paced.
+	// refusals paces the answers to refused calls per caller (callerKey);
+	// nil: not paced.
 	refusals *pacer
-	// delayed counts the refusals answered later than they were decided.
+	// delayed counts the calls held back for their caller's pace of
+	// refusals: refusals answered later than decided, and calls held
+	// before they ran (awaitStart).
 	delayed atomic.Uint64
 }
 
@@ -271,18 +276,18 @@ func isRefusal(err error) bool {
 	return false
 }
 
-// pace holds the answer err to a call of the caller enter named key until
-// the caller's turn for a refusal comes (at most maxRefusalDelay, or
-// until the call's context ends), when err refuses the call. It runs
-// once the call has given back its place among the caller's calls in
-// progress, so waiting refusals never take the places of the caller's
-// other calls. What waits is bounded instead by the caller's streams
-// (DefaultMaxConcurrentStreams on each of its connections, at most
-// DefaultMaxConns connections in all: 2,048 calls), each a goroutine
-// holding no request: the request was decoded and answered already.
-// enter's own refusals (ResourceExhausted) wait too, through
-// holdRefusal, or a caller holding all its places would be answered at
-// once for every call past them.
+// pace holds the answer err to a call of the caller key until the
+// caller's turn for a refusal comes (at most maxRefusalDelay, or until
+// the call's context ends), when err refuses the call. It runs once the
+// call has given back its place among the caller's calls in progress, so
+// waiting refusals never take the places of the caller's other calls.
+// What waits is bounded instead by the caller's streams
+// (DefaultMaxConcurrentStreams on each of its connections: 1,024 for
+// one user's 64 connections, 2,048 over the DefaultMaxConns of all
+// callers), each a goroutine holding no request: the request was decoded
+// and answered already. enter's own refusals (ResourceExhausted) wait
+// too, through holdRefusal, or a caller holding all its places would be
+// answered at once for every call past them.
 func (cl *callLimiter) pace(ctx context.Context, key string, err error) {
 	if err != nil && isRefusal(err) {
 		cl.holdRefusal(ctx, key)
@@ -301,44 +306,81 @@ func (cl *callLimiter) holdRefusal(ctx context.Context, key string) {
 		// pushed further still.
 		wait = maxRefusalDelay
 	}
-	if wait <= 0 {
-		return
+	if wait > 0 {
+		cl.delayed.Add(1)
+		sleep(ctx, wait)
+	}
+}
+
+// awaitStart holds a call of the caller key before it runs while the
+// caller is a whole maxRefusalDelay behind its pace of refusals, for that
+// long or until the call's context ends; it answers the context's end.
+// Pacing answers alone spares nothing of a caller that does not wait for
+// them: with deadlines of a few milliseconds, or cancelling each call, a
+// caller's calls were each decoded, decided, audited and logged, 3,000 a
+// second from eight loops, and the wait ended with the call. A caller
+// falls that far behind only by sending refused calls faster than its
+// pace for a second or more (a driver's mistakes come far slower), so
+// what this holds is a flood; a caller that shares the flooder's key (root
+// host processes, or callers nothing identifies) has its calls held too.
+func (cl *callLimiter) awaitStart(ctx context.Context, key string) error {
+	if cl.refusals == nil || key == "" || cl.refusals.pending(key, time.Now()) < maxRefusalDelay {
+		return nil
 	}
 	cl.delayed.Add(1)
-	t := time.NewTimer(wait)
+	if !sleep(ctx, maxRefusalDelay) {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	return nil
+}
+
+// sleep waits d, or until ctx ends; it tells whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }
 
-// Delayed is how many refused calls were answered after a wait for the
-// caller's turn.
+// Delayed is how many calls were held back for their caller's pace of
+// refusals (see delayed).
 func (cl *callLimiter) Delayed() uint64 { return cl.delayed.Load() }
 
-// enter counts a call in progress for its caller, or refuses it with
-// ResourceExhausted while the caller has max calls in progress; it never
-// waits for a place, so a flooding caller cannot hold up anyone else's
-// calls. Health checks are not counted. key is the caller's, for pace;
-// after a nil error, leave(key) ends what enter counted.
-func (cl *callLimiter) enter(ctx context.Context, info *grpc.UnaryServerInfo) (key string, err error) {
-	if cl.max <= 0 || isHealth(info.FullMethod) {
-		return "", nil
+// callerKey is the key under which a call's caller is bounded and paced:
+// its container, else its user, else its Windows SID (identity's
+// AccountKey), "unknown" when nothing is known; "" for health checks,
+// which are neither counted nor paced.
+func callerKey(ctx context.Context, info *grpc.UnaryServerInfo) string {
+	if isHealth(info.FullMethod) {
+		return ""
 	}
-	key = grpccreds.AccountKey(ctx) // "" when nothing is known: only the total bounds apply
-	if key == "" {
-		key = "unknown"
+	if key := grpccreds.AccountKey(ctx); key != "" {
+		return key
 	}
-	if !cl.calls.acquire(key, cl.max, 0) {
-		return key, status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", grpccreds.Describe(ctx), cl.max)
-	}
-	return key, nil
+	return "unknown"
 }
 
-// leave ends a call enter counted under key; "" counted nothing.
+// enter counts a call in progress for the caller key, or refuses it with
+// ResourceExhausted while the caller has max calls in progress; it never
+// waits for a place, so a flooding caller cannot hold up anyone else's
+// calls. After a nil error, leave(key) ends what enter counted.
+func (cl *callLimiter) enter(ctx context.Context, key string) error {
+	if cl.max <= 0 || key == "" {
+		return nil
+	}
+	if !cl.calls.acquire(key, cl.max, 0) {
+		return status.Errorf(codes.ResourceExhausted, "caller %s has %d calls in progress, the limit; retry when one has ended", grpccreds.Describe(ctx), cl.max)
+	}
+	return nil
+}
+
+// leave ends a call enter counted under key.
 func (cl *callLimiter) leave(key string) {
-	if key != "" {
+	if cl.max > 0 && key != "" {
 		cl.calls.release(key)
 	}
 }

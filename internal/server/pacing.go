@@ -66,6 +66,21 @@ func (p *pacer) reserve(key string, now time.Time, maxWait time.Duration) (wait 
 	return wait, true
 }
 
+// pending is the wait reserve would give key's next turn at now, without
+// taking it; 0 for a nil pacer.
+func (p *pacer) pending(key string, now time.Time) time.Duration {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	tat := p.tat[key]
+	p.mu.Unlock()
+	if !tat.After(now) {
+		return 0 // also a key never seen: its zero tat minus the burst would overflow
+	}
+	return max(0, tat.Sub(now)-time.Duration(p.burst-1)*p.interval)
+}
+
 // maxEarly bounds what waitTurn keeps of what a client sends before its
 // turn: 16 KiB, far more than an HTTP/2 client's preface and settings
 // (under 100 bytes); past it, the rest waits in the socket.

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/server"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/auditlog"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/daemonbin"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
@@ -107,7 +108,7 @@ func TestHostileLoad(t *testing.T) {
 	// stopped (SIGSTOP) in turn: the other work of this shared machine
 	// falls on both alike, where a run before the flood and one during
 	// it would compare two different moments of the machine.
-	fl := startFlooder(t, sockets, floodSetup+driverRun+time.Second)
+	fl := startFlooder(t, sockets, floodSetup+driverRun+time.Second) // floodFor below
 	time.Sleep(floodSetup)
 	cpu2, _ := cpuTime(pid)
 	loaded, unloaded := d.runSlices(driverSlices, driverRun/driverSlices, fl.run)
@@ -149,6 +150,15 @@ func TestHostileLoad(t *testing.T) {
 		floodUID, fl.cpu, sum(rep.Codes), rep.Codes, rep.HugeDenied, rep.Dials, rep.DialsRefused, rep.PartialStreams)
 	if rep.Denied == 0 || rep.HugeDenied == 0 || rep.Dials < 1000 || rep.PartialStreams == 0 {
 		t.Errorf("the flood was not what it should be: %+v", rep)
+	}
+	// Paced: the burst, then the pace for as long as the flooder ran,
+	// and at most one answer a second for each of its loops whose turn
+	// was over a second away (the 1 s bound); unpaced it got about
+	// 20,000.
+	floodFor := floodSetup + driverRun + time.Second
+	paced := int64(server.DefaultRefusalBurstPerCaller) + int64((server.DefaultRefusalsPerCallerPerSecond+deniedWorkers+hugeWorkers)*floodFor.Seconds())
+	if rep.Denied > paced {
+		t.Errorf("the flooder's denied calls were answered %d times in %v, over the %d its pace of refusals allows", rep.Denied, floodFor, paced)
 	}
 
 	// Memory.
