@@ -173,8 +173,11 @@ func TestWaitingRefusalsTakeNoPlaces(t *testing.T) {
 		t.Errorf("a call while the caller's refusals wait for their turn: %v", err)
 	}
 	for range 3 {
-		if err := <-done; status.Code(err) != codes.InvalidArgument {
-			t.Errorf("a paced refusal: %v, want InvalidArgument", err)
+		// Three at once against a bound of two: one may find both places
+		// taken by the other two, still running, and be refused for that
+		// (paced all the same).
+		if err := <-done; status.Code(err) != codes.InvalidArgument && status.Code(err) != codes.ResourceExhausted {
+			t.Errorf("a paced refusal: %v, want InvalidArgument (or ResourceExhausted)", err)
 		}
 	}
 }
