@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/csi-node-proxy/csi-node-proxy/hostpath"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/audit"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/policy"
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/syncbuf"
 )
 
 // denyAll is a policy under which no caller may call anything.
@@ -182,25 +182,6 @@ func TestWaitingRefusalsTakeNoPlaces(t *testing.T) {
 	}
 }
 
-// lockedBuilder is a strings.Builder an audit log may write while the
-// test reads it.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestAbandonedCallsPaced: a caller that does not wait for its answers
 // (a deadline of 20 ms, under every paced wait) still gets only its pace
 // of calls decided: once it is a whole second behind, its calls are held
@@ -208,7 +189,7 @@ func (l *lockedBuilder) String() string {
 // every one of them was decoded, decided and audited, and the wait ended
 // with the call (8 loops got 3,000 a second).
 func TestAbandonedCallsPaced(t *testing.T) {
-	var records lockedBuilder
+	var records syncbuf.Buffer
 	cfg := testConfig(t)
 	cfg.Policy = denyAll(t)
 	cfg.Audit = audit.New(&records, audit.Options{DenialBurst: -1}) // a record for every denial: the calls decided
