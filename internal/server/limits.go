@@ -323,6 +323,11 @@ func (cl *callLimiter) holdRefusal(ctx context.Context, key string) {
 // pace for a second or more (a driver's mistakes come far slower), so
 // what this holds is a flood; a caller that shares the flooder's key (root
 // host processes, or callers nothing identifies) has its calls held too.
+// A held call keeps its decoded request and its stream, within the
+// bounds on requests in flight (DefaultMaxConns), and holds no place
+// among the caller's calls in progress; one refused after it was held
+// waits for its turn again, so its answer comes at most
+// 2 × maxRefusalDelay late.
 func (cl *callLimiter) awaitStart(ctx context.Context, key string) error {
 	if cl.refusals == nil || key == "" || cl.refusals.pending(key, time.Now()) < maxRefusalDelay {
 		return nil
