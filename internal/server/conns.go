@@ -2,9 +2,11 @@ package server
 
 import (
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -16,6 +18,11 @@ import (
 type connLimits struct {
 	total, perUID int
 	conns         counter
+	// pace, when set, is the identification pacer of the handshake
+	// (limitedCreds): a connection of a user whose next turn is further
+	// away than maxPaceWait is refused at accept, as the handshake would
+	// refuse it, before it costs a net.Conn, a goroutine and a handshake.
+	pace *pacer
 }
 
 // trackingListener remembers the connections it accepted, so shutdown can
@@ -36,8 +43,11 @@ type trackingListener struct {
 	// accept4 and closes the ones over the bounds as bare descriptors,
 	// so a caller opening connections as fast as it can costs the daemon
 	// two system calls each, not a poller registration, a finalizer and
-	// an address lookup (acceptRaw).
-	raw syscall.RawConn
+	// an address lookup (acceptRaw). rawFile is the duplicate of the
+	// listening socket raw belongs to (rawListener), closed with the
+	// listener.
+	raw     syscall.RawConn
+	rawFile *os.File
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -47,7 +57,7 @@ type trackingListener struct {
 func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
 	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
 	if limits != nil {
-		t.raw = rawListener(l)
+		t.rawFile, t.raw = rawListener(l)
 	}
 	return t
 }
@@ -100,6 +110,16 @@ func uidKey(uid string) string { return "uid:" + uid }
 // admit takes a place within the bounds for a connection of key, or
 // says it is refused.
 func (l *trackingListener) admit(key string) bool {
+	if key != "" && l.limits.pace.pending(key, time.Now()) > maxPaceWait {
+		// Issue 23: a user churning connections (opening them and
+		// closing the ones it holds, so that places keep coming free)
+		// had hundreds a second admitted here only for the handshake to
+		// refuse them; each was a net.Conn, a goroutine and an HTTP/2
+		// transport's start, the largest part of what the daemon spent
+		// on such a storm.
+		klog.V(4).InfoS("connection refused: new connections too fast", "peer", key)
+		return false
+	}
 	if l.limits.conns.acquire(key, l.limits.perUID, l.limits.total) {
 		return true
 	}
@@ -130,6 +150,12 @@ func (l *trackingListener) track(c net.Conn, key string) (net.Conn, error) {
 // connections on which the client has not sent anything yet.
 func (l *trackingListener) Close() error {
 	err := l.Listener.Close()
+	if l.rawFile != nil {
+		// The duplicate keeps the socket listening until it is closed;
+		// closing it also ends an Accept waiting on it. A second Close
+		// finds it closed already, which says nothing new.
+		_ = l.rawFile.Close()
+	}
 	l.mu.Lock()
 	l.closed = true
 	var idle []*trackedConn

@@ -38,57 +38,65 @@ func fdPeerUID(fd int) (string, bool) {
 	return strconv.FormatUint(uint64(cred.Uid), 10), true
 }
 
-// rawListener returns the listening socket of a Unix listener (or of one
-// that embeds it, as the transport's does) for acceptRaw; nil for any
-// other listener.
-func rawListener(l net.Listener) syscall.RawConn {
+// rawListener returns, for a Unix listener (or one that embeds it, as
+// the transport's does), a duplicate of its listening socket as a file
+// the runtime's poller watches, and that file's RawConn, for acceptRaw:
+// its Read waits until a connection is queued without taking one, which
+// net's own RawConn of a listener cannot do (its Read is EINVAL). nil for
+// any other listener, or when the descriptor cannot be duplicated (the
+// listener then accepts through net's Accept alone). The file must be
+// closed with the listener: while it is open the socket still listens.
+func rawListener(l net.Listener) (*os.File, syscall.RawConn) {
 	sc, ok := l.(interface {
 		SyscallConn() (syscall.RawConn, error)
 	})
 	if !ok || l.Addr().Network() != "unix" {
-		return nil
+		return nil, nil
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return raw
+	dup, derr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) { dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || derr != nil {
+		return nil, nil
+	}
+	// The duplicate shares the open file and so its O_NONBLOCK, which
+	// makes os.NewFile register it with the poller.
+	f := os.NewFile(uintptr(dup), "listener")
+	fraw, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close() // never used; closing a descriptor of our own cannot fail in a way that matters
+		return nil, nil
+	}
+	return f, fraw
 }
 
-// acceptRaw is Accept for a Unix listener with bounds. While
-// connections are queued it takes each with accept4, reads its user
-// (SO_PEERCRED) and, when the bounds refuse it, closes the bare
-// descriptor: a refused connection is never registered with the
-// runtime's poller nor given a finalizer or addresses, and only an
-// admitted one becomes a net.Conn (FileConn). When the queue is empty it
-// waits in the listener's own Accept (net's raw listener cannot wait for
-// readiness: its Read is EINVAL), and judges that connection the same.
+// acceptRaw is Accept for a Unix listener with bounds. It takes each
+// queued connection with accept4, reads its user (SO_PEERCRED) and, when
+// the bounds refuse it, closes the bare descriptor: a refused connection
+// is never registered with the runtime's poller nor given a finalizer or
+// addresses, and only an admitted one becomes a net.Conn (FileConn). With
+// nothing queued it waits for the socket to be readable (rawListener).
+// Issue 23: it used to wait in net's Accept, which took the next
+// connection through net's path; under a storm of connections arriving
+// one at a time, that was nearly every one of them.
 func (l *trackingListener) acceptRaw() (net.Conn, error) {
 	for {
 		var nfd int
 		var aerr error
-		if err := l.raw.Control(func(fd uintptr) {
+		if err := l.raw.Read(func(fd uintptr) bool {
 			// Blocking, so that os.NewFile below does not register the
 			// descriptor with the poller; FileConn's duplicate is made
 			// non-blocking (the flag is the open file's, shared).
 			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_CLOEXEC)
+			return aerr != unix.EAGAIN
 		}); err != nil {
-			return nil, err // the listener is closed
+			// The file was closed: the listener is.
+			return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: net.ErrClosed}
 		}
 		switch aerr {
 		case nil:
-		case unix.EAGAIN:
-			// Nothing queued: wait in net's Accept for one connection,
-			// then back to accept4 (staying in acceptNet would take a
-			// storm that follows through net's path).
-			c, err := l.Listener.Accept()
-			if err != nil {
-				return nil, err
-			}
-			if tc, ok, err := l.take(c); ok {
-				return tc, err
-			}
-			continue
 		case unix.ECONNABORTED, unix.EINTR:
 			continue // the connection went away in the queue, as net's Accept skips it
 		default:

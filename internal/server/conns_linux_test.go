@@ -127,14 +127,15 @@ func TestQueuedConnectionsJudgedBelowThePoller(t *testing.T) {
 	next(t, accepted, "a connection within the bound again (one closed)")
 }
 
-// TestRawAcceptWaitsThenJudges: with nothing queued, Accept waits in
-// net's Accept and judges what arrives by the same bounds: a connection
-// over them is closed, the next within them accepted.
+// TestRawAcceptWaitsThenJudges: with nothing queued, Accept waits for
+// the listening socket to be readable and judges what arrives by the
+// same bounds: a connection over them is closed, the next within them
+// accepted.
 func TestRawAcceptWaitsThenJudges(t *testing.T) {
 	l, dial := boundedListener(t, 1)
 	accepted := acceptAll(l)
 	// Each dial comes after the loop has judged the one before, so it
-	// usually finds the loop waiting in net's Accept (nothing queued);
+	// usually finds the loop waiting (nothing queued);
 	// should it be queued instead, accept4 must judge it alike.
 	dial()
 	held := next(t, accepted, "the first connection")
@@ -169,6 +170,101 @@ func TestRawAcceptEndsWhenClosed(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Accept did not return after the listener closed")
 	}
+}
+
+// TestRawAcceptCloseLeavesNoDescriptor: the listener waits on a
+// duplicate of its socket (rawListener), which would keep the socket
+// listening were it left open; Close closes it, ending an Accept that
+// waits on it, and the process has the descriptors it had before.
+func TestRawAcceptCloseLeavesNoDescriptor(t *testing.T) {
+	before := openFDs(t)
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTrackingListener(ln, &connLimits{perUID: 1})
+	if l.rawFile == nil {
+		t.Fatal("a Unix listener with bounds has no duplicate of its socket to wait on")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Accept()
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // Accept waits: nothing is queued
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("a waiting Accept after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting Accept did not return after the listener closed")
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("%d descriptors open after Close, %d before the listener", after, before)
+	}
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestAcceptRefusesUserBehindItsPace: a connection of a user whose turn
+// to be identified is further away than maxPaceWait is closed at accept,
+// as the handshake would refuse it, and never reaches gRPC; once the
+// user's turn is near again, its next connection is admitted. Issue 23:
+// a user churning connections had hundreds a second admitted only for
+// the handshake to refuse them.
+func TestAcceptRefusesUserBehindItsPace(t *testing.T) {
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pace := newPacer(100, 1) // one at once, then 10 ms apart
+	l := newTrackingListener(ln, &connLimits{perUID: 8, pace: pace})
+	t.Cleanup(func() { _ = l.Close() })
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	me := uidKey(strconv.Itoa(os.Getuid()))
+	// Take the user's turns until its next one is a whole maxPaceWait
+	// and a little more away.
+	now := time.Now()
+	for pace.pending(me, now) <= maxPaceWait+time.Second {
+		if _, ok := pace.reserve(me, now, time.Hour); !ok {
+			t.Fatal("reserve refused a turn within an hour")
+		}
+	}
+	accepted := acceptAll(l)
+	wantClosed(t, dial(), "a connection of a user more than maxPaceWait behind its pace")
+	select {
+	case c := <-accepted:
+		t.Fatalf("a connection of a user behind its pace was accepted: %v", c)
+	default:
+	}
+	// Back within the pace (a fresh pacer state for the user): admitted.
+	pace.mu.Lock()
+	delete(pace.tat, me)
+	pace.mu.Unlock()
+	dial()
+	next(t, accepted, "a connection of a user within its pace")
 }
 
 // TestRawAcceptOutOfDescriptors: when accept4 takes the process's last

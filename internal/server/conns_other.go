@@ -4,6 +4,7 @@ package server
 
 import (
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -13,7 +14,7 @@ import (
 func peerUID(net.Conn) (string, bool) { return "", false }
 
 // rawListener is nil: only Linux accepts below the runtime's poller.
-func rawListener(net.Listener) syscall.RawConn { return nil }
+func rawListener(net.Listener) (*os.File, syscall.RawConn) { return nil, nil }
 
 // acceptRaw is never called where rawListener is nil; were it, it would
 // still judge connections by the bounds.

@@ -226,6 +226,7 @@ func New(cfg Config, set groups.Set, apis []adapter.API) (*Server, error) {
 	failureLines := audit.NewDenialLimiter(audit.DefaultDenialBurst, audit.DefaultDenialInterval)
 	containerConns := &counter{}
 	pace := newPacer(lim.NewConnsPerUIDPerSecond, lim.NewConnsBurstPerUID) // one for every endpoint, like the bounds
+	s.conns.pace = pace
 	seen := map[string]bool{}
 	for _, api := range apis {
 		name := api.Name()
