@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,10 +169,33 @@ func flood(dir string, d time.Duration) error {
 	for range stormDialers * part("storm") {
 		wg.Go(func() { storm(ctx, fsSock, &dials, &refused) })
 	}
+	// The control, only when named: the flooder's CPU burnt without a
+	// single call, which tells how much of the driver's slower calls is
+	// the machine's CPU taken rather than anything the daemon does.
+	if os.Getenv("HOSTILELOAD_FLOOD_PARTS") != "" && part("spin") == 1 {
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() { spin(ctx) })
+		}
+	}
 	wg.Wait()
 	rep.Dials, rep.DialsRefused, rep.PartialStreams = dials.Load(), refused.Load(), partial.Load()
 	return json.NewEncoder(os.Stdout).Encode(rep)
 }
+
+// spin keeps a CPU busy until ctx ends, touching nothing but its own
+// registers and a word of memory.
+func spin(ctx context.Context) {
+	var x uint64 = 1
+	for ctx.Err() == nil {
+		for range 1 << 16 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	spinSink.Add(x)
+}
+
+// spinSink keeps the compiler from dropping spin's loop.
+var spinSink atomic.Uint64
 
 // hugePath is a Windows path of about hugeDeniedSize bytes that every
 // validator accepts (elements of 200 characters, under the 32,767 limit)
@@ -311,7 +335,8 @@ func partialOn(c net.Conn) int {
 }
 
 // part is 1 when the flood has the named part (all unless
-// HOSTILELOAD_FLOOD_PARTS lists some), else 0.
+// HOSTILELOAD_FLOOD_PARTS lists some: partial, denied, huge, storm; and
+// spin, the control, which runs only when listed), else 0.
 func part(name string) int {
 	v := os.Getenv("HOSTILELOAD_FLOOD_PARTS")
 	if v == "" || strings.Contains(","+v+",", ","+name+",") {
