@@ -20,12 +20,18 @@ import (
 // it whose connections are closed at the end too.
 func boundedListener(t *testing.T, perUID int) (*trackingListener, func() net.Conn) {
 	t.Helper()
+	return limitedListener(t, &connLimits{perUID: perUID})
+}
+
+// limitedListener is boundedListener with the bounds given whole.
+func limitedListener(t *testing.T, limits *connLimits) (*trackingListener, func() net.Conn) {
+	t.Helper()
 	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newTrackingListener(ln, &connLimits{perUID: perUID})
+	l := newTrackingListener(ln, limits)
 	t.Cleanup(func() { _ = l.Close() })
 	if l.raw == nil {
 		t.Fatal("a Unix listener with bounds has no raw listening socket")
@@ -162,13 +168,20 @@ func TestRawAcceptEndsWhenClosed(t *testing.T) {
 		dial()
 	}
 	_ = l.Close()
+	wantAcceptClosed(t, done, "Accept")
+}
+
+// wantAcceptClosed waits for the error of an Accept that was running when
+// its listener closed: net.ErrClosed, which gRPC's Serve takes as its end.
+func wantAcceptClosed(t *testing.T, done <-chan error, what string) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
+			t.Errorf("%s after Close: %v, want net.ErrClosed", what, err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Accept did not return after the listener closed")
+		t.Fatalf("%s did not return after the listener closed", what)
 	}
 }
 
@@ -178,12 +191,7 @@ func TestRawAcceptEndsWhenClosed(t *testing.T) {
 // waits on it, and the process has the descriptors it had before.
 func TestRawAcceptCloseLeavesNoDescriptor(t *testing.T) {
 	before := openFDs(t)
-	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newTrackingListener(ln, &connLimits{perUID: 1})
+	l, _ := boundedListener(t, 1)
 	if l.rawFile == nil {
 		t.Fatal("a Unix listener with bounds has no duplicate of its socket to wait on")
 	}
@@ -196,14 +204,7 @@ func TestRawAcceptCloseLeavesNoDescriptor(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("a waiting Accept after Close: %v, want net.ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a waiting Accept did not return after the listener closed")
-	}
+	wantAcceptClosed(t, done, "a waiting Accept")
 	if after := openFDs(t); after != before {
 		t.Errorf("%d descriptors open after Close, %d before the listener", after, before)
 	}
@@ -226,23 +227,8 @@ func openFDs(t *testing.T) int {
 // a user churning connections had hundreds a second admitted only for
 // the handshake to refuse them.
 func TestAcceptRefusesUserBehindItsPace(t *testing.T) {
-	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pace := newPacer(100, 1) // one at once, then 10 ms apart
-	l := newTrackingListener(ln, &connLimits{perUID: 8, pace: pace})
-	t.Cleanup(func() { _ = l.Close() })
-	dial := func() net.Conn {
-		t.Helper()
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	l, dial := limitedListener(t, &connLimits{perUID: 8, pace: pace})
 	me := uidKey(strconv.Itoa(os.Getuid()))
 	// Take the user's turns until its next one is a whole maxPaceWait
 	// and a little more away.
@@ -331,3 +317,4 @@ func lowestFreeFD(t *testing.T) int {
 		}
 	}
 }
+
