@@ -62,7 +62,13 @@ func rawListener(l net.Listener) (*os.File, syscall.RawConn) {
 		return nil, nil
 	}
 	// The duplicate shares the open file and so its O_NONBLOCK, which
-	// makes os.NewFile register it with the poller.
+	// makes os.NewFile register it with the poller. A blocking one (not
+	// net's) could not be waited on: acceptRaw would take the poller's
+	// refusal for the listener's end, so net's Accept serves it instead.
+	if fl, err := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 {
+		_ = unix.Close(dup) // never used
+		return nil, nil
+	}
 	f := os.NewFile(uintptr(dup), "listener")
 	fraw, err := f.SyscallConn()
 	if err != nil {

@@ -318,3 +318,37 @@ func lowestFreeFD(t *testing.T) int {
 	}
 }
 
+// TestRawListenerNeedsNonBlockingSocket: a listening socket that is not
+// non-blocking cannot be waited on through the poller, so rawListener
+// declines it (Accept then goes through net's Accept) instead of
+// handing acceptRaw a file whose every wait fails.
+func TestRawListenerNeedsNonBlockingSocket(t *testing.T) {
+	ln, err := net.Listen("unix", filepath.Join(sockdir.New(t, "raw"), "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	raw, err := ln.(*net.UnixListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	setNonblock := func(nb bool) {
+		t.Helper()
+		var serr error
+		if err := raw.Control(func(fd uintptr) { serr = unix.SetNonblock(int(fd), nb) }); err != nil || serr != nil {
+			t.Fatalf("set O_NONBLOCK %v: %v %v", nb, err, serr)
+		}
+	}
+	setNonblock(false)
+	t.Cleanup(func() { setNonblock(true) })
+	if f, rc := rawListener(ln); f != nil || rc != nil {
+		_ = f.Close()
+		t.Fatal("rawListener took a blocking listening socket")
+	}
+	setNonblock(true)
+	f, rc := rawListener(ln)
+	if f == nil || rc == nil {
+		t.Fatal("rawListener declined net's non-blocking listening socket")
+	}
+	_ = f.Close()
+}
