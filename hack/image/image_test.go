@@ -32,7 +32,9 @@ var (
 
 // realDist builds the daemon and the CLI once per test process for every
 // platform, as make release does (static, -trimpath, stripped); go's build
-// cache makes later runs a link each.
+// cache makes later runs a link each. GOFLAGS is kept, as make release keeps
+// it, so that under make test (TEST_GOFLAGS) the packages compiled for the
+// other builds serve these too.
 func realDist(t *testing.T) string {
 	t.Helper()
 	distOnce.Do(func() {
@@ -50,7 +52,7 @@ func realDist(t *testing.T) string {
 			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(distDir, p.OS+"-"+p.Arch)+string(filepath.Separator),
 				"./csi-node-proxy", "./csi-node-proxyctl")
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-buildvcs=false")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				distErr = errors.New(p.String() + ": " + err.Error() + "\n" + string(out))
 				return

@@ -210,7 +210,11 @@ func TestOfflineGoGet(t *testing.T) {
 	env := []string{
 		"GOPROXY=" + sources,
 		"GOMODCACHE=" + modcache,
-		"GOFLAGS=-mod=mod -trimpath", // -trimpath: build cache hits although the module cache is new each run
+		// -trimpath: build cache hits although the module cache is new
+		// each run; the rest of GOFLAGS as make set it (make test's
+		// flags), so that those hits include the packages make's other
+		// builds compiled.
+		"GOFLAGS=" + strings.TrimSpace("-mod=mod -trimpath "+os.Getenv("GOFLAGS")),
 		"GOSUMDB=off", "GONOSUMDB=", "GOPRIVATE=", "GONOPROXY=", "GOINSECURE=",
 		// The go line the driver ends with is checked below; no
 		// toolchain may be fetched to reach it.

@@ -148,7 +148,11 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off"}, env...)...)
+	// GOFLAGS keeps what make set (-trimpath and make test's flags), so
+	// that the root module's packages compiled for make cross serve
+	// these builds too.
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod")
+	cmd.Env = append(os.Environ(), append([]string{"GOWORK=off", "GOFLAGS=" + goflags, "GOPROXY=off"}, env...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %s in the driver module: %v\n%s", strings.Join(args, " "), err, out)
