@@ -48,6 +48,9 @@ type trackingListener struct {
 	// listener.
 	raw     syscall.RawConn
 	rawFile *os.File
+	// acceptTID is the thread acceptRaw runs on, locked to the goroutine
+	// that accepts and at the lowest priority (lowerAcceptPriority).
+	acceptTID atomic.Int32
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}

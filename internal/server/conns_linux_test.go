@@ -2,11 +2,15 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,4 +355,84 @@ func TestRawListenerNeedsNonBlockingSocket(t *testing.T) {
 		t.Fatal("rawListener declined net's non-blocking listening socket")
 	}
 	_ = f.Close()
+}
+
+// TestAcceptThreadAtLowestPriority: the goroutine that accepts runs on a
+// thread of its own at nice 19 while the test's thread keeps the
+// process's priority, and that thread ends with the goroutine (the
+// listener closed), so it never runs another goroutine at that priority.
+// Issue 23: a storm's refusals took the CPU of the threads serving calls.
+func TestAcceptThreadAtLowestPriority(t *testing.T) {
+	base := ownThreadNice(t)
+	if base == acceptNice {
+		t.Skipf("the test process runs at nice %d already: nothing to tell apart", base)
+	}
+	l, dial := boundedListener(t, 4)
+	accepted := acceptAll(l)
+	dial()
+	next(t, accepted, "a connection")
+	dial()
+	next(t, accepted, "a second connection, on the same thread")
+	tid := int(l.acceptTID.Load())
+	if tid == 0 {
+		t.Fatal("Accept recorded no accepting thread")
+	}
+	if got := threadNice(t, tid); got != acceptNice {
+		t.Errorf("the accepting thread %d runs at nice %d, want %d", tid, got, acceptNice)
+	}
+	if own := ownThreadNice(t); own != base {
+		t.Errorf("the test's thread runs at nice %d, want the process's %d", own, base)
+	}
+
+	_ = l.Close()
+	for range accepted { // Accept's goroutine ends
+	}
+	task := fmt.Sprintf("/proc/self/task/%d", tid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the accepting thread %d still exists after its goroutine ended (nice %d): the runtime may hand it other goroutines", tid, threadNice(t, tid))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The main goroutine keeps the main thread for the whole test run. A
+// goroutine that ends locked to the main thread does not end the thread
+// (the runtime parks it for good, runtime/proc.go's mexit), so the
+// acceptor of TestAcceptThreadAtLowestPriority must not get it: parked or
+// ended, the thread runs no other goroutine, but only the end can be
+// seen from /proc.
+func init() { runtime.LockOSThread() }
+
+// ownThreadNice is the nice value of the calling goroutine's thread.
+func ownThreadNice(t *testing.T) int {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return threadNice(t, unix.Gettid())
+}
+
+// threadNice reads a thread's nice value from /proc (stat's 19th field;
+// the fields after the command name, which may hold spaces, start at the
+// 3rd).
+func threadNice(t *testing.T, tid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 17 {
+		t.Fatalf("thread %d: stat has %d fields after the name: %q", tid, len(fields), s)
+	}
+	n, err := strconv.Atoi(fields[19-3])
+	if err != nil {
+		t.Fatalf("thread %d: nice %q: %v", tid, fields[19-3], err)
+	}
+	return n
 }
