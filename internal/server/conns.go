@@ -2,10 +2,8 @@ package server
 
 import (
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -38,19 +36,10 @@ type trackingListener struct {
 	net.Listener
 
 	limits *connLimits // nil: no bounds
-	// raw, when set, is the listening socket below the runtime's poller
-	// (Linux Unix sockets, with bounds): Accept takes connections with
-	// accept4 and closes the ones over the bounds as bare descriptors,
-	// so a caller opening connections as fast as it can costs the daemon
-	// two system calls each, not a poller registration, a finalizer and
-	// an address lookup (acceptRaw). rawFile is the duplicate of the
-	// listening socket raw belongs to (rawListener), closed with the
-	// listener.
-	raw     syscall.RawConn
-	rawFile *os.File
-	// acceptTID is the thread acceptRaw runs on, locked to the goroutine
-	// that accepts and at the lowest priority (lowerAcceptPriority).
-	acceptTID atomic.Int32
+	// raw is the listening socket, when the listener took it over from
+	// the one it wraps (rawListener: Linux Unix sockets, with bounds);
+	// raw.fd is -1 otherwise. It is set once, before any Accept.
+	raw rawSocket
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -58,9 +47,9 @@ type trackingListener struct {
 }
 
 func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
-	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
+	t := &trackingListener{Listener: l, limits: limits, raw: rawSocket{fd: -1}, conns: map[*trackedConn]struct{}{}}
 	if limits != nil {
-		t.rawFile, t.raw = rawListener(l)
+		t.raw.fd = rawListener(l)
 	}
 	return t
 }
@@ -70,7 +59,7 @@ func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
 // handshake, and Accept waits for the next one: gRPC ends serving on an
 // Accept error, and the other callers must still be served.
 func (l *trackingListener) Accept() (net.Conn, error) {
-	if l.raw != nil {
+	if l.raw.fd >= 0 {
 		return l.acceptRaw()
 	}
 	return l.acceptNet()
@@ -153,11 +142,10 @@ func (l *trackingListener) track(c net.Conn, key string) (net.Conn, error) {
 // connections on which the client has not sent anything yet.
 func (l *trackingListener) Close() error {
 	err := l.Listener.Close()
-	if l.rawFile != nil {
-		// The duplicate keeps the socket listening until it is closed;
-		// closing it also ends an Accept waiting on it. A second Close
-		// finds it closed already, which says nothing new.
-		_ = l.rawFile.Close()
+	if l.raw.fd >= 0 {
+		// The socket listens until its last descriptor, raw.fd, is
+		// closed; shutting it down first ends an Accept waiting in it.
+		l.closeRaw()
 	}
 	l.mu.Lock()
 	l.closed = true
