@@ -2,8 +2,10 @@ package server
 
 import (
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -36,10 +38,16 @@ type trackingListener struct {
 	net.Listener
 
 	limits *connLimits // nil: no bounds
-	// raw is the listening socket, when the listener took it over from
-	// the one it wraps (rawListener: Linux Unix sockets, with bounds);
-	// raw.fd is -1 otherwise. It is set once, before any Accept.
-	raw rawSocket
+	// raw, when set, is the listening socket below the runtime's poller
+	// (Linux Unix sockets, with bounds): Accept takes connections with
+	// accept4 and closes the ones over the bounds as bare descriptors,
+	// so a caller opening connections as fast as it can costs the daemon
+	// two system calls each, not a poller registration, a finalizer and
+	// an address lookup (acceptRaw). rawFile is the duplicate of the
+	// listening socket raw belongs to (rawListener), closed with the
+	// listener.
+	raw     syscall.RawConn
+	rawFile *os.File
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
@@ -47,9 +55,9 @@ type trackingListener struct {
 }
 
 func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
-	t := &trackingListener{Listener: l, limits: limits, raw: rawSocket{fd: -1}, conns: map[*trackedConn]struct{}{}}
+	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
 	if limits != nil {
-		t.raw.fd = rawListener(l)
+		t.rawFile, t.raw = rawListener(l)
 	}
 	return t
 }
@@ -59,7 +67,7 @@ func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
 // handshake, and Accept waits for the next one: gRPC ends serving on an
 // Accept error, and the other callers must still be served.
 func (l *trackingListener) Accept() (net.Conn, error) {
-	if l.raw.fd >= 0 {
+	if l.raw != nil {
 		return l.acceptRaw()
 	}
 	return l.acceptNet()
@@ -142,10 +150,11 @@ func (l *trackingListener) track(c net.Conn, key string) (net.Conn, error) {
 // connections on which the client has not sent anything yet.
 func (l *trackingListener) Close() error {
 	err := l.Listener.Close()
-	if l.raw.fd >= 0 {
-		// The socket listens until its last descriptor, raw.fd, is
-		// closed; shutting it down first ends an Accept waiting in it.
-		l.closeRaw()
+	if l.rawFile != nil {
+		// The duplicate keeps the socket listening until it is closed;
+		// closing it also ends an Accept waiting on it. A second Close
+		// finds it closed already, which says nothing new.
+		_ = l.rawFile.Close()
 	}
 	l.mu.Lock()
 	l.closed = true

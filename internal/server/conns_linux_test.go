@@ -2,22 +2,17 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
-	"runtime"
-	"slices"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
-	"github.com/csi-node-proxy/csi-node-proxy/internal/transport"
 )
 
 // boundedListener is a tracking listener with a per-user bound on a Unix
@@ -28,22 +23,19 @@ func boundedListener(t *testing.T, perUID int) (*trackingListener, func() net.Co
 	return limitedListener(t, &connLimits{perUID: perUID})
 }
 
-// limitedListener is boundedListener with the bounds given whole. Its
-// socket is the transport's, as the daemon's is, so that the listener
-// takes it over (DetachSocket) and accepts below the poller.
+// limitedListener is boundedListener with the bounds given whole.
 func limitedListener(t *testing.T, limits *connLimits) (*trackingListener, func() net.Conn) {
 	t.Helper()
-	ep := transport.Endpoint{Name: "s", Options: transport.Options{SocketDir: sockdir.New(t, "raw"), SocketMode: 0o600, SocketUID: -1, SocketGID: -1}}
-	ln, err := transport.Listen(ep)
+	path := filepath.Join(sockdir.New(t, "raw"), "s.sock")
+	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := newTrackingListener(ln, limits)
 	t.Cleanup(func() { _ = l.Close() })
-	if l.raw.fd < 0 {
-		t.Fatal("a Unix listener with bounds did not take its socket over")
+	if l.raw == nil {
+		t.Fatal("a Unix listener with bounds has no raw listening socket")
 	}
-	path := ep.Address()
 	return l, func() net.Conn {
 		t.Helper()
 		c, err := net.Dial("unix", path)
@@ -193,14 +185,16 @@ func wantAcceptClosed(t *testing.T, done <-chan error, what string) {
 	}
 }
 
-// TestRawAcceptCloseLeavesNoDescriptor: the listener holds the listening
-// socket's only descriptor (DetachSocket), which keeps the socket
-// listening until it is closed; Close shuts it down, ending an Accept
-// that waits in accept4, closes it, removes the socket file, and the
-// process has the descriptors it had before.
+// TestRawAcceptCloseLeavesNoDescriptor: the listener waits on a
+// duplicate of its socket (rawListener), which would keep the socket
+// listening were it left open; Close closes it, ending an Accept that
+// waits on it, and the process has the descriptors it had before.
 func TestRawAcceptCloseLeavesNoDescriptor(t *testing.T) {
 	before := openFDs(t)
 	l, _ := boundedListener(t, 1)
+	if l.rawFile == nil {
+		t.Fatal("a Unix listener with bounds has no duplicate of its socket to wait on")
+	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := l.Accept()
@@ -213,13 +207,6 @@ func TestRawAcceptCloseLeavesNoDescriptor(t *testing.T) {
 	wantAcceptClosed(t, done, "a waiting Accept")
 	if after := openFDs(t); after != before {
 		t.Errorf("%d descriptors open after Close, %d before the listener", after, before)
-	}
-	if _, err := os.Stat(l.Addr().String()); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the socket file after Close: %v, want it removed", err)
-	}
-	if c, err := net.Dial("unix", l.Addr().String()); err == nil {
-		_ = c.Close()
-		t.Error("a connection reached the closed listener")
 	}
 }
 
@@ -331,123 +318,37 @@ func lowestFreeFD(t *testing.T) int {
 	}
 }
 
-// TestTakenSocketOutOfThePoller: once the listener has taken its socket
-// over, no epoll instance of the process watches it: connections queued
-// wake only the thread waiting in accept4, not one of the runtime's
-// threads each. Issue 23: in 4 s of a connection storm the daemon made
-// as many epoll waits as it accepted connections (38,386 and 42,803).
-// The socket is found by its inode in each epoll descriptor's fdinfo.
-func TestTakenSocketOutOfThePoller(t *testing.T) {
-	l, dial := boundedListener(t, 4)
-	var st unix.Stat_t
-	if err := unix.Fstat(l.raw.fd, &st); err != nil {
-		t.Fatal(err)
-	}
-	accepted := acceptAll(l)
-	dial()
-	next(t, accepted, "a connection") // Accept has run and waits again
-	ino := fmt.Sprintf("ino:%x", st.Ino)
-	epolls := 0
-	fds, err := os.ReadDir("/proc/self/fd")
+// TestRawListenerNeedsNonBlockingSocket: a listening socket that is not
+// non-blocking cannot be waited on through the poller, so rawListener
+// declines it (Accept then goes through net's Accept) instead of
+// handing acceptRaw a file whose every wait fails.
+func TestRawListenerNeedsNonBlockingSocket(t *testing.T) {
+	ln, err := net.Listen("unix", filepath.Join(sockdir.New(t, "raw"), "s.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range fds {
-		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || target != "anon_inode:[eventpoll]" {
-			continue
-		}
-		epolls++
-		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(info), "\n") {
-			if strings.HasPrefix(line, "tfd:") && slices.Contains(strings.Fields(line), ino) {
-				t.Errorf("epoll descriptor %s watches the listening socket: %s", e.Name(), line)
-			}
-		}
-	}
-	if epolls == 0 {
-		t.Fatal("the process has no epoll descriptor: the check would pass whatever the listener did")
-	}
-}
-
-// TestAcceptThreadAtLowestPriority: the goroutine that accepts runs on a
-// thread of its own at nice 19 while the test's thread keeps the
-// process's priority, and that thread ends with the goroutine (the
-// listener closed), so it never runs another goroutine at that priority.
-// Issue 23: a storm's refusals took the CPU of the threads serving calls.
-func TestAcceptThreadAtLowestPriority(t *testing.T) {
-	base := ownThreadNice(t)
-	if base == acceptNice {
-		t.Skipf("the test process runs at nice %d already: nothing to tell apart", base)
-	}
-	l, dial := boundedListener(t, 4)
-	accepted := acceptAll(l)
-	dial()
-	next(t, accepted, "a connection")
-	dial()
-	next(t, accepted, "a second connection, on the same thread")
-	tid := int(l.raw.acceptTID.Load())
-	if tid == 0 {
-		t.Fatal("Accept recorded no accepting thread")
-	}
-	if got := threadNice(t, tid); got != acceptNice {
-		t.Errorf("the accepting thread %d runs at nice %d, want %d", tid, got, acceptNice)
-	}
-	if own := ownThreadNice(t); own != base {
-		t.Errorf("the test's thread runs at nice %d, want the process's %d", own, base)
-	}
-
-	_ = l.Close()
-	for range accepted { // Accept's goroutine ends
-	}
-	task := fmt.Sprintf("/proc/self/task/%d", tid)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the accepting thread %d still exists after its goroutine ended (nice %d): the runtime may hand it other goroutines", tid, threadNice(t, tid))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// The main goroutine keeps the main thread for the whole test run. A
-// goroutine that ends locked to the main thread does not end the thread
-// (the runtime parks it for good, runtime/proc.go's mexit), so the
-// acceptor of TestAcceptThreadAtLowestPriority must not get it: parked or
-// ended, the thread runs no other goroutine, but only the end can be
-// seen from /proc.
-func init() { runtime.LockOSThread() }
-
-// ownThreadNice is the nice value of the calling goroutine's thread.
-func ownThreadNice(t *testing.T) int {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return threadNice(t, unix.Gettid())
-}
-
-// threadNice reads a thread's nice value from /proc (stat's 19th field;
-// the fields after the command name, which may hold spaces, start at the
-// 3rd).
-func threadNice(t *testing.T, tid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", tid))
+	t.Cleanup(func() { _ = ln.Close() })
+	raw, err := ln.(*net.UnixListener).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 17 {
-		t.Fatalf("thread %d: stat has %d fields after the name: %q", tid, len(fields), s)
+	setNonblock := func(nb bool) {
+		t.Helper()
+		var serr error
+		if err := raw.Control(func(fd uintptr) { serr = unix.SetNonblock(int(fd), nb) }); err != nil || serr != nil {
+			t.Fatalf("set O_NONBLOCK %v: %v %v", nb, err, serr)
+		}
 	}
-	n, err := strconv.Atoi(fields[19-3])
-	if err != nil {
-		t.Fatalf("thread %d: nice %q: %v", tid, fields[19-3], err)
+	setNonblock(false)
+	t.Cleanup(func() { setNonblock(true) })
+	if f, rc := rawListener(ln); f != nil || rc != nil {
+		_ = f.Close()
+		t.Fatal("rawListener took a blocking listening socket")
 	}
-	return n
+	setNonblock(true)
+	f, rc := rawListener(ln)
+	if f == nil || rc == nil {
+		t.Fatal("rawListener declined net's non-blocking listening socket")
+	}
+	_ = f.Close()
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -134,9 +133,6 @@ type unixListener struct {
 	*net.UnixListener
 	path string
 	file fs.FileInfo
-	// detached: the listening socket was handed over (DetachSocket, Linux);
-	// the listener's own descriptor is closed already.
-	detached atomic.Bool
 
 	once sync.Once
 	err  error
@@ -148,9 +144,7 @@ func (l *unixListener) Addr() net.Addr { return &net.UnixAddr{Name: l.path, Net:
 // Close stops listening and removes the socket file.
 func (l *unixListener) Close() error {
 	l.once.Do(func() {
-		if err := l.UnixListener.Close(); !l.detached.Load() {
-			l.err = err
-		}
+		l.err = l.UnixListener.Close()
 		if now, err := os.Lstat(l.path); err == nil && os.SameFile(l.file, now) {
 			if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) && l.err == nil {
 				l.err = err
