@@ -306,9 +306,11 @@ TEST_BUILD_LANE := cross lint test-windows layout-oracle admission manifests ima
 TEST_GOFLAGS := -gcflags=all=-dwarf=false -ldflags=-w
 
 # The lanes' sub-makes run serially: the lane is the unit of parallelism.
-# MAKEFLAGS is cleared for them so that they neither join the jobserver
-# nor warn about leaving it.
-SERIAL_MAKE = MAKEFLAGS= $(MAKE) --no-print-directory
+# Their MAKEFLAGS lose -j, the jobserver and output syncing, so that they
+# neither join the jobserver nor warn about leaving it, and keep the rest:
+# make's other flags (-k, -s) and the variables given on make test's
+# command line (make test FUZZTIME=1000x).
+SERIAL_MAKE = MAKEFLAGS='$(filter-out -j% --jobserver-auth=% --jobserver-fds=% -O%,$(MAKEFLAGS))' $(MAKE) --no-print-directory
 
 .PHONY: test test-host-lane test-build-lane
 test: export GOFLAGS := $(strip $(TEST_GOFLAGS) $(GOFLAGS))

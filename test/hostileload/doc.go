@@ -10,12 +10,11 @@
 //
 // It asserts that the daemon lives, that every call of the driver
 // succeeds, that the driver's p99 latency under the flood stays under
-// 250 ms, and it reports whether that p99 is within 3x of its p99 with
-// the flooder stopped, the goal (SIGSTOP; the two alternate in 250 ms
-// slices, so the machine's other load falls on both alike), that
-// every change the driver made has its audit
-// records (intent and outcome) and none failed closed, and it prints the
-// figures docs/security.md quotes: the memory peak against the limit,
+// 250 ms, and that every change the driver made has its audit records
+// (intent and outcome) and none failed closed. It reports whether that
+// p99 is within 3x of its p99 with the flooder stopped, the goal (SIGSTOP;
+// the two alternate in 250 ms slices, so the machine's other load falls
+// on both alike), and it prints the figures docs/security.md quotes: the memory peak against the limit,
 // the driver's p50/p99 with the flood and without it, the audit bytes per
 // denied call and the denial records suppressed.
 //
