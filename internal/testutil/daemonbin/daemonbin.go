@@ -89,6 +89,16 @@ func isRepoRoot(dir string) bool {
 // this process (with -race when race is true) and reused afterwards: a
 // package's tests share one build instead of linking the daemon per test.
 // The binary lives in a temporary directory that Remove deletes.
+//
+// Without the race detector the daemon is built as the release is
+// (hack/release.sh): static (CGO_ENABLED=0) and -trimpath, whatever the
+// test binary was built with. The tests then run what is shipped, and the
+// build shares its compiled packages with every other build of that
+// configuration (the Makefile's NORACE_TARGETS: make cross, lint, the
+// hostile load), so only the link is left to do. Issue 26: built as the
+// race-enabled test binaries' environment had it (cgo on, local paths),
+// it was a configuration of its own, and a cold make test compiled the
+// daemon and all it imports once more for it.
 func Build(race bool) (string, error) {
 	b := builds[race]
 	b.once.Do(func() { b.path, b.err = doBuild(race) })
@@ -119,15 +129,19 @@ func doBuild(race bool) (string, error) {
 	}
 	bin := filepath.Join(dir, name+exeSuffix())
 	args := []string{"build", "-C", filepath.Join(root, "cmd"), "-o", bin}
-	if race {
-		args = append(args, "-race")
-	}
-	args = append(args, "./csi-node-proxy")
-	cmd := exec.Command(goTool, args...)
 	// Never through a workspace: the daemon builds from the cmd module
 	// and the root module it replaces with the working copy, as a release
 	// does.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	env := append(os.Environ(), "GOWORK=off")
+	if race {
+		args = append(args, "-race") // needs cgo: the environment's setting stays
+	} else {
+		args = append(args, "-trimpath")
+		env = append(env, "CGO_ENABLED=0")
+	}
+	args = append(args, "./csi-node-proxy")
+	cmd := exec.Command(goTool, args...)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

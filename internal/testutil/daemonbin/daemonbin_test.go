@@ -1,6 +1,7 @@
 package daemonbin
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"os"
@@ -178,6 +179,30 @@ func TestBuildOnceAndFailFast(t *testing.T) {
 		t.Errorf("Start took %v to notice the exit; want well under the 1 min ReadyTimeout", d)
 	}
 	ft.runCleanups()
+}
+
+// TestBinaryBuiltAsReleased: Binary is the daemon as hack/release.sh
+// builds it, static and -trimpath, whatever this test binary was built
+// with (make unit builds it with cgo and local paths, for the race
+// detector). Issue 26: the daemon's build used to follow the test's
+// environment, a configuration no other build of make test shared.
+func TestBinaryBuiltAsReleased(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the daemon; skipped with -short")
+	}
+	info, err := buildinfo.ReadFile(Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	for key, want := range map[string]string{"CGO_ENABLED": "0", "-trimpath": "true"} {
+		if got := settings[key]; got != want {
+			t.Errorf("the daemon was built with %s=%q, want %q (settings %v)", key, got, want, info.Settings)
+		}
+	}
 }
 
 // fakeTB stops at Fatal (runtime.Goexit, as testing does) and keeps the
