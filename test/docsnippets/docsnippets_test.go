@@ -250,10 +250,19 @@ func exportData(dir, goos string, modMod bool, imports []string) (map[string]str
 	args := append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, imports...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	// The export data are compiled as every build without the race
+	// detector is (the Makefile's NORACE_TARGETS: static, -trimpath, and
+	// make test's flags, which GOFLAGS carries), so that they are the
+	// packages make cross and lint compiled already, for linux and for
+	// windows. Issue 26: with this test binary's environment (cgo on,
+	// local paths) they were a configuration of their own, and a cold
+	// make test compiled the tree and its dependencies once more for
+	// each GOOS.
+	goflags := strings.TrimSpace("-trimpath " + os.Getenv("GOFLAGS"))
 	if modMod {
-		cmd.Env = append(cmd.Env, "GOFLAGS=-mod=mod") // the temporary module may lack a require line
+		goflags += " -mod=mod" // the temporary module may lack a require line
 	}
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS="+goflags)
 	if goos != "" {
 		cmd.Env = append(cmd.Env, "GOOS="+goos)
 	}
