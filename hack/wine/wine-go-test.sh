@@ -9,7 +9,8 @@
 #
 # Needs: go on PATH; prng.s next to this script; root (for apt-get) unless wine, wine64 and
 # binutils-mingw-w64-x86-64 are already installed.
-# Environment: WINEPREFIX (default: $TMPDIR/wineprefix-go, reused between runs; build files go to
+# Environment: WINE_GO_OVERLAY (a go build overlay file made by overlay.sh; default: one made here),
+# WINEPREFIX (default: $TMPDIR/wineprefix-go, reused between runs; build files go to
 # "$WINEPREFIX.build"), WINEDEBUG (default: -all).
 # Exit status: that of `go test`.
 set -euo pipefail
@@ -41,12 +42,14 @@ if [ ! -f "$dll" ]; then
   x86_64-w64-mingw32-ld -shared --entry DllEntry -o "$dll" "$work/prng.o" "$work/bcp.def" "$work/libadvapi32.a"
 fi
 # 2) Wine 8 returns STATUS_NOT_IMPLEMENTED for FileDispositionInformationEx; Go's os.RemoveAll
-#    (t.TempDir cleanup) only falls back on INVALID_INFO_CLASS/INVALID_PARAMETER/NOT_SUPPORTED. Overlay a patched copy.
-goroot="$(go env GOROOT)"; src="$goroot/src/internal/syscall/windows/at_windows.go"
-patched="$work/at_windows.go"
-sed 's|^\(\t\tSTATUS_NOT_SUPPORTED\):\( *// the file system doesn.t support FILE_DISPOSITION_INFORMATION_EX.*\)$|\1, NTStatus(0xC0000002):\2 (+ Wine: STATUS_NOT_IMPLEMENTED)|' "$src" >"$patched"
-grep -q 'NTStatus(0xC0000002)' "$patched" || { echo "overlay patch did not apply to $src" >&2; exit 1; }
-printf '{"Replace":{"%s":"%s"}}\n' "$src" "$patched" >"$work/overlay.json"
+#    (t.TempDir cleanup) only falls back on INVALID_INFO_CLASS/INVALID_PARAMETER/NOT_SUPPORTED. Overlay a patched copy
+#    (overlay.sh says more). WINE_GO_OVERLAY names one made already: make passes its own, the one
+#    its other Windows builds use, so that the tests share their compiled packages.
+overlay="${WINE_GO_OVERLAY:-}"
+if [ -z "$overlay" ]; then
+  "$here/overlay.sh" "$work"
+  overlay="$work/overlay.json"
+fi
 # 3) exec wrapper
 cat >"$work/wine-exec" <<'EOS'
 #!/bin/sh
@@ -64,4 +67,4 @@ trap 'wineserver -k 2>/dev/null || true; wait "$ws" 2>/dev/null || true' EXIT
 # `go test` reports "Test I/O incomplete 1m0s after exiting" (WaitDelay) for that package.
 wine cmd.exe /c exit 0 </dev/null >/dev/null 2>&1
 [ $# -eq 0 ] && set -- ./...
-GOOS=windows GOARCH=amd64 go test -exec "$work/wine-exec" -overlay="$work/overlay.json" "$@"
+GOOS=windows GOARCH=amd64 go test -exec "$work/wine-exec" -overlay="$overlay" "$@"
