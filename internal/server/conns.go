@@ -48,14 +48,39 @@ type trackingListener struct {
 	// listener.
 	raw     syscall.RawConn
 	rawFile *os.File
+	// storm, while a storm of refused connections lasts, carries what the
+	// storm acceptor admits to Accept (acceptRaw, stormAcceptor). Only
+	// Accept uses it, under acceptMu.
+	acceptMu sync.Mutex
+	storm    chan acceptResult
+	// done is closed by Close, so that a storm acceptor holding a
+	// connection for an Accept that will not come lets it go.
+	done chan struct{}
+	// stormQuiet is how long a storm acceptor (Linux) goes on after its
+	// last refusal: defaultStormQuiet, shorter in tests.
+	stormQuiet time.Duration
 
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
 	closed bool
 }
 
+// acceptResult is what the storm acceptor hands to Accept: an admitted
+// connection or an accept error, and whether the storm acceptor has
+// ended (over), after which Accept takes connections itself again.
+type acceptResult struct {
+	conn net.Conn
+	err  error
+	over bool
+}
+
+// defaultStormQuiet is how long a storm acceptor goes on after its last
+// refusal: longer than a flooder's pauses between bursts, short enough
+// that the accepting is back at the usual priority soon after a storm.
+const defaultStormQuiet = time.Second
+
 func newTrackingListener(l net.Listener, limits *connLimits) *trackingListener {
-	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}}
+	t := &trackingListener{Listener: l, limits: limits, conns: map[*trackedConn]struct{}{}, done: make(chan struct{}), stormQuiet: defaultStormQuiet}
 	if limits != nil {
 		t.rawFile, t.raw = rawListener(l)
 	}
@@ -157,6 +182,9 @@ func (l *trackingListener) Close() error {
 		_ = l.rawFile.Close()
 	}
 	l.mu.Lock()
+	if !l.closed {
+		close(l.done)
+	}
 	l.closed = true
 	var idle []*trackedConn
 	for c := range l.conns {

@@ -2,11 +2,15 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,4 +355,142 @@ func TestRawListenerNeedsNonBlockingSocket(t *testing.T) {
 		t.Fatal("rawListener declined net's non-blocking listening socket")
 	}
 	_ = f.Close()
+}
+
+// TestStormAcceptedAtLowestPriority: once a connection is refused, the
+// accepting moves to a thread at nice 19 that hands Accept what it
+// admits, while the test's thread keeps the process's priority; once
+// stormQuiet passes without a refusal that thread ends (so it never runs
+// another goroutine at that priority) and Accept takes connections at
+// the usual priority again. Issue 23: a storm's refusals took the CPU of
+// the threads serving calls; an accepting thread at nice 19 all the time
+// slowed every caller's new connections on a busy node.
+func TestStormAcceptedAtLowestPriority(t *testing.T) {
+	base := ownThreadNice(t)
+	if base == stormNice {
+		t.Skipf("the test process runs at nice %d already: nothing to tell apart", base)
+	}
+	if n := threadsAtNice(t, stormNice); len(n) != 0 {
+		t.Fatalf("threads %v run at nice %d before any storm", n, stormNice)
+	}
+	l, dial := boundedListener(t, 1)
+	l.stormQuiet = 300 * time.Millisecond
+	accepted := acceptAll(l)
+	dial()
+	held := next(t, accepted, "the first connection")
+	wantClosed(t, dial(), "a connection over the bound of 1")
+
+	storm := waitThreadsAtNice(t, stormNice, 1, "the storm acceptor")
+	if own := ownThreadNice(t); own != base {
+		t.Errorf("the test's thread runs at nice %d, want the process's %d", own, base)
+	}
+	// During the storm, the storm acceptor admits and Accept returns it.
+	_ = held.Close()
+	dial()
+	held = next(t, accepted, "a connection admitted during the storm")
+	if got := threadsAtNice(t, stormNice); len(got) != 1 || got[0] != storm[0] {
+		t.Errorf("threads at nice %d after an admission in the storm: %v, want [%d]", stormNice, got, storm[0])
+	}
+
+	// stormQuiet without a refusal: the thread ends.
+	task := fmt.Sprintf("/proc/self/task/%d", storm[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the storm acceptor's thread %d still exists %v after the last refusal", storm[0], 10*time.Second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// And Accept accepts on its own again.
+	_ = held.Close()
+	dial()
+	next(t, accepted, "a connection after the storm")
+	if got := threadsAtNice(t, stormNice); len(got) != 0 {
+		t.Errorf("threads %v run at nice %d after the storm", got, stormNice)
+	}
+}
+
+// The main goroutine keeps the main thread for the whole test run. A
+// goroutine that ends locked to the main thread does not end the thread
+// (the runtime parks it for good, runtime/proc.go's mexit), so the storm
+// acceptor of TestStormAcceptedAtLowestPriority must not get it: parked
+// or ended, the thread runs no other goroutine, but only the end can be
+// seen from /proc.
+func init() { runtime.LockOSThread() }
+
+// ownThreadNice is the nice value of the calling goroutine's thread.
+func ownThreadNice(t *testing.T) int {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return threadNice(t, unix.Gettid())
+}
+
+// threadsAtNice lists this process's threads whose nice value is nice.
+func threadsAtNice(t *testing.T, nice int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tids []int
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if n, ok := readThreadNice(tid); ok && n == nice {
+			tids = append(tids, tid)
+		}
+	}
+	return tids
+}
+
+// waitThreadsAtNice waits up to 10 s for exactly want threads at nice.
+func waitThreadsAtNice(t *testing.T, nice, want int, what string) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := threadsAtNice(t, nice)
+		if len(got) == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: threads at nice %d: %v, want %d of them", what, nice, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// threadNice reads a thread's nice value, failing the test if it cannot.
+func threadNice(t *testing.T, tid int) int {
+	t.Helper()
+	n, ok := readThreadNice(tid)
+	if !ok {
+		t.Fatalf("thread %d: no nice value in its stat", tid)
+	}
+	return n
+}
+
+// readThreadNice reads a thread's nice value from /proc (stat's 19th
+// field; the fields after the command name, which may hold spaces, start
+// at the 3rd); false if the thread is gone or its stat unreadable.
+func readThreadNice(tid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", tid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 17 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(fields[19-3])
+	if err != nil {
+		return 0, false
+	}
+	return n, true
 }
