@@ -48,9 +48,9 @@ type trackingListener struct {
 	// listener.
 	raw     syscall.RawConn
 	rawFile *os.File
-	// storm, while a storm of refused connections lasts, carries what the
-	// storm acceptor admits to Accept (acceptRaw, stormAcceptor). Only
-	// Accept uses it, under acceptMu.
+	// storm, while a storm of refused connections lasts, carries what
+	// the storm acceptor admits to Accept (acceptRaw, stormAcceptor).
+	// Only Accept uses it, under acceptMu.
 	acceptMu sync.Mutex
 	storm    chan acceptResult
 	// done is closed by Close, so that a storm acceptor holding a
@@ -63,15 +63,6 @@ type trackingListener struct {
 	mu     sync.Mutex
 	conns  map[*trackedConn]struct{}
 	closed bool
-}
-
-// acceptResult is what the storm acceptor hands to Accept: an admitted
-// connection or an accept error, and whether the storm acceptor has
-// ended (over), after which Accept takes connections itself again.
-type acceptResult struct {
-	conn net.Conn
-	err  error
-	over bool
 }
 
 // defaultStormQuiet is how long a storm acceptor goes on after its last
@@ -109,6 +100,73 @@ func (l *trackingListener) acceptNet() (net.Conn, error) {
 		if tc, ok, err := l.take(c); ok {
 			return tc, err
 		}
+	}
+}
+
+// acceptResult is what the storm acceptor hands to Accept: an admitted
+// connection or an accept error, and whether the storm acceptor has
+// ended (over), after which Accept takes connections itself again.
+type acceptResult struct {
+	conn net.Conn
+	err  error
+	over bool
+}
+
+// acceptRaw is Accept for a Unix listener with bounds (Linux; acceptOne
+// and stormAcceptor are its platform's parts). It takes each queued
+// connection with accept4, reads its user (SO_PEERCRED) and, when
+// the bounds refuse it, closes the bare descriptor: a refused connection
+// is never registered with the runtime's poller nor given a finalizer or
+// addresses, and only an admitted one becomes a net.Conn (FileConn). With
+// nothing queued it waits for the socket to be readable (rawListener).
+// Issue 23: it used to wait in net's Accept, which took the next
+// connection through net's path; under a storm of connections arriving
+// one at a time, that was nearly every one of them.
+//
+// Once it refuses a connection, a storm is on: the accepting moves to a
+// thread of its own at the lowest priority (stormAcceptor) until
+// stormQuiet passes without a refusal, and Accept returns what that
+// thread admits.
+func (l *trackingListener) acceptRaw() (net.Conn, error) {
+	l.acceptMu.Lock()
+	defer l.acceptMu.Unlock()
+	for {
+		if l.storm != nil {
+			var r acceptResult
+			select {
+			case r = <-l.storm:
+			case <-l.done:
+				// The storm acceptor ends without handing anything over.
+				l.storm = nil
+				return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: net.ErrClosed}
+			}
+			if r.over {
+				l.storm = nil // the storm acceptor has ended
+			}
+			if r.conn == nil && r.err == nil {
+				continue // it ended with nothing to hand over: accept here again
+			}
+			return r.conn, r.err
+		}
+		c, refused, err := l.acceptOne()
+		if refused {
+			l.storm = make(chan acceptResult)
+			go l.stormAcceptor(l.storm)
+			continue
+		}
+		return c, err
+	}
+}
+
+// hand gives r to the Accept waiting for the storm acceptor, false if the
+// listener closed first (a listener's user stops calling Accept once it
+// failed, so none may come).
+func (l *trackingListener) hand(out chan<- acceptResult, r acceptResult) bool {
+	select {
+	case out <- r:
+		return true
+	case <-l.done:
+		return false
 	}
 }
 

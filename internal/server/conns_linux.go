@@ -82,51 +82,6 @@ func rawListener(l net.Listener) (*os.File, syscall.RawConn) {
 	return f, fraw
 }
 
-// acceptRaw is Accept for a Unix listener with bounds. It takes each
-// queued connection with accept4, reads its user (SO_PEERCRED) and, when
-// the bounds refuse it, closes the bare descriptor: a refused connection
-// is never registered with the runtime's poller nor given a finalizer or
-// addresses, and only an admitted one becomes a net.Conn (FileConn). With
-// nothing queued it waits for the socket to be readable (rawListener).
-// Issue 23: it used to wait in net's Accept, which took the next
-// connection through net's path; under a storm of connections arriving
-// one at a time, that was nearly every one of them.
-//
-// Once it refuses a connection, a storm is on: the accepting moves to a
-// thread of its own at the lowest priority (stormAcceptor) until
-// stormQuiet passes without a refusal, and Accept returns what that
-// thread admits.
-func (l *trackingListener) acceptRaw() (net.Conn, error) {
-	l.acceptMu.Lock()
-	defer l.acceptMu.Unlock()
-	for {
-		if l.storm != nil {
-			var r acceptResult
-			select {
-			case r = <-l.storm:
-			case <-l.done:
-				// The storm acceptor ends without handing anything over.
-				l.storm = nil
-				return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: net.ErrClosed}
-			}
-			if r.over {
-				l.storm = nil // the storm acceptor has ended
-			}
-			if r.conn == nil && r.err == nil {
-				continue // it ended with nothing to hand over: accept here again
-			}
-			return r.conn, r.err
-		}
-		c, refused, err := l.acceptOne()
-		if refused {
-			l.storm = make(chan acceptResult)
-			go l.stormAcceptor(l.storm)
-			continue
-		}
-		return c, err
-	}
-}
-
 // acceptOne waits until a connection is queued and takes it: admitted,
 // it is returned tracked; refused by the bounds, its descriptor is
 // closed and refused is true. errStormQuiet when rawFile's read deadline
@@ -180,18 +135,6 @@ func (l *trackingListener) acceptOne() (c net.Conn, refused bool, err error) {
 		}
 		c, err = l.track(c, key)
 		return c, false, err
-	}
-}
-
-// hand gives r to the Accept waiting for the storm acceptor, false if the
-// listener closed first (a listener's user stops calling Accept once it
-// failed, so none may come).
-func (l *trackingListener) hand(out chan<- acceptResult, r acceptResult) bool {
-	select {
-	case out <- r:
-		return true
-	case <-l.done:
-		return false
 	}
 }
 
