@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,4 +234,69 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	i := int(float64(len(s))*p+0.5) - 1
 	return s[max(0, min(i, len(s)-1))]
+}
+
+// newcomerEvery is how often newcomers opens a connection.
+const newcomerEvery = 50 * time.Millisecond
+
+// newcomers opens a new connection to the disk socket every newcomerEvery
+// and makes one call on it (a driver container starting, a probe), timing
+// the connection and the call together, filed by whether the flooder ran
+// when it started (flooding). A storm's refused connections are accepted
+// and refused from the same socket queue as these, on a thread that runs
+// at the lowest priority while the storm lasts (internal/server's storm
+// acceptor): this is what that costs a caller's new connections.
+type newcomers struct {
+	flooding atomic.Bool
+	stop     chan struct{}
+	done     chan struct{}
+	on, off  []time.Duration
+	failed   []string
+}
+
+// startNewcomers starts opening connections to the sockets in dir.
+func startNewcomers(dir string) *newcomers {
+	n := &newcomers{stop: make(chan struct{}), done: make(chan struct{})}
+	target := "unix://" + filepath.Join(dir, "csi-proxy-disk-v1.sock")
+	go func() {
+		defer close(n.done)
+		tick := time.NewTicker(newcomerEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-tick.C:
+			}
+			flooding := n.flooding.Load()
+			start := time.Now()
+			err := func() error {
+				c, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				if err != nil {
+					return err
+				}
+				defer func() { _ = c.Close() }()
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				_, err = diskv1.NewDiskClient(c).ListDiskIDs(ctx, &diskv1.ListDiskIDsRequest{})
+				return err
+			}()
+			took := time.Since(start)
+			switch {
+			case err != nil:
+				n.failed = append(n.failed, fmt.Sprintf("%s (flooding %v, after %v): %v", start.Format("15:04:05.000"), flooding, took, err))
+			case flooding:
+				n.on = append(n.on, took)
+			default:
+				n.off = append(n.off, took)
+			}
+		}
+	}()
+	return n
+}
+
+// end stops opening connections and waits for the last one.
+func (n *newcomers) end() {
+	close(n.stop)
+	<-n.done
 }

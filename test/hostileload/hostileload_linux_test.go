@@ -112,7 +112,12 @@ func TestHostileLoad(t *testing.T) {
 	fl := startFlooder(t, sockets, floodSetup+driverRun+time.Second) // floodFor below
 	time.Sleep(floodSetup)
 	cpu2, _ := cpuTime(pid)
-	loaded, unloaded := d.runSlices(driverSlices, driverRun/driverSlices, fl.run)
+	nc := startNewcomers(sockets)
+	loaded, unloaded := d.runSlices(driverSlices, driverRun/driverSlices, func(on bool) {
+		fl.run(on)
+		nc.flooding.Store(on)
+	})
+	nc.end()
 	cpu3, _ := cpuTime(pid)
 	fl.run(true)
 	rep := fl.wait(t)
@@ -133,13 +138,20 @@ func TestHostileLoad(t *testing.T) {
 	l50, l99 := percentile(loaded, 0.5), percentile(loaded, 0.99)
 	t.Logf("driver: before the flood %d calls (%d rounds) p50 %v p99 %v; in %d slices of %v, flooder stopped: %d calls p50 %v p99 %v, flooding: %d calls p50 %v p99 %v (p99 %.2fx)",
 		len(alone), aloneRounds, a50, a99, driverSlices, driverRun/driverSlices, len(unloaded), u50, u99, len(loaded), l50, l99, float64(l99)/float64(u99))
+	// New connections: opened as the flood went on, each one succeeds;
+	// how long they take is reported.
+	t.Logf("new connections (one call each, every %v): flooder stopped: %d, p50 %v p99 %v max %v; flooding: %d, p50 %v p99 %v max %v",
+		newcomerEvery, len(nc.off), percentile(nc.off, 0.5), percentile(nc.off, 0.99), percentile(nc.off, 1),
+		len(nc.on), percentile(nc.on, 0.5), percentile(nc.on, 0.99), percentile(nc.on, 1))
+	if len(nc.failed) > 0 {
+		t.Errorf("%d of the new connections' calls failed, first: %s", len(nc.failed), nc.failed[0])
+	}
 	t.Logf("daemon CPU: %v in %v before the flood, %v in the %v of slices", cpu1-cpu0, driverRun/2, cpu3-cpu2, driverRun)
 	// The goal (issue #23) is a p99 within 3x of the flooder-stopped
-	// one. It holds on a machine busy with other work (1.2-1.7x) but not
-	// on a quiet one, where the unloaded p99 is a couple of milliseconds
-	// and the flood still causes stalls of 50-160 ms (8.6x): reported
-	// here, and named as not met in docs/security.md. What is asserted is
-	// what a driver cannot do without: its calls under the flood stay far
+	// one. On a quiet machine it is met in about five runs of six since
+	// a storm is refused at the lowest priority (docs/security.md), not
+	// reliably enough to assert: reported here. What is asserted is what
+	// a driver cannot do without: its calls under the flood stay far
 	// below any CSI timeout.
 	if l99 > 3*u99 {
 		t.Logf("GOAL NOT MET: the driver's p99 under the flood, %v, is over 3x its p99 with the flooder stopped, %v; its calls over 50 ms: %v", l99, u99, d.slow[:min(len(d.slow), 20)])
