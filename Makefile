@@ -156,7 +156,10 @@ layout-oracle: ## Compare every Win32 figure the Windows code defines by hand (s
 
 .PHONY: drivers
 drivers: ## Replay five real drivers' Windows node flows through upstream's own client stubs against the daemon (separate module; library mode runs in unit).
-	cd test/drivers/upstreamwire && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@# Vetted for windows too: the drivers it replays build for Windows, and
+	@# its go.sum lacked go-winio (imported by client on windows) until a
+	@# windows vet failed on it.
+	cd test/drivers/upstreamwire && $(GO) vet ./... && GOOS=windows GOARCH=amd64 $(GO) vet ./... && $(GO) test -count=1 ./...
 
 .PHONY: v2compat
 v2compat: ## Upstream csi-proxy v2's library by one replace line: the v2compat module (its forwarders complete, built for linux and windows) and test/v2compat, which builds aws-ebs's and vSphere's v2 mounters with upstream's import paths for Windows through the replace line and runs their node flows on the simulated host (separate modules).

@@ -6,15 +6,16 @@ require (
 	github.com/csi-node-proxy/csi-node-proxy v0.0.0-00010101000000-000000000000
 	github.com/kubernetes-csi/csi-proxy/client v1.3.0
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/Microsoft/go-winio v0.6.4 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/csi-node-proxy/csi-node-proxy => ../../..
