@@ -138,7 +138,7 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 			case <-l.done:
 				// The storm acceptor ends without handing anything over.
 				l.storm = nil
-				return nil, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: net.ErrClosed}
+				return nil, l.acceptErr(net.ErrClosed)
 			}
 			if r.over {
 				l.storm = nil // the storm acceptor has ended
@@ -156,6 +156,11 @@ func (l *trackingListener) acceptRaw() (net.Conn, error) {
 		}
 		return c, err
 	}
+}
+
+// acceptErr is Accept's error for err, as net's Accept words it.
+func (l *trackingListener) acceptErr(err error) error {
+	return &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: err}
 }
 
 // hand gives r to the Accept waiting for the storm acceptor, false if the

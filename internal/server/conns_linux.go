@@ -101,7 +101,7 @@ func (l *trackingListener) acceptOne() (c net.Conn, refused bool, err error) {
 				return nil, false, errStormQuiet
 			}
 			// The file was closed: the listener is.
-			return nil, false, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: net.ErrClosed}
+			return nil, false, l.acceptErr(net.ErrClosed)
 		}
 		switch aerr {
 		case nil:
@@ -111,7 +111,7 @@ func (l *trackingListener) acceptOne() (c net.Conn, refused bool, err error) {
 			// As net's Accept: EMFILE and ENFILE are temporary, and
 			// gRPC's Serve backs off and accepts again; anything else
 			// (ENOBUFS, ENOMEM) ends Serve.
-			return nil, false, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: os.NewSyscallError("accept4", aerr)}
+			return nil, false, l.acceptErr(os.NewSyscallError("accept4", aerr))
 		}
 		key := ""
 		if uid, ok := fdPeerUID(nfd); ok {
@@ -131,7 +131,7 @@ func (l *trackingListener) acceptOne() (c net.Conn, refused bool, err error) {
 			// that it backs off instead of accepting the next one into
 			// the descriptor just freed and losing it the same way.
 			l.limits.conns.release(key)
-			return nil, false, &net.OpError{Op: "accept", Net: "unix", Addr: l.Addr(), Err: droppedConn{err}}
+			return nil, false, l.acceptErr(droppedConn{err})
 		}
 		c, err = l.track(c, key)
 		return c, false, err
@@ -176,7 +176,8 @@ func (l *trackingListener) stormAcceptor(out chan<- acceptResult) {
 	}
 	lastRefusal := time.Now()
 	for {
-		_ = l.rawFile.SetReadDeadline(lastRefusal.Add(l.stormQuiet)) // the file is open: Accept's caller cannot close it but through Close, which ends the Read too
+		// An error here is a closed file, which acceptOne reports.
+		_ = l.rawFile.SetReadDeadline(lastRefusal.Add(l.stormQuiet))
 		c, refused, err := l.acceptOne()
 		switch {
 		case refused:
