@@ -65,6 +65,15 @@ trap 'wineserver -k 2>/dev/null || true; wait "$ws" 2>/dev/null || true' EXIT
 # Start Wine's background processes (services.exe, explorer.exe, winedevice.exe...) now, with stdio on
 # /dev/null. Otherwise the first test binary spawns them, they inherit its stdout/stderr pipe, and
 # `go test` reports "Test I/O incomplete 1m0s after exiting" (WaitDelay) for that package.
-wine cmd.exe /c exit 0 </dev/null >/dev/null 2>&1
+# In one CI run this step failed without a word right after the previous
+# run's `wineserver -k` (its processes may outlive the server by a moment):
+# say what Wine said, and try again after the old processes are gone.
+for attempt in 1 2 3; do
+  wine cmd.exe /c exit 0 </dev/null >"$work/start.log" 2>&1 && break
+  echo "wine-go-test: Wine did not start (attempt $attempt of 3, exit $?):" >&2
+  sed 's/^/  /' "$work/start.log" >&2
+  [ "$attempt" = 3 ] && exit 1
+  sleep 3
+done
 [ $# -eq 0 ] && set -- ./...
 GOOS=windows GOARCH=amd64 go test -exec "$work/wine-exec" -overlay="$overlay" "$@"
