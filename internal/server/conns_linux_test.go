@@ -409,6 +409,7 @@ func TestStormAcceptedAtLowestPriority(t *testing.T) {
 	// Earlier tests' listeners refused connections too; closed, their
 	// storm acceptors end, but a thread's end is seen a moment later.
 	waitThreadsAtNice(t, stormNice, 0, "before this test's storm (earlier tests' storm acceptors, their listeners closed)")
+	procs := waitGOMAXPROCS(t, 0, "before this test's storm")
 	l, dial := boundedListener(t, 1)
 	l.stormQuiet = 300 * time.Millisecond
 	accepted := acceptAll(l)
@@ -417,6 +418,10 @@ func TestStormAcceptedAtLowestPriority(t *testing.T) {
 	wantClosed(t, dial(), "a connection over the bound of 1")
 
 	storm := waitThreadsAtNice(t, stormNice, 1, "the storm acceptor")
+	// The storm's thread has a P of its own (procBudget).
+	if got := runtime.GOMAXPROCS(0); got != procs+1 {
+		t.Errorf("GOMAXPROCS during the storm: %d, want %d (one more than before it)", got, procs+1)
+	}
 	if own := ownThreadNice(t); own != base {
 		t.Errorf("the test's thread runs at nice %d, want the process's %d", own, base)
 	}
@@ -440,12 +445,36 @@ func TestStormAcceptedAtLowestPriority(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Its P is given back.
+	waitGOMAXPROCS(t, procs, "after the storm")
 	// And Accept accepts on its own again.
 	_ = held.Close()
 	dial()
 	next(t, accepted, "a connection after the storm")
 	if got := threadsAtNice(t, stormNice); len(got) != 0 {
 		t.Errorf("threads %v run at nice %d after the storm", got, stormNice)
+	}
+}
+
+// waitGOMAXPROCS waits up to 10 s for no storm acceptor to hold an extra
+// P and returns GOMAXPROCS then; want, when not 0, is the value it must
+// have. A storm acceptor gives its P back from a goroutine of its own a
+// moment after it ends (procBudget).
+func waitGOMAXPROCS(t *testing.T, want int, when string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stormProcs.mu.Lock()
+		running := stormProcs.running
+		stormProcs.mu.Unlock()
+		got := runtime.GOMAXPROCS(0)
+		if running == 0 && (want == 0 || got == want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: GOMAXPROCS %d with %d storm acceptors holding a P, want %d and none", when, got, running, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
