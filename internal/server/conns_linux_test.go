@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/poll"
 	"github.com/csi-node-proxy/csi-node-proxy/internal/testutil/sockdir"
 )
 
@@ -435,16 +436,10 @@ func TestStormAcceptedAtLowestPriority(t *testing.T) {
 
 	// stormQuiet without a refusal: the thread ends.
 	task := fmt.Sprintf("/proc/self/task/%d", storm[0])
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the storm acceptor's thread %d still exists %v after the last refusal", storm[0], 10*time.Second)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Must(t, fmt.Sprintf("the storm acceptor's thread %d ends after the last refusal", storm[0]), 10*time.Second, 10*time.Millisecond, func() bool {
+		_, err := os.Stat(task)
+		return errors.Is(err, fs.ErrNotExist)
+	})
 	// Its P is given back.
 	waitGOMAXPROCS(t, procs, "after the storm")
 	// And Accept accepts on its own again.
@@ -462,20 +457,17 @@ func TestStormAcceptedAtLowestPriority(t *testing.T) {
 // moment after it ends (procBudget).
 func waitGOMAXPROCS(t *testing.T, want int, when string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var got, running int
+	if !poll.Until(10*time.Second, 10*time.Millisecond, func() bool {
 		stormProcs.mu.Lock()
-		running := stormProcs.running
+		running = stormProcs.running
 		stormProcs.mu.Unlock()
-		got := runtime.GOMAXPROCS(0)
-		if running == 0 && (want == 0 || got == want) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: GOMAXPROCS %d with %d storm acceptors holding a P, want %d and none", when, got, running, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+		got = runtime.GOMAXPROCS(0)
+		return running == 0 && (want == 0 || got == want)
+	}) {
+		t.Fatalf("%s: GOMAXPROCS %d with %d storm acceptors holding a P, want %d and none", when, got, running, want)
 	}
+	return got
 }
 
 // The main goroutine keeps the main thread for the whole test run. A
@@ -517,17 +509,14 @@ func threadsAtNice(t *testing.T, nice int) []int {
 // waitThreadsAtNice waits up to 10 s for exactly want threads at nice.
 func waitThreadsAtNice(t *testing.T, nice, want int, what string) []int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := threadsAtNice(t, nice)
-		if len(got) == want {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: threads at nice %d: %v, want %d of them", what, nice, got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got []int
+	if !poll.Until(10*time.Second, 10*time.Millisecond, func() bool {
+		got = threadsAtNice(t, nice)
+		return len(got) == want
+	}) {
+		t.Fatalf("%s: threads at nice %d: %v, want %d of them", what, nice, got, want)
 	}
+	return got
 }
 
 // threadNice reads a thread's nice value, failing the test if it cannot.
