@@ -333,7 +333,8 @@ var stormProcs = procBudget{
 }
 
 // procBudget raises GOMAXPROCS by one for each storm acceptor running,
-// and gives the runtime back its own setting when the last one ends.
+// up to twice the runtime's setting, and gives the runtime back its own
+// setting when the last one ends.
 //
 // Issue 23: a storm acceptor's goroutine is locked to a thread at the
 // lowest priority, and while that thread runs Go code (between its
@@ -347,6 +348,13 @@ var stormProcs = procBudget{
 // over flooder stopped: 2.40-3.57x (median 2.96x) without, 2.12-2.79x
 // (median 2.39x) with, lower in every pair; the connection storm alone,
 // three pairs: median 2.53x without, 1.88x with.
+//
+// The extra Ps are at most as many as the runtime had: a caller refused
+// on every endpoint at once (two dozen of them) would otherwise have
+// GOMAXPROCS at 26 on a two-core node, and the runtime sizes its work by
+// it (a quarter of the Ps mark for the collector, six threads on two
+// cores). Storm acceptors beyond that share the extra Ps, as all of them
+// shared the runtime's own before.
 type procBudget struct {
 	// set is runtime.GOMAXPROCS; restore gives the runtime back the
 	// setting it had before the first storm (restoreGOMAXPROCS). Fields,
@@ -368,7 +376,13 @@ func (b *procBudget) add() {
 		b.base = b.set(0) // reads it
 	}
 	b.running++
-	b.set(b.base + b.running)
+	b.set(b.procs())
+}
+
+// procs is GOMAXPROCS for the storm acceptors running: one more for each,
+// at most twice base.
+func (b *procBudget) procs() int {
+	return b.base + min(b.running, b.base)
 }
 
 // release lowers GOMAXPROCS again for a storm acceptor that has ended;
@@ -384,7 +398,7 @@ func (b *procBudget) release() {
 		b.restore(b.base)
 		return
 	}
-	b.set(b.base + b.running)
+	b.set(b.procs())
 }
 
 // restoreGOMAXPROCS gives the runtime back its GOMAXPROCS: the value the

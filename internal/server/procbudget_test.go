@@ -51,6 +51,41 @@ func TestProcBudgetOnePerStorm(t *testing.T) {
 	}
 }
 
+// TestProcBudgetAtMostDoubles: storms on more endpoints than the runtime
+// had Ps add no more than that many: a caller refused on two dozen
+// endpoints at once must not have GOMAXPROCS at 26 on two cores. The
+// storms beyond share the extra Ps; as they end, the count comes down
+// through the same values.
+func TestProcBudgetAtMostDoubles(t *testing.T) {
+	current := 2
+	var seen []int
+	b := procBudget{
+		set: func(n int) int {
+			old := current
+			if n > 0 {
+				current = n
+			}
+			return old
+		},
+		restore: func(base int) { current = base },
+	}
+	for range 24 {
+		b.add()
+		seen = append(seen, current)
+	}
+	if want := append([]int{3}, slices.Repeat([]int{4}, 23)...); !slices.Equal(seen, want) {
+		t.Errorf("GOMAXPROCS as 24 storms start from 2: %v, want %v", seen, want)
+	}
+	seen = seen[:0]
+	for range 24 {
+		b.release()
+		seen = append(seen, current)
+	}
+	if want := append(slices.Repeat([]int{4}, 22), 3, 2); !slices.Equal(seen, want) {
+		t.Errorf("GOMAXPROCS as the 24 storms end: %v, want %v", seen, want)
+	}
+}
+
 // TestRestoreGOMAXPROCS: with the GOMAXPROCS environment variable set
 // (which the runtime read at start and keeps), the value before the storm
 // comes back; without it, the runtime's default does.
