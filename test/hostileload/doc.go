@@ -10,8 +10,8 @@
 //
 // It asserts that the daemon lives, that every call of the driver
 // succeeds, and every call on a new connection opened meanwhile (one
-// every 50 ms, as a starting driver's), that the driver's p99 latency under the flood stays under
-// 250 ms, and that every change the driver made has its audit records
+// every 50 ms, as a starting driver's), that the driver's p99 latency
+// under the flood stays under 250 ms, and that every change the driver made has its audit records
 // (intent and outcome) and none failed closed. It reports whether that
 // p99 is within 3x of its p99 with the flooder stopped, the goal (SIGSTOP;
 // the two alternate in 250 ms slices, so the machine's other load falls
