@@ -61,10 +61,19 @@ func TestHostOnlyMount(t *testing.T) {
 // mountElsewhere mounts dev at dir in a new private mount namespace made
 // by unshare(1) and returns the PID of the process holding it; the
 // namespace, and so the mount, ends when the test's cleanup kills it.
+//
+// The namespace starts as a copy of the machine's mounts, other test
+// packages' loop-disk volumes among them (make unit runs packages side by
+// side), and a copy pins its filesystem: that package's unmount succeeds
+// but its partition stays busy (BLKPG_DEL_PARTITION failed with EBUSY on
+// every disk of test/drivers in one CI run). So the copies of loop-disk
+// mounts are detached first, in the namespace only (its mounts are
+// private), as test/linuxe2e/linuxnode's isolated daemon does.
 func mountElsewhere(t *testing.T, dev, dir string) int {
 	t.Helper()
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
-		`mkdir -p "$1" && mount "$2" "$1" && echo ready && exec sleep 600`, "sh", dir, dev)
+		`for mp in $(awk '$1 ~ "^/dev/loop" { print $2 }' /proc/self/mounts | sort -r); do umount -l "$mp" 2>/dev/null; done
+mkdir -p "$1" && mount "$2" "$1" && echo ready && exec sleep 600`, "sh", dir, dev)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
