@@ -91,6 +91,20 @@ func TestShareOnSharedRoot(t *testing.T) {
 		}
 		return
 	}
+	// The namespace is a copy of the machine's mounts (made private by
+	// syscall's Unshareflags handling), other test packages' loop-disk volumes
+	// among them: a copy pins its filesystem, so that package's unmount
+	// would leave the partition busy while this test runs. Detached here
+	// first, as isolate does for the daemon.
+	copies, err := mountinfo.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(copies) - 1; i >= 0; i-- { // the later mounted first
+		if strings.HasPrefix(copies[i].Source, "/dev/loop") {
+			_ = unix.Unmount(copies[i].MountPoint, unix.MNT_DETACH) // gone with a parent is fine
+		}
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SHARED, ""); err != nil {
 		t.Fatalf("make / shared: %v", err)
 	}
