@@ -64,13 +64,26 @@ vet: ## go vet for linux and windows.
 $(GOLANGCI_LINT):
 	$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+# The root module, the cmd module and examples/csi-driver are linted in one
+# golangci-lint run per GOOS, in a workspace of the three (LINT_WORK, written
+# here, never committed: every other build stays in module mode). Run module
+# by module, golangci-lint analysed the root module's packages and every
+# dependency once more for each of the other two (its cache is per module:
+# the cmd module's lint cost as much after the root module's as before), and
+# the modules' own runs compiled the root module's packages again through
+# their replace lines (issue 26: 40 CPU seconds less in all). Both modules
+# already require the root module through a replace, so the workspace selects
+# the same version of every package any of the three builds, for linux and
+# for windows (checked with go list -deps -test in each module and in the
+# workspace, 3 December 2026). A finding in any of the three is reported
+# under its path from the root (examples/csi-driver/...).
+LINT_WORK := $(abspath .cache/lint)/go.work
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint for linux and windows.
-	GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	cd cmd && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	cd cmd && GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./...
-	cd examples/csi-driver && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...
+	mkdir -p $(dir $(LINT_WORK)) && rm -f $(LINT_WORK) && cd $(dir $(LINT_WORK)) && GOWORK=off $(GO) work init $(CURDIR) $(CURDIR)/cmd $(CURDIR)/examples/csi-driver
+	GOWORK=$(LINT_WORK) GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./... ./cmd/... ./examples/csi-driver/...
+	GOWORK=$(LINT_WORK) GOOS=windows GOARCH=amd64 $(GOLANGCI_LINT) run ./... ./cmd/...
 	@# The test and tool modules: their code is read as often as the rest.
 	for m in test/wirecompat test/drivers/upstreamwire test/admission test/manifests test/modules hack/image v2compat test/v2compat; do \
 		(cd $$m && GOOS=linux GOARCH=amd64 $(GOLANGCI_LINT) run ./...) || exit 1; \
